@@ -1,0 +1,80 @@
+/// The parameter values a widget instance is configured with.
+///
+/// Instances of one kind with different configurations are different widgets; two configurations
+/// are the same when they have the same names with equal values (see `ConfigurationValue`), which
+/// is exactly when their `canonicalKey`s are equal. Build one with `IntentSchema.validate(_:)` or
+/// `WidgetKind.validateConfiguration(_:)` to have it checked and its defaults filled in.
+public struct Configuration: Sendable, Hashable, CustomStringConvertible {
+    /// The values by parameter name.
+    public var values: [String: ConfigurationValue]
+
+    /// A configuration with `values`, unchecked.
+    public init(_ values: [String: ConfigurationValue] = [:]) {
+        self.values = values
+    }
+
+    /// The value of the parameter `name`, if the configuration has one.
+    public subscript(name: String) -> ConfigurationValue? { values[name] }
+
+    /// Whether the configuration has no values.
+    public var isEmpty: Bool { values.isEmpty }
+
+    /// A stable text form: `name=type:matchKey` sorted by name and joined by `;`.
+    ///
+    /// For example `city=entity:berlin;units=enum:metric`; the empty configuration gives `""`.
+    /// `%`, `;` and `=` in names and values are written as `%25`, `%3B` and `%3D`, so the form is
+    /// unambiguous; it suits storage keys and logs.
+    public var canonicalKey: String {
+        values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            .map { "\(Self.escape($0.key))=\($0.value.type.rawValue):\(Self.escape($0.value.matchKey))" }
+            .joined(separator: ";")
+    }
+
+    public var description: String { canonicalKey }
+
+    private static func escape(_ text: String) -> String {
+        guard
+            text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "=") })
+        else { return text }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 8)
+        for character in text.unicodeScalars {
+            switch character {
+            case "%": out += "%25"
+            case ";": out += "%3B"
+            case "=": out += "%3D"
+            default: out.unicodeScalars.append(character)
+            }
+        }
+        return out
+    }
+}
+
+extension IntentSchema {
+    /// Checks `values` against the schema and fills in defaults; a failure names `configuration.NAME`.
+    ///
+    /// A name the schema does not have is `unknown parameter`; a value must have the parameter's type
+    /// and be valid for it (an enum value must be one of the cases); a missing value takes the
+    /// parameter's default, stays missing when the parameter is optional, and is otherwise `required`.
+    /// Unknown names are reported first (the smallest one), then parameters in schema order.
+    public func validate(_ values: [String: ConfigurationValue]) throws(CoreError) -> Configuration {
+        let known = Set(parameters.map(\.name))
+        if let unknown = values.keys.filter({ !known.contains($0) }).min() {
+            throw .invalidParameter(parameter: "configuration.\(unknown)", reason: "unknown parameter")
+        }
+        var result: [String: ConfigurationValue] = [:]
+        result.reserveCapacity(parameters.count)
+        for schema in parameters {
+            let path = "configuration.\(schema.name)"
+            if let value = values[schema.name] {
+                try schema.check(value, parameter: path)
+                result[schema.name] = value
+            } else if let defaultValue = schema.defaultValue {
+                result[schema.name] = defaultValue
+            } else if !schema.optional {
+                throw .invalidParameter(parameter: path, reason: "required")
+            }
+        }
+        return Configuration(result)
+    }
+}

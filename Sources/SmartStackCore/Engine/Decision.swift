@@ -1,0 +1,59 @@
+/// Why an entry of a decision is where it is: a stable code for logs and analysis.
+public enum DecisionReason: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Surfaced by the provider's timeline relevance or a relevant context.
+    case relevance
+    /// Placed by what the user does with the apps (recency, frequency, time, sequence, context).
+    case behaviour
+    /// Placed mostly by engagement with the stack (taps, swipes, what the user went to after looking).
+    case engagement
+    /// Pinned on top by the shell.
+    case pinned
+    /// Smart Rotate is off: the user's own order.
+    case userOrder
+    /// The user swiped to it; it keeps the top for the grace period.
+    case manualSwipe
+    /// Inserted temporarily by Widget Suggestions.
+    case suggestion
+    /// A Live Activity of one of the stack's apps.
+    case liveActivity
+    /// Relevance would have rotated it up, but a stability limit withheld the rotation.
+    case rotationLimited
+    /// Its timeline says it is not relevant now (score ≤ 0).
+    case notRelevant
+    /// Its relevance duration ended.
+    case expired
+}
+
+/// One entry of a stack's order.
+public struct DecisionEntry: Sendable, Hashable {
+    /// The instance id; for a suggestion `suggestion:<app>/<kind>[?configuration]`, for a Live Activity
+    /// `liveActivity:<app>/<id>`.
+    public var instance: String
+    public var kind: WidgetKindID?
+    /// 0-based position, top first.
+    public var position: Int
+    /// Behaviour probability (0…1, summing to 1 over the stack's widgets) plus normalised relevance (0…1).
+    public var score: Double
+    public var suggested: Bool
+    public var pinned: Bool
+    public var reason: DecisionReason
+    /// Each signal's share of the score: behaviour signals as their share of the widget's log-odds against
+    /// the stack's average widget, `relevance` as the relevance added.
+    public var contributions: [Signal: Double]
+}
+
+/// The order of a stack at a time.
+public struct Decision: Sendable, Hashable {
+    public var stack: StackID
+    /// Changes only when the order or the top changes.
+    public var revision: Int
+    public var time: Timestamp
+    public var entries: [DecisionEntry]
+
+    /// The entries' ids, top first.
+    public var order: [String] { entries.map(\.instance) }
+    public var top: String? { entries.first?.instance }
+
+    /// Same order (the revision, time, scores and contributions aside).
+    public func hasSameOrder(as other: Decision?) -> Bool { other.map { $0.order == order } ?? false }
+}

@@ -1,0 +1,211 @@
+extension Engine {
+    // MARK: Donations and looks
+
+    /// Learns from a donation: which widget keys it matches, what the user went to after a look, and the
+    /// aggregates of every matching key. Cost depends on the app's kinds and the open looks, not on history.
+    mutating func donate(_ donation: Donation) {
+        let app = appIndex(donation.app)
+        var matched: [Int32] = []
+        for key in keysByApp[donation.app] ?? [] {
+            let info = keys[Int(key)]
+            guard let kind = kinds[info.kind], kind.matches(donation, configuration: info.configuration) else { continue }
+            matched.append(key)
+        }
+        // A donation for a kind with no matching placed instance makes its configuration a suggestion candidate.
+        for kindID in kindsByApp[donation.app] ?? [] {
+            guard let kind = kinds[kindID], let configuration = kind.suggestedConfiguration(for: donation) else { continue }
+            let key = widgetKey(kind: kindID, configuration: configuration)
+            if !matched.contains(key) { matched.append(key) }
+            if keys[Int(key)].placed == 0 { noteCandidate(key) }
+        }
+        closeLooks(at: donation.date) { look in matched.first { look.keys.contains($0) } }
+        usage.recordDonation(app: app, matched: matched, at: donation.date, contextPairs: contextPairs)
+        generation += 1
+    }
+
+    /// Ends every open look at `time`: within the outcome window, `target` picks the key the user went to
+    /// (nil: somewhere outside the stack), which becomes a label for that stack's ranker.
+    mutating func closeLooks(at time: Timestamp, target: (PendingLook) -> Int32?) {
+        guard !pendingLooks.isEmpty else { return }
+        for id in pendingLooks.sorted() {
+            guard let look = stacks[id]?.look else { continue }
+            stacks[id]?.look = nil
+            guard time.seconds(since: look.time) <= settings.lookOutcomeWindow, let key = target(look),
+                let row = look.keys.firstIndex(of: key)
+            else { continue }
+            stacks[id]?.ranker.learn(matrix: look.matrix, rows: look.keys.count, target: row)
+            stacks[id]?.previousLookTarget = key
+            usage.recordAfterView(key: key, lastAppAtView: look.lastApp, at: time)
+            stacks[id]?.dirty = true
+        }
+        pendingLooks.removeAll()
+    }
+
+    /// Records a look at a stack: the features it was shown with wait for the user's next move.
+    mutating func look(at id: StackID, time: Timestamp) throws(CoreError) {
+        guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
+        guard state.configuration.smartRotate, !state.instances.isEmpty else { return }
+        let keys = state.instances.compactMap { instances[$0]?.key }
+        var matrix: [Double] = []
+        usage.features(
+            for: FeatureQuery(keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget),
+            into: &matrix)
+        stacks[id]?.look = PendingLook(time: time, keys: keys, matrix: matrix, lastApp: usage.lastApp)
+        pendingLooks.insert(id)
+    }
+
+    // MARK: Engagement
+
+    mutating func engage(stack id: StackID, instance: InstanceID, kind: EngagementKind, at time: Timestamp)
+        throws(CoreError) -> [EngineEffect]
+    {
+        guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
+        guard state.instances.contains(instance), let widget = instances[instance] else {
+            throw .invalidParameter(parameter: "instance", reason: "instance '\(instance)' is not in stack '\(id)'")
+        }
+        usage.recordEngagement(key: widget.key, kind: kind, at: time)
+        var effects: [EngineEffect?] = []
+        switch kind {
+        case .tap:
+            if state.look != nil {
+                let key = widget.key
+                pendingLooks.remove(id)
+                let look = stacks[id]?.look
+                stacks[id]?.look = nil
+                if let look, time.seconds(since: look.time) <= settings.lookOutcomeWindow,
+                    let row = look.keys.firstIndex(of: key)
+                {
+                    stacks[id]?.ranker.learn(matrix: look.matrix, rows: look.keys.count, target: row)
+                    stacks[id]?.previousLookTarget = key
+                    usage.recordAfterView(key: key, lastAppAtView: look.lastApp, at: time)
+                }
+            }
+            // A reload caused by the user interacting with the widget is exempt from the budget.
+            if widget.relevance.timeline != nil {
+                effects.append(reloadEffect(instance, instances[instance]?.reload.request(at: time, reason: .userInteraction)))
+                scheduleTimers(for: instance)
+            }
+        case .swipeTo:
+            stacks[id]?.manualSwipe = (instance, time)
+            stacks[id]?.lastRotation = time
+            timers.schedule(.stack(id), at: time.adding(seconds: settings.swipeGracePeriod))
+        case .swipeAway:
+            if state.manualSwipe?.instance == instance { stacks[id]?.manualSwipe = nil }
+        case .impression:
+            try look(at: id, time: time)
+        }
+        stacks[id]?.dirty = true
+        return effects.compactMap { $0 }
+    }
+
+    // MARK: Timelines, relevance and reloads
+
+    /// The instances a timeline or declaration applies to (and the key, for a configuration target).
+    mutating func resolve(_ target: TimelineTarget) throws(CoreError) -> (instances: [InstanceID], key: Int32?) {
+        switch target {
+        case .instance(let id):
+            guard instances[id] != nil else { throw .notFound(kind: "instance", id: id.rawValue) }
+            return ([id], nil)
+        case .configuration(let kindID, let values):
+            guard let kind = kinds[kindID] else { throw .notFound(kind: "widgetKind", id: kindID.description) }
+            let configuration = try kind.validateConfiguration(values)
+            let key = widgetKey(kind: kindID, configuration: configuration)
+            let matching = instances.values.filter { $0.key == key }.map(\.id).sorted()
+            return (matching, key)
+        }
+    }
+
+    mutating func submit(_ timeline: Timeline, to target: TimelineTarget, at time: Timestamp) throws(CoreError) {
+        let (targets, key) = try resolve(target)
+        if let key { keyTimelines[key] = timeline }
+        for id in targets {
+            instances[id]?.relevance.replace(with: timeline, at: time)
+            instances[id]?.reload.timelineSubmitted(timeline, at: time)
+            scheduleTimers(for: id)
+            if let stack = instances[id]?.stack { stacks[stack]?.dirty = true }
+        }
+    }
+
+    mutating func declare(_ declaration: RelevanceDeclaration, at time: Timestamp) throws(CoreError) {
+        try RelevantContext.validated(declaration.contexts)
+        if let group = declaration.group, group.isEmpty || group.utf8.count > 255 {
+            throw .invalidParameter(parameter: "group", reason: "must be 1-255 bytes")
+        }
+        let (targets, key) = try resolve(declaration.target)
+        if let key { keyRelevance[key] = declaration }
+        for id in targets {
+            instances[id]?.relevantContexts = declaration.contexts
+            instances[id]?.group = declaration.group
+            scheduleTimers(for: id)
+            if let stack = instances[id]?.stack { stacks[stack]?.dirty = true }
+        }
+    }
+
+    mutating func reloadTimelines(app: AppID, kind: String?, at time: Timestamp) throws(CoreError) -> [EngineEffect] {
+        if let kind, kinds.keys.first(where: { $0.app == app && $0.kind == kind }) == nil {
+            throw .notFound(kind: "widgetKind", id: "\(app)/\(kind)")
+        }
+        // Exempt from the budget while the provider's app is in the foreground.
+        let reason: ReloadReason = contexts["foregroundApp"] == app.rawValue ? .appForeground : .providerRequest
+        var effects: [EngineEffect] = []
+        for id in instances.keys.sorted() {
+            guard let instance = instances[id], instance.kind.app == app, kind == nil || instance.kind.kind == kind else {
+                continue
+            }
+            if let effect = reloadEffect(id, instances[id]?.reload.request(at: time, reason: reason)) {
+                effects.append(effect)
+            }
+            scheduleTimers(for: id)
+        }
+        return effects
+    }
+
+    func reloadEffect(_ id: InstanceID, _ outcome: ReloadOutcome?) -> EngineEffect? {
+        guard let outcome, let kind = instances[id]?.kind else { return nil }
+        switch outcome {
+        case .requested(let at, let reason): return .reloadRequested(instance: id, kind: kind, reason: reason, at: at)
+        case .withheld(let until, let reason): return .reloadWithheld(instance: id, kind: kind, reason: reason, until: until)
+        }
+    }
+
+    // MARK: Time
+
+    /// Schedules the next time an instance's relevance, relevant contexts or reloads change.
+    mutating func scheduleTimers(for id: InstanceID) {
+        guard let instance = instances[id] else { return }
+        let candidates = [
+            instance.relevance.nextChange(after: now),
+            instance.reload.nextEvent(after: now),
+            RelevantContext.nextChange(instance.relevantContexts, after: now),
+        ]
+        if let next = candidates.compactMap({ $0 }).min() { timers.schedule(.instance(id), at: next) }
+    }
+
+    /// Moves the engine's clock to `time`, firing what came due on the way (in time order): reloads that
+    /// are due or whose budget freed up, and stacks whose relevance, Live Activities or stability changed.
+    @discardableResult
+    public mutating func advance(to time: Timestamp) -> [EngineEffect] {
+        var effects: [EngineEffect] = []
+        while let (due, target) = timers.popDue(atOrBefore: time.microseconds) {
+            let dueTime = Timestamp(microseconds: due, utcOffsetSeconds: time.utcOffsetSeconds)
+            if dueTime > now { now = dueTime }
+            switch target {
+            case .instance(let id):
+                guard let outcomes = instances[id]?.reload.advance(to: dueTime) else { continue }
+                effects += outcomes.compactMap { reloadEffect(id, $0) }
+                if let stack = instances[id]?.stack { stacks[stack]?.dirty = true }
+                scheduleTimers(for: id)
+            case .stack(let id):
+                stacks[id]?.dirty = true
+            case .everyStack:
+                liveActivitiesChanged()
+            }
+        }
+        if time > now { now = time }
+        return effects
+    }
+
+    /// The next time something scheduled changes (a timeline entry, an expiry, a reload, a Live Activity),
+    /// so the service can publish at that moment without a query.
+    public var nextWakeUp: Timestamp? { timers.nextTime.map { Timestamp(microseconds: $0) } }
+}

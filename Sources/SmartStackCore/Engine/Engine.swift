@@ -1,0 +1,331 @@
+/// The ranking engine: every stack, widget and signal of DESIGN.md as one value, folded over events.
+///
+/// Pure and deterministic: no clock, no I/O. Each event carries its time; `publish(at:)` and
+/// `evaluate(stack:at:)` answer for an explicit time. Its state is aggregates (decaying counts, learned
+/// weights, current timelines), never lists of donations, so cost per event and per query does not grow with
+/// the history. Deleting donations is replaying the retained history without them (`rebuild(from:)`): the
+/// history of record lives with the caller (the store), which must keep it anyway to list donations.
+public struct Engine: Sendable {
+    public let settings: EngineSettings
+    /// The latest time the engine has seen (events and `advance(to:)`).
+    public internal(set) var now: Timestamp
+
+    var kinds: [WidgetKindID: WidgetKind] = [:]
+    var kindsByApp: [AppID: [WidgetKindID]] = [:]
+    var stacks: [StackID: StackState] = [:]
+    var instances: [InstanceID: InstanceState] = [:]
+    var usage = UsageModel()
+    var keyIndex: [WidgetKey: Int32] = [:]
+    var keys: [WidgetKeyInfo] = []
+    var keysByApp: [AppID: [Int32]] = [:]
+    var appIndex: [AppID: Int32] = [:]
+    var contexts: [String: String] = [:]
+    var contextPairIndex: [String: Int32] = [:]
+    /// Interned `key=value` pairs of `contexts`, sorted so that sums over them are reproducible.
+    var contextPairs: [Int32] = []
+    var liveActivities = LiveActivityRegistry()
+    var keyTimelines: [Int32: Timeline] = [:]
+    var keyRelevance: [Int32: RelevanceDeclaration] = [:]
+    var timers = TimerQueue()
+    var pendingLooks: Set<StackID> = []
+    /// Keys with no placed instance that donations made suggestion candidates, most recent last.
+    var suggestionCandidates: [Int32] = []
+    /// Bumped by every change that can move any stack's order (donations, contexts, Live Activities).
+    var generation = 0
+    /// Scratch space for feature matrices, reused so queries do not allocate.
+    var scratch: [Double] = []
+
+    public init(settings: EngineSettings = EngineSettings(), now: Timestamp = Timestamp(microseconds: 0)) {
+        self.settings = settings
+        self.now = now
+        self.liveActivities = LiveActivityRegistry()
+    }
+
+    // MARK: Applying events
+
+    /// Applies one event (after advancing time to it) and returns what the service should send on.
+    /// A rejected event changes nothing.
+    @discardableResult
+    public mutating func apply(_ event: EngineEvent) throws(CoreError) -> [EngineEffect] {
+        var effects = advance(to: event.time)
+        switch event {
+        case .registerKind(let kind, _): try register(kind)
+        case .configureStack(let configuration, let at): try configure(configuration, at: at)
+        case .removeStack(let id, _): try removeStack(id)
+        case .donate(let donation): donate(donation)
+        case .submitTimeline(let target, let timeline, let at): try submit(timeline, to: target, at: at)
+        case .declareRelevance(let declaration, let at): try declare(declaration, at: at)
+        case .reloadTimelines(let app, let kind, let at): effects += try reloadTimelines(app: app, kind: kind, at: at)
+        case .engage(let stack, let instance, let kind, _, let at):
+            effects += try engage(stack: stack, instance: instance, kind: kind, at: at)
+        case .look(let stack, let at): try look(at: stack, time: at)
+        case .setContext(let key, let value, _): try setContext(key: key, value: value)
+        case .startLiveActivity(let app, let id, let attributes, let contentState, let at):
+            try liveActivities.start(app: app, id: id, attributes: attributes, contentState: contentState, at: at)
+            liveActivitiesChanged()
+        case .updateLiveActivity(let app, let id, let contentState, let at):
+            try liveActivities.update(app: app, id: id, contentState: contentState, at: at)
+            liveActivitiesChanged()
+        case .endLiveActivity(let app, let id, let contentState, let dismissAfter, let at):
+            try liveActivities.end(app: app, id: id, contentState: contentState, dismissAfter: dismissAfter, at: at)
+            liveActivitiesChanged()
+        }
+        return effects
+    }
+
+    mutating func register(_ kind: WidgetKind) throws(CoreError) {
+        if kinds[kind.id] == nil {
+            guard kinds.count < settings.maxKinds else {
+                throw .limitExceeded(limit: "maxKinds", maximum: settings.maxKinds)
+            }
+            kindsByApp[kind.id.app, default: []].append(kind.id)
+            kindsByApp[kind.id.app]?.sort()
+        }
+        kinds[kind.id] = kind
+    }
+
+    mutating func configure(_ configuration: StackConfiguration, at time: Timestamp) throws(CoreError) {
+        let existing = stacks[configuration.id]
+        if existing == nil, stacks.count >= settings.maxStacks {
+            throw .limitExceeded(limit: "maxStacks", maximum: settings.maxStacks)
+        }
+        guard configuration.widgets.count <= settings.maxWidgetsPerStack else {
+            throw .limitExceeded(limit: "maxWidgetsPerStack", maximum: settings.maxWidgetsPerStack)
+        }
+        // Validate everything before changing anything.
+        var placed: [(WidgetPlacement, WidgetKind, Configuration)] = []
+        var seen: Set<InstanceID> = []
+        for (index, widget) in configuration.widgets.enumerated() {
+            let path = "widgets[\(index)]"
+            guard seen.insert(widget.instance).inserted else {
+                throw .invalidParameter(parameter: "\(path).instance", reason: "instance '\(widget.instance)' appears twice")
+            }
+            if let other = instances[widget.instance], other.stack != configuration.id {
+                throw .conflict(kind: "instance", id: widget.instance.rawValue, reason: "is placed in stack '\(other.stack)'")
+            }
+            guard let kind = kinds[widget.kind] else { throw .notFound(kind: "widgetKind", id: widget.kind.description) }
+            guard kind.families.contains(configuration.family) else {
+                throw .invalidParameter(
+                    parameter: "\(path).kind", reason: "\(widget.kind) does not support family \(configuration.family.rawValue)")
+            }
+            do {
+                placed.append((widget, kind, try kind.validateConfiguration(widget.configuration)))
+            } catch {
+                throw error.prefixed(with: path)
+            }
+        }
+        if let pinned = configuration.pinned, !seen.contains(pinned) {
+            throw .invalidParameter(parameter: "pinned", reason: "instance '\(pinned)' is not in the stack")
+        }
+
+        var state = existing ?? StackState(configuration: configuration)
+        let kept = Set(placed.compactMap { widget, _, config -> InstanceID? in
+            guard let old = instances[widget.instance], old.kind == widget.kind, old.configuration == config else { return nil }
+            return widget.instance
+        })
+        for id in state.instances where !kept.contains(id) { removeInstance(id) }
+        for (widget, kind, config) in placed where !kept.contains(widget.instance) {
+            let key = widgetKey(kind: kind.id, configuration: config)
+            var instance = InstanceState(
+                id: widget.instance, stack: configuration.id, kind: kind.id, configuration: config, key: key,
+                reload: ReloadScheduler(budget: ReloadBudget(capacity: settings.reloadBudget)))
+            if let timeline = keyTimelines[key] {
+                instance.relevance.replace(with: timeline, at: time)
+                instance.reload.timelineSubmitted(timeline, at: time)
+            }
+            if let declaration = keyRelevance[key] {
+                instance.relevantContexts = declaration.contexts
+                instance.group = declaration.group
+            }
+            keys[Int(key)].placed += 1
+            instances[widget.instance] = instance
+            scheduleTimers(for: widget.instance)
+        }
+        if state.instances != placed.map(\.0.instance) {
+            state.look = nil
+            pendingLooks.remove(configuration.id)
+        }
+        state.configuration = configuration
+        state.instances = placed.map(\.0.instance)
+        if let swiped = state.manualSwipe, !kept.contains(swiped.instance) { state.manualSwipe = nil }
+        state.dirty = true
+        stacks[configuration.id] = state
+    }
+
+    mutating func removeStack(_ id: StackID) throws(CoreError) {
+        guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
+        for instance in state.instances { removeInstance(instance) }
+        stacks[id] = nil
+        pendingLooks.remove(id)
+    }
+
+    mutating func removeInstance(_ id: InstanceID) {
+        guard let instance = instances.removeValue(forKey: id) else { return }
+        keys[Int(instance.key)].placed -= 1
+        if keys[Int(instance.key)].placed == 0 { noteCandidate(instance.key) }
+    }
+
+    mutating func setContext(key: String, value: String?) throws(CoreError) {
+        guard !key.isEmpty, key.utf8.count <= 255 else {
+            throw .invalidParameter(parameter: "key", reason: "must be 1-255 bytes")
+        }
+        if let value {
+            guard value.utf8.count <= 4_096 else { throw .invalidParameter(parameter: "value", reason: "longer than 4096 bytes") }
+            if contexts[key] == nil, contexts.count >= settings.maxContexts {
+                throw .limitExceeded(limit: "maxContexts", maximum: settings.maxContexts)
+            }
+        }
+        contexts[key] = value
+        contextPairs = contexts.keys.sorted().compactMap { key in
+            contexts[key].map { internContextPair("\(key)=\($0)") }
+        }
+        generation += 1
+    }
+
+    mutating func internContextPair(_ pair: String) -> Int32 {
+        if let index = contextPairIndex[pair] { return index }
+        let index = Int32(contextPairIndex.count)
+        contextPairIndex[pair] = index
+        return index
+    }
+
+    mutating func liveActivitiesChanged() {
+        liveActivities.prune(at: now)
+        if let next = liveActivities.nextChange(after: now) { timers.schedule(.everyStack, at: next) }
+        generation += 1
+    }
+
+    // MARK: Widget keys
+
+    /// The dense index of a widget key, created on first use.
+    mutating func widgetKey(kind: WidgetKindID, configuration: Configuration) -> Int32 {
+        let key = WidgetKey(kind: kind, configuration: configuration.canonicalKey)
+        if let index = keyIndex[key] { return index }
+        let index = Int32(keys.count)
+        keyIndex[key] = index
+        keys.append(WidgetKeyInfo(kind: kind, configuration: configuration))
+        keysByApp[kind.app, default: []].append(index)
+        usage.ensureKey(index)
+        return index
+    }
+
+    mutating func appIndex(_ app: AppID) -> Int32 {
+        if let index = appIndex[app] { return index }
+        let index = Int32(appIndex.count)
+        appIndex[app] = index
+        return index
+    }
+
+    /// Remembers a key without placed instances as a suggestion candidate (bounded, most recent last).
+    mutating func noteCandidate(_ key: Int32) {
+        guard settings.maxSuggestionCandidates > 0 else { return }
+        suggestionCandidates.removeAll { $0 == key }
+        suggestionCandidates.append(key)
+        if suggestionCandidates.count > settings.maxSuggestionCandidates { suggestionCandidates.removeFirst() }
+    }
+
+    // MARK: Reading state
+
+    /// The ids of every stack, sorted.
+    public var stackIDs: [StackID] { stacks.keys.sorted() }
+
+    /// A stack's configuration.
+    public func configuration(of stack: StackID) -> StackConfiguration? { stacks[stack]?.configuration }
+
+    /// A registered widget kind.
+    public func kind(_ id: WidgetKindID) -> WidgetKind? { kinds[id] }
+
+    /// Counts for statistics.
+    public var counts: (stacks: Int, widgets: Int, kinds: Int, liveActivities: Int) {
+        (stacks.count, instances.count, kinds.count, liveActivities.activities(at: now).count)
+    }
+
+    /// The reload budget of an instance at a time.
+    public func budget(of instance: InstanceID, at time: Timestamp) throws(CoreError) -> BudgetState {
+        guard let state = instances[instance] else { throw .notFound(kind: "instance", id: instance.rawValue) }
+        return state.reload.budgetState(at: time)
+    }
+
+    /// An instance's relevance at a time.
+    public func relevance(of instance: InstanceID, at time: Timestamp) throws(CoreError) -> RelevanceState {
+        guard let state = instances[instance] else { throw .notFound(kind: "instance", id: instance.rawValue) }
+        return state.relevance.state(at: time)
+    }
+
+    /// The latest published decision of a stack.
+    public func published(_ stack: StackID) -> Decision? { stacks[stack]?.published }
+}
+
+/// A widget key: one kind with one configuration, the unit behaviour is learned for.
+struct WidgetKey: Hashable, Sendable {
+    var kind: WidgetKindID
+    var configuration: String
+}
+
+struct WidgetKeyInfo: Hashable, Sendable {
+    var kind: WidgetKindID
+    var configuration: Configuration
+    /// Instances placed with this key, over all stacks.
+    var placed = 0
+}
+
+/// One placed widget.
+struct InstanceState: Sendable, Hashable {
+    var id: InstanceID
+    var stack: StackID
+    var kind: WidgetKindID
+    var configuration: Configuration
+    var key: Int32
+    var relevance = RelevanceTracker()
+    var reload: ReloadScheduler
+    var relevantContexts: [RelevantContext] = []
+    var group: String?
+    /// Times this widget was rotated to the top in the last 24 hours (at most the daily limit are kept).
+    var rotations: [Timestamp] = []
+}
+
+/// A look at a stack whose outcome (the widget the user goes to next) is not known yet.
+struct PendingLook: Sendable, Hashable {
+    var time: Timestamp
+    var keys: [Int32]
+    var matrix: [Double]
+    var lastApp: Int32?
+}
+
+/// One stack.
+struct StackState: Sendable, Hashable {
+    var configuration: StackConfiguration
+    var instances: [InstanceID] = []
+    var ranker = OnlineRanker()
+    var look: PendingLook?
+    var previousLookTarget: Int32?
+    var revision = 0
+    var published: Decision?
+    var topSince: Timestamp?
+    /// The last time the top changed by a rotation, a suggestion or a manual swipe.
+    var lastRotation: Timestamp?
+    var manualSwipe: (instance: InstanceID, time: Timestamp)?
+    var dirty = true
+    var decidedGeneration = -1
+
+    init(configuration: StackConfiguration) { self.configuration = configuration }
+
+    static func == (lhs: StackState, rhs: StackState) -> Bool {
+        lhs.configuration == rhs.configuration && lhs.instances == rhs.instances && lhs.ranker == rhs.ranker
+            && lhs.look == rhs.look && lhs.previousLookTarget == rhs.previousLookTarget && lhs.revision == rhs.revision
+            && lhs.published == rhs.published && lhs.topSince == rhs.topSince && lhs.lastRotation == rhs.lastRotation
+            && lhs.manualSwipe?.instance == rhs.manualSwipe?.instance && lhs.manualSwipe?.time == rhs.manualSwipe?.time
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(configuration.id) }
+}
+
+extension CoreError {
+    /// The same error with its parameter path under `prefix` (`widgets[2]` + `configuration.city`).
+    func prefixed(with prefix: String) -> CoreError {
+        if case .invalidParameter(let parameter, let reason) = self {
+            return .invalidParameter(parameter: "\(prefix).\(parameter)", reason: reason)
+        }
+        return self
+    }
+}

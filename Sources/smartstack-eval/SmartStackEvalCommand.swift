@@ -1,0 +1,79 @@
+// smartstack-eval: replays smartstack-usage/1 logs (docs/usage-log.md) through the engine and the
+// baselines and prints their home-moment scores, as a table or as one JSON object on stdout.
+import ArgumentParser
+import Foundation
+import SmartStackEval
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+@main
+struct SmartStackEvalCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "smartstack-eval",
+        abstract: "Score the engine and the baselines on usage logs (docs/usage-log.md).",
+        discussion: """
+            Every file is parsed before anything runs; a malformed line is reported as FILE:LINE and \
+            nothing is printed on stdout. Users of different files are different users.
+            """
+    )
+
+    @Option(name: .customLong("stack-size"), help: "Apps in each user's stack (K, at least 1).")
+    var stackSize = 10
+
+    @Flag(help: "Print one JSON object instead of a table.")
+    var json = false
+
+    @Argument(help: "smartstack-usage/1 log files.")
+    var files: [String] = []
+
+    func validate() throws {
+        guard stackSize >= 1 else { throw ValidationError("--stack-size must be at least 1") }
+        guard !files.isEmpty else { throw ValidationError("at least one log file is required") }
+    }
+
+    func run() throws {
+        var logs: [UsageLog] = []
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                fail("\(file): cannot read the file")
+            }
+            do {
+                logs.append(try UsageLog.parse(data, file: file))
+            } catch {
+                fail(error.description)
+            }
+        }
+
+        // Progress is for a person watching: always on a terminal, and without --json otherwise too.
+        let showProgress = isatty(STDERR_FILENO) != 0 || !json
+        var lastTenth = 0
+        let progress: ((Int, Int) -> Void)? =
+            showProgress
+            ? { done, total in
+                let tenth = total > 0 ? done * 10 / total : 10
+                guard tenth > lastTenth, done < total else { return }
+                lastTenth = tenth
+                printError("smartstack-eval: replayed \(done) of \(total) rows (\(tenth * 10)%)")
+            } : nil
+
+        let result = Evaluation.run(
+            logs: logs, options: EvaluationOptions(stackSize: stackSize),
+            rankers: [EngineRanker.factory] + Baselines.baselines, progress: progress)
+        print(json ? Report.json(result) : Report.table(result), terminator: "")
+    }
+
+    private func fail(_ message: String) -> Never {
+        printError("smartstack-eval: \(message)")
+        Self.exit(withError: ExitCode.failure)
+    }
+}
+
+private func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}

@@ -1,0 +1,46 @@
+import Foundation
+import SmartStackEval
+import Testing
+
+/// The reference numbers of docs/usage-log.md on shared/data/usage/desktop.tsv: reproducing them is how
+/// this implementation proves it follows the protocol.
+@Suite struct DesktopLogTests {
+    /// `shared/data/usage/desktop.tsv` beside the package (this file is Tests/SmartStackEvalTests/…).
+    static let path = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/data/usage/desktop.tsv").path
+
+    /// `value` to three decimals, as docs/usage-log.md prints it.
+    static func thousandths(_ value: Double) -> Int { Int((value * 1_000).rounded()) }
+
+    @Test func baselinesReproduceTheReferenceNumbers() throws {
+        let data = try #require(
+            FileManager.default.contents(atPath: Self.path),
+            "the reference log is missing: expected it at \(Self.path) (shared/ beside the package)")
+        let log = try UsageLog.parse(data, file: Self.path)
+        let result = Evaluation.run(logs: [log], rankers: Baselines.baselines)
+
+        #expect(result.moments == 3_980)
+        #expect(result.counted == 3_310)
+        #expect(Self.thousandths(result.coverage) == 832)
+        // hit@1 / hit@3 / MRR from docs/usage-log.md; the hit counts and top changes (not in the doc) are
+        // those of the Python reference /work/proto/evalproto.py on the same file.
+        let expected: [(name: String, hit1: Int, hit3: Int, mrr: Int, hits1: Int, hits3: Int, changes: Int)] = [
+            ("mru", 523, 854, 700, 1_732, 2_828, 1_410),
+            ("mfu", 453, 641, 592, 1_498, 2_121, 14),
+            ("frecency", 454, 656, 599, 1_504, 2_170, 12),
+            ("hour-mfu", 445, 705, 611, 1_472, 2_333, 151),
+        ]
+        #expect(result.rankers.map(\.name) == expected.map(\.name))
+        for reference in expected {
+            let score = try #require(result.score(of: reference.name))
+            #expect(Self.thousandths(score.hit1) == reference.hit1, "\(reference.name) hit@1 \(score.hit1)")
+            #expect(Self.thousandths(score.hit3) == reference.hit3, "\(reference.name) hit@3 \(score.hit3)")
+            #expect(Self.thousandths(score.mrr) == reference.mrr, "\(reference.name) MRR \(score.mrr)")
+            #expect(Int((score.hit1 * 3_310).rounded()) == reference.hits1, "\(reference.name) hits@1")
+            #expect(Int((score.hit3 * 3_310).rounded()) == reference.hits3, "\(reference.name) hits@3")
+            #expect(
+                Int((score.topChanges * 33.10).rounded()) == reference.changes, "\(reference.name) top changes")
+        }
+    }
+}
