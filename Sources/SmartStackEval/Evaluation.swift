@@ -120,7 +120,8 @@ public enum Evaluation {
                 for (index, app) in stack.enumerated() { positions[app] = index }
                 var states = rankers.map { $0.make(stack) }
                 var previousTop: [Int?] = Array(repeating: nil, count: rankers.count)
-                var orders: [[String]] = Array(repeating: [], count: rankers.count)
+                // Each ranker's latest order, as stack positions.
+                var orders: [[Int]] = Array(repeating: [], count: rankers.count)
 
                 for (index, event) in events.enumerated() {
                     replayed += 1
@@ -133,7 +134,8 @@ public enum Evaluation {
                     }
                     // Every home row is a query, counted or not: an engine may learn from it.
                     for ranker in states.indices {
-                        orders[ranker] = states[ranker].order(at: event.time)
+                        let order = states[ranker].order(at: event.time)
+                        orders[ranker] = stackPositions(of: order, positions: positions, ranker: rankers[ranker].name)
                     }
                     guard let target = target(ofHomeAt: index, in: events) else { continue }
                     moments += 1
@@ -141,11 +143,13 @@ public enum Evaluation {
                     counted += 1
                     for ranker in states.indices {
                         let order = orders[ranker]
-                        let rank = rank(of: targetPosition, in: order, positions: positions, ranker: rankers[ranker].name)
+                        // The order is a permutation of the stack, so the target is in it.
+                        var rank = 1
+                        while order[rank - 1] != targetPosition { rank += 1 }
                         if rank == 1 { tallies[ranker].hit1 += 1 }
                         if rank <= 3 { tallies[ranker].hit3 += 1 }
                         tallies[ranker].reciprocalRanks += 1 / Double(rank)
-                        let top = positions[order[0]]
+                        let top = order[0]
                         if let previous = previousTop[ranker], previous != top { tallies[ranker].topChanges += 1 }
                         previousTop[ranker] = top
                     }
@@ -159,22 +163,19 @@ public enum Evaluation {
             rankers: zip(rankers, tallies).map { (name: $0.name, score: $1.score(counted: counted)) })
     }
 
-    /// The 1-based rank of the app at `targetPosition` in `order`, after checking that `order` is a
-    /// permutation of the stack: anything else is a bug in the ranker.
-    private static func rank(of targetPosition: Int, in order: [String], positions: [String: Int], ranker: String)
-        -> Int
-    {
+    /// `order` as positions in the stack, after checking that it is a permutation of the stack: anything
+    /// else is a bug in the ranker.
+    private static func stackPositions(of order: [String], positions: [String: Int], ranker: String) -> [Int] {
         precondition(
-            order.count == positions.count, "ranker '\(ranker)' returned \(order.count) apps for a stack of \(positions.count)")
+            order.count == positions.count,
+            "ranker '\(ranker)' returned \(order.count) apps for a stack of \(positions.count)")
         var seen = Array(repeating: false, count: positions.count)
-        var rank = 0
-        for (index, app) in order.enumerated() {
+        return order.map { app in
             guard let position = positions[app], !seen[position] else {
-                preconditionFailure("ranker '\(ranker)' returned '\(app)', not a permutation of the stack")
+                preconditionFailure("ranker '\(ranker)' returned '\(app)' twice or from outside the stack")
             }
             seen[position] = true
-            if position == targetPosition { rank = index + 1 }
+            return position
         }
-        return rank
     }
 }

@@ -72,19 +72,12 @@ extension UsageLog {
     /// The bytes are split by hand rather than through `String` APIs or regular expressions: replaying a
     /// real log starts with parsing it, and tens of thousands of lines should take milliseconds.
     public static func parse(_ bytes: some Collection<UInt8>, file: String) throws(UsageLogError) -> UsageLog {
-        var result: Result<UsageLog, UsageLogError>? = bytes.withContiguousStorageIfAvailable { buffer in
+        let contiguous = bytes.withContiguousStorageIfAvailable { buffer in
             Result { () throws(UsageLogError) in try parseBuffer(buffer, file: file) }
         }
-        if result == nil {
-            let copy = Array(bytes)
-            result = copy.withUnsafeBufferPointer { buffer in
-                Result { () throws(UsageLogError) in try parseBuffer(buffer, file: file) }
-            }
-        }
-        switch result {
-        case .success(let log): return log
-        case .failure(let error): throw error
-        case nil: return UsageLog(users: [])  // unreachable: the array above always has contiguous storage
+        if let contiguous { return try contiguous.get() }
+        return try Array(bytes).withUnsafeBufferPointer { buffer throws(UsageLogError) in
+            try parseBuffer(buffer, file: file)
         }
     }
 

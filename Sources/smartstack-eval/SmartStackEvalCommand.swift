@@ -29,8 +29,8 @@ struct SmartStackEvalCommand: ParsableCommand {
     @Flag(help: "Print one JSON object instead of a table.")
     var json = false
 
-    @Argument(help: "smartstack-usage/1 log files.")
-    var files: [String] = []
+    @Argument(help: ArgumentHelp("smartstack-usage/1 log files.", valueName: "file"))
+    var files: [String]
 
     func validate() throws {
         guard stackSize >= 1 else { throw ValidationError("--stack-size must be at least 1") }

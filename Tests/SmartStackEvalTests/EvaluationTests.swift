@@ -66,7 +66,8 @@ import Testing
     //   hour-mfu  ranks 2 3 1 2 | 1 1  hit@1 3/6  hit@3 6/6  MRR 13/18  changes 0
 
     static func log(_ rows: [String]) throws -> UsageLog {
-        try UsageLog.parse((["# hand-made", "user\ttime\tapp\tevent"] + rows).joined(separator: "\n"), file: "hand.tsv")
+        try UsageLog.parse(
+            (["# hand-made", "user\ttime\tapp\tevent"] + rows).joined(separator: "\n"), file: "hand.tsv")
     }
 
     static func expectScore(

@@ -33,14 +33,30 @@ struct BrokenRanker: MomentRanker {
         #expect(ranker.order(at: Timestamp(microseconds: 20_001 * day)) == ["B", "A"])
     }
 
+    /// Two rows A and B at 09:00, so the stack is [A, B], then `rows`.
+    static func log(_ rows: String) throws -> UsageLog {
+        try UsageLog.parse(
+            "user\ttime\tapp\tevent\nu\t2024-03-04T09:00:00Z\tA\topen\nu\t2024-03-04T09:00:00Z\tB\topen\n" + rows,
+            file: "t.tsv")
+    }
+
     @Test func anOrderThatIsNotAPermutationIsAProgrammingError() async {
         await #expect(processExitsWith: .failure) {
-            let log = try UsageLog.parse(
-                "user\ttime\tapp\tevent\nu\t2024-03-04T09:00:00Z\tA\topen\nu\t2024-03-04T09:00:00Z\tB\topen\n"
-                    + "u\t2024-03-04T09:01:00Z\t-\thome\nu\t2024-03-04T09:02:00Z\tA\topen\n",
-                file: "t.tsv")
-            _ = Evaluation.run(
-                logs: [log], rankers: [RankerFactory(name: "broken") { BrokenRanker(stack: $0) }])
+            let log = try RankerGuardTests.log("u\t2024-03-04T09:01:00Z\t-\thome\nu\t2024-03-04T09:02:00Z\tA\topen\n")
+            _ = Evaluation.run(logs: [log], rankers: [RankerFactory(name: "broken") { BrokenRanker(stack: $0) }])
         }
+    }
+
+    @Test func everyQueryIsCheckedNotOnlyCountedMoments() async {
+        // The only home row has no target, and still its order must be a permutation.
+        await #expect(processExitsWith: .failure) {
+            let log = try RankerGuardTests.log("u\t2024-03-04T09:01:00Z\t-\thome\n")
+            _ = Evaluation.run(logs: [log], rankers: [RankerFactory(name: "broken") { BrokenRanker(stack: $0) }])
+        }
+    }
+
+    @Test func theGuardAcceptsAPermutation() throws {
+        let log = try Self.log("u\t2024-03-04T09:01:00Z\t-\thome\n")
+        #expect(Evaluation.run(logs: [log], rankers: Baselines.baselines).moments == 0)
     }
 }

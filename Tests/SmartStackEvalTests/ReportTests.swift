@@ -23,7 +23,8 @@ import Testing
 
     @Test func jsonIsOneObjectWithRankersInOrder() throws {
         let text = Report.json(Self.result)
-        #expect(text.hasPrefix("{\"moments\": 3980, \"counted\": 3310, \"coverage\": 0.831658, \"rankers\": {\"engine\": "))
+        #expect(
+            text.hasPrefix("{\"moments\": 3980, \"counted\": 3310, \"coverage\": 0.831658, \"rankers\": {\"engine\": "))
         #expect(text.hasSuffix("}}\n"))
         #expect(!text.contains("e-") && !text.contains("e+"))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])

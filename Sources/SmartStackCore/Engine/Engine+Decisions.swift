@@ -159,8 +159,12 @@ extension Engine {
             || state.lastRotation.map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
         if configuration.smartRotate, !configuration.developerMode {
             while let first = order.first, standings[first].relevance > 0, widgets[first].id.rawValue != publishedTop {
-                let othersBest = order.dropFirst().map { standings[$0].score }.max() ?? 0
-                guard standings[first].behaviour < othersBest else { break }  // behaviour alone puts it on top
+                // Behaviour alone would put it on top (ties go to the user's order): no rotation.
+                let own = standings[first].behaviour
+                let beaten = order.dropFirst().contains { other in
+                    standings[other].score > own || (standings[other].score == own && other < first)
+                }
+                guard beaten else { break }
                 let rotationsToday = widgets[first].rotations.count { time.seconds(since: $0) < 86_400 }
                 guard !topCanRotate || rotationsToday >= settings.maxRotationsPerWidgetPerDay else { break }
                 limited.insert(first)

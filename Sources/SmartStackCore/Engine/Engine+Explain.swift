@@ -1,0 +1,93 @@
+/// Why one widget is where it is: every input of its place in the decision.
+public struct WidgetExplanation: Sendable, Hashable {
+    public var instance: InstanceID
+    public var kind: WidgetKindID
+    public var position: Int
+    public var reason: DecisionReason
+    public var score: Double
+    /// The learned model's probability that the user goes to this widget next (0…1).
+    public var behaviour: Double
+    /// The relevance added to the score (normalised timeline relevance or a relevant context), 0…1.
+    public var relevance: Double
+    public var contributions: [Signal: Double]
+    /// The timeline's state: current entry, raw and normalised score, expiry.
+    public var relevanceState: RelevanceState
+    /// Index of the relevant context in force, in the provider's priority order.
+    public var relevantContext: Int?
+    public var relevanceGroup: String?
+    /// Another widget of its relevance group is surfaced, so its relevance does not count now.
+    public var suppressedByGroup: Bool
+    /// A stability limit withheld its rotation to the top.
+    public var rotationLimited: Bool
+    public var rotationsToday: Int
+    public var rotationsLeftToday: Int
+    /// Seconds it has been on top, when it is on top.
+    public var timeOnTop: Double?
+    public var pinned: Bool
+    /// Until when a manual swipe keeps it on top.
+    public var manualSwipeUntil: Timestamp?
+    public var budget: BudgetState
+    /// When its next reload is due or, if withheld, when it can happen.
+    public var nextReload: Timestamp?
+}
+
+/// Why a stack shows what it shows.
+public struct StackExplanation: Sendable, Hashable {
+    public var decision: Decision
+    public var smartRotate: Bool
+    public var suggestions: Bool
+    public var developerMode: Bool
+    /// When the top last changed by rotation, suggestion or manual swipe.
+    public var lastRotation: Timestamp?
+    /// When the next rotation may happen (now, unless the minimum time on top holds it back).
+    public var nextRotationAllowed: Timestamp
+    /// Looks at the stack the ranker has learned from.
+    public var learnedFromLooks: Int
+    public var widgets: [WidgetExplanation]
+}
+
+extension Engine {
+    /// Explains a stack's decision at a time, for every widget or one.
+    public func explain(stack id: StackID, instance: InstanceID? = nil, at time: Timestamp) throws(CoreError)
+        -> StackExplanation
+    {
+        guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
+        if let instance, !state.instances.contains(instance) {
+            throw .invalidParameter(parameter: "instance", reason: "instance '\(instance)' is not in stack '\(id)'")
+        }
+        var matrix: [Double] = []
+        let result = evaluation(of: state, at: time, scratch: &matrix)
+        let developer = state.configuration.developerMode
+        let nextRotation = developer ? time : max(time, state.lastRotation?.adding(seconds: settings.minimumTimeOnTop) ?? time)
+        var widgets: [WidgetExplanation] = []
+        for standing in result.standings where instance == nil || standing.instance == instance {
+            guard let widget = instances[standing.instance] else { continue }
+            let position = result.decision.entries.firstIndex { $0.instance == standing.instance.rawValue } ?? -1
+            let rotations = widget.rotations.count { time.seconds(since: $0) < 86_400 }
+            let swipe = state.manualSwipe.flatMap { swipe in
+                swipe.instance == standing.instance ? swipe.time.adding(seconds: settings.swipeGracePeriod) : nil
+            }
+            let isTop = result.decision.top == standing.instance.rawValue
+            widgets.append(
+                WidgetExplanation(
+                    instance: standing.instance, kind: standing.kind, position: position,
+                    reason: position >= 0 ? result.decision.entries[position].reason : .behaviour,
+                    score: standing.score, behaviour: standing.behaviour, relevance: standing.relevance,
+                    contributions: standing.contributions, relevanceState: standing.relevanceState,
+                    relevantContext: standing.relevantContext, relevanceGroup: widget.group,
+                    suppressedByGroup: result.grouped.contains(standing.index),
+                    rotationLimited: result.limited.contains(standing.index), rotationsToday: rotations,
+                    rotationsLeftToday: developer ? settings.maxRotationsPerWidgetPerDay
+                        : max(0, settings.maxRotationsPerWidgetPerDay - rotations),
+                    timeOnTop: isTop && state.published?.top == standing.instance.rawValue
+                        ? state.topSince.map { time.seconds(since: $0) } : nil,
+                    pinned: state.configuration.pinned == standing.instance, manualSwipeUntil: swipe,
+                    budget: widget.reload.budgetState(at: time),
+                    nextReload: widget.reload.withheldUntil ?? widget.reload.dueDate))
+        }
+        return StackExplanation(
+            decision: result.decision, smartRotate: state.configuration.smartRotate,
+            suggestions: state.configuration.suggestions, developerMode: developer, lastRotation: state.lastRotation,
+            nextRotationAllowed: nextRotation, learnedFromLooks: state.ranker.updates, widgets: widgets)
+    }
+}

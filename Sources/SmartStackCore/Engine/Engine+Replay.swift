@@ -1,0 +1,72 @@
+extension Engine {
+    /// The canonical step the service and every replay share: apply the event, then publish at its time.
+    ///
+    /// Publishing after each event makes the engine's stability state (when the top last rotated) a function
+    /// of the event history alone, so a replay gives the same decisions as the live run.
+    @discardableResult
+    public mutating func step(_ event: EngineEvent) -> Result<(decisions: [Decision], effects: [EngineEffect]), CoreError> {
+        do {
+            let effects = try apply(event)
+            let published = publish(at: event.time)
+            return .success((published.decisions, effects + published.effects))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// An engine that took exactly these events, in order (events it rejects are skipped, as they were
+    /// rejected when they first came).
+    public static func replaying(_ events: some Sequence<EngineEvent>, settings: EngineSettings = EngineSettings()) -> Engine {
+        var engine = Engine(settings: settings)
+        for event in events { engine.step(event) }
+        return engine
+    }
+
+    /// Rebuilds the model from the retained history without the donations `excluded` selects, and without
+    /// donations older than the retention period at the engine's current time.
+    ///
+    /// Afterwards every decision equals that of an engine that never saw those donations. Revisions keep
+    /// counting up from the ones already published, so subscribers see a new revision where an order changed.
+    /// Returns how many donations were left out and the decisions whose order changed.
+    @discardableResult
+    public mutating func rebuild(
+        from history: some Sequence<EngineEvent>, excluding excluded: (Donation) -> Bool = { _ in false }
+    ) -> (removed: Int, changed: [Decision]) {
+        let cutoff = now.adding(seconds: -settings.retention)
+        var removed = 0
+        var rebuilt = Engine(settings: settings)
+        for event in history {
+            if let donation = event.donation, donation.date < cutoff || excluded(donation) {
+                removed += 1
+                continue
+            }
+            rebuilt.step(event)
+        }
+        rebuilt.publish(at: now)
+        var changed: [Decision] = []
+        for id in rebuilt.stacks.keys.sorted() {
+            guard var state = rebuilt.stacks[id] else { continue }
+            let old = stacks[id]
+            let same = state.published?.order == old?.published?.order
+            state.revision = (old?.revision ?? 0) + (same ? 0 : 1)
+            state.published?.revision = state.revision
+            if !same, let decision = state.published { changed.append(decision) }
+            rebuilt.stacks[id] = state
+        }
+        self = rebuilt
+        return (removed, changed)
+    }
+
+    /// Deletes donations of `app` by filter (ids, group, intent type and entity, or all): rebuilds without them.
+    @discardableResult
+    public mutating func deleteDonations(
+        _ filter: DonationFilter, app: AppID, history: some Sequence<EngineEvent>
+    ) -> (removed: Int, changed: [Decision]) {
+        rebuild(from: history) { filter.matches($0, app: app) }
+    }
+
+    /// Whether a donation is past the retention period at the engine's current time.
+    public func isExpired(_ donation: Donation) -> Bool {
+        donation.date < now.adding(seconds: -settings.retention)
+    }
+}

@@ -1,0 +1,145 @@
+import SmartStackCore
+import Testing
+
+@Suite("Engine: relevance, stability and explanations")
+struct EngineRelevanceTests {
+    typealias F = Fixture
+
+    @Test func relevanceRotatesAWidgetUpAtTheEntryDateAndBackAfterItsDuration() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        try engine.apply(F.donation("a", at: 5))
+        let timeline = F.timeline([(100, 5, 0), (1_000, 10, 600)])
+        try engine.apply(.submitTimeline(.instance(F.instance("c")), timeline, at: F.t(10)))
+        #expect(engine.order(at: 50).first == "a")
+        // 100: score 5 is the widget's highest so far, normalised 1.
+        #expect(engine.order(at: 100).first == "c")
+        let entry = try #require(try engine.entry("c", at: 100))
+        #expect(entry.reason == .relevance)
+        #expect(entry.contributions[.relevance] == 1)
+        // 1000: score 10 for 600 s; at 1600 it ends and behaviour takes over again.
+        #expect(engine.order(at: 1_599).first == "c")
+        #expect(engine.order(at: 1_600).first == "a")
+        #expect(try engine.entry("c", at: 1_600)?.reason == .expired)
+        // The engine tells the service when the next change happens, so it can publish without a query.
+        var fresh = try F.engine(apps: ["a", "b", "c"])
+        try fresh.apply(.submitTimeline(.instance(F.instance("c")), timeline, at: F.t(10)))
+        #expect(fresh.nextWakeUp == F.t(100))
+    }
+
+    @Test func nullKeepsZeroClearsAndNonPositiveNeverRotatesUp() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        try engine.apply(F.donation("a", at: 1))
+        let timeline = F.timeline([(100, 3, 0), (700, nil, 0), (1_300, 0, 0), (1_900, -4, 0)])
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), timeline, at: F.t(2)))
+        #expect(engine.order(at: 100).first == "b")
+        #expect(engine.order(at: 800).first == "b")  // null keeps the relevance in force
+        #expect(engine.order(at: 1_300).first == "a")  // 0 clears it
+        #expect(try engine.entry("b", at: 1_300)?.reason == .notRelevant)
+        #expect(engine.order(at: 2_000).first == "a")
+        #expect(try engine.entry("b", at: 2_000)?.contributions[.relevance] == nil)
+    }
+
+    @Test func aSecondRotationWithinTheMinimumTimeOnTopIsWithheldAndExplained() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 60)]), at: F.t(1)))
+        try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(200, 1, 0)]), at: F.t(1)))
+        #expect(engine.order(at: 100).first == "b")
+        // At 200, b's relevance has ended and c's begins, but b rotated up only 100 s ago.
+        #expect(engine.order(at: 200).first != "c")
+        let explanation = try engine.explain(stack: F.stack(), instance: F.instance("c"), at: F.t(200))
+        let widget = try #require(explanation.widgets.first)
+        #expect(widget.rotationLimited && widget.reason == .rotationLimited)
+        #expect(explanation.nextRotationAllowed == F.t(400))
+        // Once five minutes have passed, the rotation happens.
+        #expect(engine.order(at: 400).first == "c")
+    }
+
+    @Test func developerModeLiftsTheStabilityLimits() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"], developerMode: true)
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 60)]), at: F.t(1)))
+        try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(200, 1, 0)]), at: F.t(1)))
+        #expect(engine.order(at: 100).first == "b")
+        #expect(engine.order(at: 200).first == "c")
+    }
+
+    @Test func theDailyRotationLimitPerWidgetHolds() throws {
+        var settings = EngineSettings()
+        settings.maxRotationsPerWidgetPerDay = 2
+        var engine = try F.engine(apps: ["a", "b"], settings: settings)
+        try engine.apply(F.donation("a", at: 1))
+        // b is relevant for a minute every hour.
+        let entries = (1...4).map { (Double($0) * 3_600, Optional(1.0), 60.0) }
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline(entries), at: F.t(2)))
+        #expect(engine.order(at: 3_600).first == "b")
+        #expect(engine.order(at: 3_700).first == "a")
+        #expect(engine.order(at: 7_200).first == "b")
+        #expect(engine.order(at: 7_300).first == "a")
+        #expect(engine.order(at: 10_800).first == "a")
+        let explanation = try engine.explain(stack: F.stack(), instance: F.instance("b"), at: F.t(10_800))
+        #expect(explanation.widgets.first?.rotationsLeftToday == 0)
+        #expect(explanation.widgets.first?.reason == .rotationLimited)
+    }
+
+    @Test func aManualSwipeKeepsTheWidgetOnTopForTheGracePeriod() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        try engine.apply(F.donation("a", at: 1))
+        try engine.apply(.engage(stack: F.stack(), instance: F.instance("c"), kind: .swipeTo, duration: nil, at: F.t(10)))
+        try engine.apply(F.donation("b", at: 20))
+        #expect(engine.order(at: 20).first == "c")
+        #expect(try engine.entry("c", at: 20)?.reason == .manualSwipe)
+        #expect(engine.order(at: 10 + 15 * 60 - 1).first == "c")
+        #expect(engine.order(at: 10 + 15 * 60).first == "b")
+    }
+
+    @Test func relevantContextsSurfaceAWidgetWhileTheContextHolds() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        try engine.apply(F.donation("a", at: 1))
+        let declaration = RelevanceDeclaration(
+            target: .instance(F.instance("b")), contexts: [.context(key: "location", value: "gym")])
+        try engine.apply(.declareRelevance(declaration, at: F.t(2)))
+        #expect(engine.order(at: 3).first == "a")
+        try engine.apply(.setContext(key: "location", value: "gym", at: F.t(400)))
+        #expect(engine.order(at: 400).first == "b")
+        #expect(try engine.explain(stack: F.stack(), instance: F.instance("b"), at: F.t(400)).widgets.first?.relevantContext == 0)
+        try engine.apply(.setContext(key: "location", value: nil, at: F.t(500)))
+        #expect(engine.order(at: 500).first == "a")
+    }
+
+    @Test func widgetsOfOneRelevanceGroupAreNeverSurfacedTogether() throws {
+        var engine = try F.engine(apps: ["a"], developerMode: true)
+        try engine.apply(.registerKind(F.kind("news", "top"), at: F.t(0)))
+        try engine.apply(.registerKind(F.kind("news", "local"), at: F.t(0)))
+        let widgets = [
+            WidgetPlacement(instance: F.instance("a"), kind: F.kindID("a")),
+            WidgetPlacement(instance: F.instance("top"), kind: F.kindID("news", "top")),
+            WidgetPlacement(instance: F.instance("local"), kind: F.kindID("news", "local")),
+        ]
+        try engine.apply(.configureStack(
+            StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets, developerMode: true), at: F.t(0)))
+        try engine.apply(F.donation("a", at: 1))
+        for (name, score) in [("top", 2.0), ("local", 1.0)] {
+            try engine.apply(.declareRelevance(
+                RelevanceDeclaration(target: .instance(F.instance(name)), contexts: [], group: "headlines"), at: F.t(2)))
+            try engine.apply(.submitTimeline(.instance(F.instance(name)), F.timeline([(10, score, 0)]), at: F.t(2)))
+        }
+        let explanation = try engine.explain(stack: F.stack(), at: F.t(20))
+        let local = try #require(explanation.widgets.first { $0.instance == F.instance("local") })
+        let top = try #require(explanation.widgets.first { $0.instance == F.instance("top") })
+        #expect(top.relevance > 0 && !top.suppressedByGroup)
+        #expect(local.relevance == 0 && local.suppressedByGroup)
+        #expect(explanation.decision.top == "top")
+    }
+
+    @Test func timelinesForAConfigurationApplyToEveryMatchingInstanceIncludingLaterOnes() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        try engine.apply(F.donation("a", at: 1))
+        try engine.apply(.submitTimeline(.configuration(F.kindID("b"), [:]), F.timeline([(100, 1, 0)]), at: F.t(2)))
+        #expect(engine.order(at: 100).first == "b")
+        let second = StackConfiguration(
+            id: F.stack("second"), family: .systemMedium,
+            widgets: [WidgetPlacement(instance: F.instance("a2"), kind: F.kindID("a")),
+                      WidgetPlacement(instance: F.instance("b2"), kind: F.kindID("b"))])
+        try engine.apply(.configureStack(second, at: F.t(200)))
+        #expect(engine.order(at: 200, stack: F.stack("second")).first == "b2")
+    }
+}

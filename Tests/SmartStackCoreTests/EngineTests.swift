@@ -1,0 +1,213 @@
+import SmartStackCore
+import Testing
+
+@Suite("Engine: stacks, behaviour and decisions")
+struct EngineTests {
+    typealias F = Fixture
+
+    @Test func freshStackShowsTheUsersOrder() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        #expect(engine.order(at: 1) == ["a", "b", "c"])
+        let decision = try #require(engine.published(F.stack()))
+        #expect(decision.revision == 1)
+        #expect(decision.entries.map(\.position) == [0, 1, 2])
+    }
+
+    @Test func aDonationMovesItsWidgetUpAndTheRevisionFollowsTheOrder() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        try engine.apply(F.donation("c", at: 10))
+        #expect(engine.order(at: 10).first == "c")
+        let revision = try #require(engine.published(F.stack())).revision
+        #expect(revision == 2)
+        // Nothing changed: publishing again keeps the revision.
+        _ = engine.order(at: 11)
+        #expect(engine.published(F.stack())?.revision == revision)
+        let top = try #require(try engine.entry("c", at: 11))
+        #expect(top.reason == .behaviour)
+        #expect((top.contributions[.recency] ?? 0) > 0)
+    }
+
+    @Test func smartRotateOffKeepsTheUsersOrder() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"], smartRotate: false)
+        try engine.apply(F.donation("c", at: 10))
+        #expect(engine.order(at: 10) == ["a", "b", "c"])
+        #expect(try engine.entry("a", at: 10)?.reason == .userOrder)
+    }
+
+    @Test func pinnedWidgetStaysOnTop() throws {
+        var engine = try F.engine(apps: ["a", "b"], pinned: "b")
+        try engine.apply(F.donation("a", at: 5))
+        #expect(engine.order(at: 5) == ["b", "a"])
+        let entry = try #require(try engine.entry("b", at: 5))
+        #expect(entry.pinned && entry.reason == .pinned)
+    }
+
+    @Test(arguments: [
+        ("unknown kind", CoreError.notFound(kind: "widgetKind", id: "com.example.zz/main")),
+        ("bad family", CoreError.invalidParameter(
+            parameter: "widgets[0].kind", reason: "com.example.a/main does not support family systemSmall")),
+        ("pinned elsewhere", CoreError.invalidParameter(parameter: "pinned", reason: "instance 'x' is not in the stack")),
+    ])
+    func configurationErrorsNameWhatIsWrong(_ testCase: (String, CoreError)) throws {
+        var engine = Engine()
+        try engine.apply(.registerKind(F.kind("a"), at: F.t(0)))
+        let kind = testCase.0 == "unknown kind" ? F.kindID("zz") : F.kindID("a")
+        let family: WidgetFamily = testCase.0 == "bad family" ? .systemSmall : .systemMedium
+        let configuration = StackConfiguration(
+            id: F.stack(), family: family, widgets: [WidgetPlacement(instance: F.instance("w"), kind: kind)],
+            pinned: testCase.0 == "pinned elsewhere" ? F.instance("x") : nil)
+        #expect(throws: testCase.1) { try engine.apply(.configureStack(configuration, at: F.t(0))) }
+        #expect(engine.stackIDs.isEmpty)
+    }
+
+    @Test func stackLimitsAreEnforced() throws {
+        var settings = EngineSettings()
+        settings.maxWidgetsPerStack = 2
+        settings.maxStacks = 1
+        #expect(throws: CoreError.limitExceeded(limit: "maxWidgetsPerStack", maximum: 2)) {
+            _ = try F.engine(apps: ["a", "b", "c"], settings: settings)
+        }
+        var engine = try F.engine(apps: ["a", "b"], settings: settings)
+        let other = StackConfiguration(id: F.stack("other"), family: .systemMedium, widgets: [])
+        #expect(throws: CoreError.limitExceeded(limit: "maxStacks", maximum: 1)) {
+            try engine.apply(.configureStack(other, at: F.t(1)))
+        }
+        // The same instance cannot sit in two stacks.
+        var two = try F.engine(apps: ["a"])
+        let clash = StackConfiguration(
+            id: F.stack("s2"), family: .systemMedium, widgets: [WidgetPlacement(instance: F.instance("a"), kind: F.kindID("a"))])
+        #expect(throws: CoreError.conflict(kind: "instance", id: "a", reason: "is placed in stack 'home'")) {
+            try two.apply(.configureStack(clash, at: F.t(1)))
+        }
+    }
+
+    @Test func configurationErrorsArePrefixedWithTheWidget() throws {
+        var engine = Engine()
+        let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
+        try engine.apply(.registerKind(F.kind("weather", intent: schema), at: F.t(0)))
+        let configuration = StackConfiguration(
+            id: F.stack(), family: .systemMedium,
+            widgets: [WidgetPlacement(instance: F.instance("w"), kind: F.kindID("weather"))])
+        #expect(throws: CoreError.invalidParameter(parameter: "widgets[0].configuration.city", reason: "required")) {
+            try engine.apply(.configureStack(configuration, at: F.t(0)))
+        }
+    }
+
+    @Test func donationsMatchInstancesByConfigurationAndPredictionMapping() throws {
+        var engine = Engine()
+        let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
+        let mapping = PredictionMapping(intentType: "ViewForecast", parameters: ["place": "city"])
+        try engine.apply(.registerKind(F.kind("weather", intent: schema, mappings: [mapping]), at: F.t(0)))
+        try engine.apply(.registerKind(F.kind("notes"), at: F.t(0)))
+        let widgets = [
+            WidgetPlacement(instance: F.instance("notes"), kind: F.kindID("notes")),
+            WidgetPlacement(instance: F.instance("berlin"), kind: F.kindID("weather"), configuration: ["city": .string("Berlin")]),
+            WidgetPlacement(instance: F.instance("paris"), kind: F.kindID("weather"), configuration: ["city": .string("Paris")]),
+        ]
+        try engine.apply(.configureStack(StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets), at: F.t(0)))
+        try engine.apply(F.donation("weather", at: 60, intent: "ViewForecast", parameters: ["place": "Paris"]))
+        #expect(engine.order(at: 60).first == "paris")
+        try engine.apply(F.donation("weather", at: 120, intent: "CityIntent", parameters: ["city": "Berlin"]))
+        #expect(engine.order(at: 120).first == "berlin")
+    }
+
+    @Test func suggestionsInsertAWidgetThatIsNotInTheStack() throws {
+        var engine = Engine()
+        let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
+        try engine.apply(.registerKind(F.kind("weather", intent: schema), at: F.t(0)))
+        try engine.apply(.registerKind(F.kind("notes"), at: F.t(0)))
+        var configuration = StackConfiguration(
+            id: F.stack(), family: .systemMedium,
+            widgets: [
+                WidgetPlacement(instance: F.instance("notes"), kind: F.kindID("notes")),
+                WidgetPlacement(instance: F.instance("berlin"), kind: F.kindID("weather"), configuration: ["city": .string("Berlin")]),
+            ])
+        try engine.apply(.configureStack(configuration, at: F.t(0)))
+        for minute in 1...6 {
+            try engine.apply(F.donation("weather", at: Double(minute * 60), intent: "CityIntent", parameters: ["city": "Tokyo"]))
+        }
+        let decision = try engine.evaluate(stack: F.stack(), at: F.t(400))
+        let top = try #require(decision.entries.first)
+        #expect(top.suggested && top.reason == .suggestion)
+        #expect(top.instance == "suggestion:com.example.weather/CityIntent?city=string:Tokyo"
+            || top.instance.hasPrefix("suggestion:com.example.weather/main"))
+        #expect(decision.entries.count == 3)
+        configuration.suggestions = false
+        try engine.apply(.configureStack(configuration, at: F.t(401)))
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(401)).entries.allSatisfy { !$0.suggested })
+    }
+
+    @Test func theRankerLearnsFromWhatTheUserDoesAfterALook() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        // Every look is followed by opening "b", although "a" is always the app used last.
+        var time = 0.0
+        for _ in 0..<60 {
+            time += 600
+            try engine.apply(F.donation("a", at: time))
+            try engine.apply(.look(stack: F.stack(), at: F.t(time + 30)))
+            try engine.apply(F.donation("b", at: time + 40))
+            try engine.apply(F.donation("a", at: time + 50))
+        }
+        let explanation = try engine.explain(stack: F.stack(), at: F.t(time + 80))
+        #expect(explanation.learnedFromLooks == 60)
+        #expect(explanation.decision.top == "b")
+        // A look followed by nothing within the window teaches nothing.
+        try engine.apply(.look(stack: F.stack(), at: F.t(time + 100)))
+        try engine.apply(F.donation("c", at: time + 100 + 601))
+        #expect(try engine.explain(stack: F.stack(), at: F.t(time + 800)).learnedFromLooks == 60)
+    }
+
+    @Test func liveActivitiesShowAboveTheirAppsWidgetsWithinTheirLimits() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        try engine.apply(.startLiveActivity(app: F.app("b"), id: "game", attributes: [:], contentState: ["score": "1"], at: F.t(10)))
+        #expect(engine.order(at: 10).first == "liveActivity:com.example.b/game")
+        #expect(try engine.entry("liveActivity:com.example.b/game", at: 10)?.reason == .liveActivity)
+        // Still shown (ended) after 8 hours, gone after 8 + 4 hours.
+        #expect(engine.order(at: 10 + 9 * 3_600).first == "liveActivity:com.example.b/game")
+        #expect(engine.order(at: 10 + 12 * 3_600 + 1).first != "liveActivity:com.example.b/game")
+        #expect(engine.order(at: 10 + 12 * 3_600 + 1).count == 2)
+    }
+
+    @Test func reloadBudgetWithholdsOverBudgetRequestsAndExemptsTaps() throws {
+        var settings = EngineSettings()
+        settings.reloadBudget = 40
+        var engine = try F.engine(apps: ["a"], settings: settings)
+        try engine.apply(.submitTimeline(.instance(F.instance("a")), F.timeline([(0, 1, 0)]), at: F.t(1)))
+        var requested = 0
+        var withheld: [Timestamp] = []
+        for i in 0..<45 {
+            for effect in try engine.apply(.reloadTimelines(app: F.app("a"), kind: nil, at: F.t(Double(10 + i)))) {
+                switch effect {
+                case .reloadRequested: requested += 1
+                case .reloadWithheld(_, _, _, let until): withheld.append(until)
+                case .timelineWarnings: break
+                }
+            }
+        }
+        #expect(requested == 40)
+        #expect(withheld.first == F.t(10 + 86_400))
+        let budget = try engine.budget(of: F.instance("a"), at: F.t(100))
+        #expect(budget.used == 40 && budget.left == 0 && budget.nextAvailable == F.t(10 + 86_400))
+        // When the budget frees up, the withheld reload goes out.
+        let later = engine.publish(at: F.t(10 + 86_400)).effects
+        #expect(later.contains { if case .reloadRequested(_, _, .providerRequest, F.t(10 + 86_400)) = $0 { true } else { false } })
+        // Spent again; a tap still causes a reload, exempt from the budget.
+        #expect(try engine.budget(of: F.instance("a"), at: F.t(10 + 86_400)).left == 0)
+        let effects = try engine.apply(
+            .engage(stack: F.stack(), instance: F.instance("a"), kind: .tap, duration: nil, at: F.t(10 + 86_401)))
+        #expect(effects.contains { if case .reloadRequested(_, _, .userInteraction, _) = $0 { true } else { false } })
+    }
+
+    @Test func engagementAndContextErrorsNameTheParameter() throws {
+        var engine = try F.engine(apps: ["a"])
+        #expect(throws: CoreError.invalidParameter(parameter: "instance", reason: "instance 'zz' is not in stack 'home'")) {
+            try engine.apply(.engage(stack: F.stack(), instance: F.instance("zz"), kind: .tap, duration: nil, at: F.t(1)))
+        }
+        #expect(throws: CoreError.notFound(kind: "stack", id: "nope")) {
+            try engine.apply(.look(stack: F.stack("nope"), at: F.t(1)))
+        }
+        #expect(throws: CoreError.invalidParameter(parameter: "key", reason: "must be 1-255 bytes")) {
+            try engine.apply(.setContext(key: "", value: "x", at: F.t(1)))
+        }
+    }
+}
