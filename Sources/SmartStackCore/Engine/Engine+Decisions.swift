@@ -164,7 +164,8 @@ extension Engine {
                 let beaten = order.dropFirst().contains { other in
                     standings[other].score > own || (standings[other].score == own && other < first)
                 }
-                guard beaten else { break }
+                // A top whose reason would read `relevance` counts as a rotation either way.
+                guard beaten || standings[first].relevance >= own else { break }
                 let rotationsToday = widgets[first].rotations.count { time.seconds(since: $0) < 86_400 }
                 guard !topCanRotate || rotationsToday >= settings.maxRotationsPerWidgetPerDay else { break }
                 limited.insert(first)
