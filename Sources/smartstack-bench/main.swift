@@ -24,13 +24,16 @@
 //    its own and its time is subtracted from the batch, so the donation figure is donations only; the
 //    learning step a look triggers runs inside the next donation and is counted there (it is part of
 //    what a donation costs). Per-donation cost of a run = median over its batches of batch time / size.
-// 3. Memory: resident set size (VmRSS) and malloc's bytes in use (mallinfo2) after `mem-at` donations
-//    (default donations / 10) and after all of them, both in the same run.
+// 3. Memory: resident set size (VmRSS of /proc/self/status) and malloc's bytes in use (from glibc's
+//    `malloc_info`, which tells allocator retention from real growth) after `mem-at` donations (default
+//    donations / 10) and after all of them, both in the same run.
 // 4. Queries: after the donations, `queries` `evaluate(stack:at:)` calls on uniformly random stacks,
 //    one minute after the last donation, timed in batches of `query-batch`; per-query cost of a run =
 //    median over batches. For information, the same for `commit(stack:at:)` (evaluate + publish).
 //
-// The summary is the median of the runs' figures, with their min and max.
+// Every cost is read on two clocks: wall time (CLOCK_MONOTONIC; the verdicts use it) and the thread's
+// CPU time (CLOCK_THREAD_CPUTIME_ID; it leaves out time the thread was descheduled, so it is the steadier
+// reading when the machine is busy). The summary is the median of the runs' figures, with min and max.
 
 #if canImport(Glibc)
 import Glibc
@@ -621,6 +624,7 @@ func report(_ results: [RunResult], population: Population, options: Options, lo
     let heapCheckpoint = Summary(results.map { mebibytes($0.memoryCheckpoint.heapInUse) })
     let heapEnd = Summary(results.map { mebibytes($0.memoryEnd.heapInUse) })
     let growth = Summary(results.map(\.rssGrowthOverEngine))
+    let rssBase = Summary(results.map { mebibytes($0.memoryBase.rss) })
     let setup = Summary(results.map(\.setupMilliseconds))
     let throughput = Summary(results.map(\.donationsPerSecond))
     let donationPass = donation.median <= donationTarget
@@ -654,6 +658,7 @@ func report(_ results: [RunResult], population: Population, options: Options, lo
         fields.append("\"lookNanoseconds\": \(look.json)")
         fields.append("\"donationsPerSecond\": \(throughput.json)")
         fields.append("\"setupMilliseconds\": \(setup.json)")
+        fields.append("\"rssMiBBase\": \(rssBase.json)")
         fields.append("\"rssMiBAtCheckpoint\": \(rssCheckpoint.json)")
         fields.append("\"rssMiBAtEnd\": \(rssEnd.json)")
         fields.append("\"rssRatio\": \(rssRatio.json)")
@@ -723,6 +728,7 @@ func report(_ results: [RunResult], population: Population, options: Options, lo
     line("query cost: evaluate, \(options.widgets) widgets (wall)", query, 1, "ns", target: "≤ 10000", pass: queryPass)
     line("query cost: evaluate (cpu)", queryCPU, 1, "ns")
     line("RSS after \(options.donations) / after \(checkpoint)", rssRatio, 3, "×", target: "≤ 1.100", pass: memoryPass)
+    line("RSS before the engine (process baseline)", rssBase, 1, "MiB")
     line("RSS after \(checkpoint) donations", rssCheckpoint, 1, "MiB")
     line("RSS after \(options.donations) donations", rssEnd, 1, "MiB")
     line("RSS growth / engine's RSS at \(checkpoint)", growth, 3, "×")

@@ -1,0 +1,45 @@
+# smartstackd — the two commands of the README: `make run` and `make test`.
+SHELL := /bin/bash
+SWIFT ?= swift
+export PATH := /opt/swift/usr/bin:$(PATH)
+USAGE_LOG ?= ../shared/data/usage/desktop.tsv
+SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config
+PYTHON_PACKAGES := varlink==31.0.0
+SWIFT_FLAGS := -Xswiftc -warnings-as-errors
+
+.PHONY: run test build release deps eval bench install clean
+
+## deps: install missing system packages (Debian) and Python test clients.
+deps:
+	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+	@python3 -c 'import varlink' 2>/dev/null || python3 -m pip install -q $(PYTHON_PACKAGES)
+
+build: deps
+	$(SWIFT) build $(SWIFT_FLAGS)
+
+release: deps
+	$(SWIFT) build -c release $(SWIFT_FLAGS)
+
+## run: the main job. Until the service exists, replays the usage log through the engine and prints the evaluation.
+run: release
+	.build/release/smartstack-eval $(USAGE_LOG)
+
+## test: every test (unit, invariants, evaluation protocol), warnings as errors.
+test: deps
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build
+
+eval: release
+	.build/release/smartstack-eval --json $(USAGE_LOG)
+
+## bench: the engine benchmark (release build, pinned to one core).
+bench: release
+	taskset -c 1 .build/release/smartstack-bench
+
+clean:
+	rm -rf .build
