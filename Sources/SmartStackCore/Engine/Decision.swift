@@ -39,7 +39,7 @@ public struct DecisionEntry: Sendable, Hashable {
     public var reason: DecisionReason
     /// Each signal's share of the score: behaviour signals as their share of the widget's log-odds against
     /// the stack's average widget, `relevance` as the relevance added.
-    public var contributions: [Signal: Double]
+    public var contributions: SignalShares
 }
 
 /// The order of a stack at a time.

@@ -7,7 +7,7 @@ struct WidgetStanding {
     var relevance: Double
     var relevanceState: RelevanceState
     var relevantContext: Int?
-    var contributions: [Signal: Double]
+    var contributions: SignalShares
     var score: Double { behaviour + relevance }
 }
 
@@ -87,7 +87,7 @@ extension Engine {
 
         // Behaviour: the learned model's probability that the user goes to each widget next.
         var behaviour = Array(repeating: n > 0 ? 1 / Double(n) : 0, count: n)
-        var contributions = Array(repeating: [Signal: Double](), count: n)
+        var contributions = Array(repeating: SignalShares(), count: n)
         var candidate: (key: Int32, probability: Double)?
         if configuration.smartRotate, n > 0 {
             let candidates = configuration.suggestions ? suggestionCandidates(for: state, widgets: widgets) : []
@@ -98,10 +98,8 @@ extension Engine {
                 into: &matrix)
             let probabilities = OnlineRanker.probabilities(state.ranker.scores(matrix, rows: keys.count))
             let widgetTotal = probabilities.prefix(n).reduce(0, +)
-            for i in 0..<n {
-                behaviour[i] = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n)
-                contributions[i] = state.ranker.contributions(matrix: matrix, rows: keys.count, row: i)
-            }
+            for i in 0..<n { behaviour[i] = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n) }
+            contributions = state.ranker.contributions(matrix: matrix, rows: keys.count, count: n)
             // A candidate is suggested when the user is more likely to want it than every placed widget.
             if let best = candidates.indices.max(by: { probabilities[n + $0] < probabilities[n + $1] }),
                 probabilities[n + best] > (probabilities.prefix(n).max() ?? 0)
@@ -187,13 +185,14 @@ extension Engine {
         }
 
         var entries: [DecisionEntry] = []
-        if configuration.liveActivities {
+        let activities = configuration.liveActivities ? liveActivities.activities(at: time) : []
+        if !activities.isEmpty {
             let apps = Set(widgets.map(\.kind.app))
-            for activity in liveActivities.activities(at: time) where apps.contains(activity.app) {
+            for activity in activities where apps.contains(activity.app) {
                 entries.append(
                     DecisionEntry(
                         instance: "liveActivity:\(activity.app)/\(activity.id)", kind: nil, position: 0, score: 0,
-                        suggested: false, pinned: false, reason: .liveActivity, contributions: [:]))
+                        suggested: false, pinned: false, reason: .liveActivity, contributions: SignalShares()))
             }
         }
         for index in order {
@@ -212,7 +211,7 @@ extension Engine {
             entries.insert(
                 DecisionEntry(
                     instance: suggestionID(candidate.key), kind: info.kind, position: 0, score: candidate.probability,
-                    suggested: true, pinned: false, reason: .suggestion, contributions: [:]),
+                    suggested: true, pinned: false, reason: .suggestion, contributions: SignalShares()),
                 at: protected.count)
         }
         for position in entries.indices { entries[position].position = position }
@@ -238,8 +237,11 @@ extension Engine {
         case .expired: return .expired
         case .none, .relevant: break
         }
-        let engagement = standing.contributions[.engagement] ?? 0
-        let others = standing.contributions.filter { $0.key != .engagement && $0.key != .relevance }.values.max() ?? 0
+        var engagement = 0.0
+        var others = 0.0
+        for (signal, share) in standing.contributions.nonZero {
+            if signal == .engagement { engagement = share } else if signal != .relevance { others = max(others, share) }
+        }
         return engagement > 0 && engagement > others ? .engagement : .behaviour
     }
 

@@ -9,7 +9,7 @@ public struct WidgetExplanation: Sendable, Hashable {
     public var behaviour: Double
     /// The relevance added to the score (normalised timeline relevance or a relevant context), 0…1.
     public var relevance: Double
-    public var contributions: [Signal: Double]
+    public var contributions: SignalShares
     /// The timeline's state: current entry, raw and normalised score, expiry.
     public var relevanceState: RelevanceState
     /// Index of the relevant context in force, in the provider's priority order.

@@ -64,20 +64,25 @@ struct OnlineRanker: Sendable, Hashable {
         updates += 1
     }
 
-    /// Each signal's additive share of row `row`'s score, relative to the stack's average row.
+    /// Each signal's additive share of every row's score, relative to the stack's average row.
     ///
     /// The softmax ignores anything added to every row alike, so centring makes the shares comparable
     /// across widgets: a positive share is what lifts this widget above the others.
-    func contributions(matrix: [Double], rows: Int, row: Int) -> [Signal: Double] {
+    func contributions(matrix: [Double], rows: Int, count: Int) -> [SignalShares] {
         let width = Feature.count
-        var result: [Signal: Double] = [:]
-        for feature in Feature.allCases {
-            let column = feature.rawValue
-            var mean = 0.0
-            for other in 0..<rows { mean += matrix[other * width + column] }
-            mean /= Double(rows)
-            let share = weights[column] * (matrix[row * width + column] - mean)
-            if share != 0 { result[feature.signal, default: 0] += share }
+        var means = Array(repeating: 0.0, count: width)
+        for row in 0..<rows {
+            for column in 0..<width { means[column] += matrix[row * width + column] }
+        }
+        for column in 0..<width { means[column] /= Double(rows) }
+        var result: [SignalShares] = []
+        result.reserveCapacity(count)
+        for row in 0..<count {
+            var shares = SignalShares()
+            for column in 0..<width where weights[column] != 0 {
+                shares.add(weights[column] * (matrix[row * width + column] - means[column]), at: Feature.signalIndex[column])
+            }
+            result.append(shares)
         }
         return result
     }

@@ -58,6 +58,31 @@ public enum Signal: String, Sendable, Hashable, CaseIterable, Codable {
     case recency, frequency, timeOfDay, dayOfWeek, lastApp, engagement, context, userOrder
     /// Timeline relevance and relevant contexts declared by the provider.
     case relevance
+
+    /// A dense index, so hashing and comparing a signal never touches its string.
+    var index: Int {
+        switch self {
+        case .recency: 0
+        case .frequency: 1
+        case .timeOfDay: 2
+        case .dayOfWeek: 3
+        case .lastApp: 4
+        case .engagement: 5
+        case .context: 6
+        case .userOrder: 7
+        case .relevance: 8
+        }
+    }
+
+    public static func == (lhs: Signal, rhs: Signal) -> Bool { lhs.index == rhs.index }
+    public func hash(into hasher: inout Hasher) { hasher.combine(index) }
+
+    static let byIndex: [Signal] = allCases.sorted { $0.index < $1.index }
+}
+
+extension Feature {
+    /// The signal index of every feature, by feature index.
+    static let signalIndex: [Int] = allCases.map(\.signal.index)
 }
 
 /// Inputs for computing the feature matrix of one stack at one time.
@@ -82,17 +107,23 @@ extension UsageModel {
         matrix.append(contentsOf: repeatElement(0, count: n * width))
         guard n > 0 else { return }
         let now = query.time.microseconds
-        let usage = query.keys.map { Int($0) < keys.count ? keys[Int($0)] : KeyUsage() }
+        let empty = KeyUsage()
+        // Read each key's aggregates in place; copying them would retain and release their arrays.
+        func withUsage(_ i: Int, _ body: (borrowing KeyUsage) -> Double) -> Double {
+            let key = Int(query.keys[i])
+            return key < keys.count ? body(keys[key]) : body(empty)
+        }
 
         // Most-recently-used ranks among the stack's widgets (ties by the user's order).
+        let lastUses: [Int64?] = query.keys.map { Int($0) < keys.count ? keys[Int($0)].lastUse : nil }
         var byRecency = Array(0..<n)
         byRecency.sort { a, b in
-            let la = usage[a].lastUse ?? Int64.min
-            let lb = usage[b].lastUse ?? Int64.min
+            let la = lastUses[a] ?? Int64.min
+            let lb = lastUses[b] ?? Int64.min
             return la != lb ? la > lb : a < b
         }
         var rank = Array(repeating: Int.max, count: n)
-        for (position, index) in byRecency.enumerated() where usage[index].lastUse != nil { rank[index] = position }
+        for (position, index) in byRecency.enumerated() where lastUses[index] != nil { rank[index] = position }
 
         let gap = lastTime.map { max(0, Double(now - $0) / 1_000_000) } ?? 1e9
         let logGap = log1p(gap / 60)
@@ -105,24 +136,30 @@ extension UsageModel {
             return total > 0 ? values.map { ($0 + prior) / total } : Array(repeating: 1 / Double(n), count: n)
         }
         let frequency = UsageModel.countTaus.indices.map { scale in
-            shares(usage.map { $0.counts[scale].value(at: now, tau: UsageModel.countTaus[scale]) })
+            shares((0..<n).map { i in withUsage(i) { $0.counts[scale].value(at: now, tau: UsageModel.countTaus[scale]) } })
         }
         let hour = query.time.localHour
-        let timeOfDay = shares(usage.map { u in
-            u.hours[hour].value(at: now, tau: UsageModel.hourTau)
-                + 0.5 * u.hours[(hour + 23) % 24].value(at: now, tau: UsageModel.hourTau)
-                + 0.5 * u.hours[(hour + 1) % 24].value(at: now, tau: UsageModel.hourTau)
+        let timeOfDay = shares((0..<n).map { i in
+            withUsage(i) { u in
+                u.hours[hour].value(at: now, tau: UsageModel.hourTau)
+                    + 0.5 * u.hours[(hour + 23) % 24].value(at: now, tau: UsageModel.hourTau)
+                    + 0.5 * u.hours[(hour + 1) % 24].value(at: now, tau: UsageModel.hourTau)
+            }
         })
-        let dayOfWeek = shares(usage.map { $0.weekdays[query.time.localWeekday].value(at: now, tau: UsageModel.weekdayTau) })
+        let weekday = query.time.localWeekday
+        let dayOfWeek = shares((0..<n).map { i in withUsage(i) { $0.weekdays[weekday].value(at: now, tau: UsageModel.weekdayTau) } })
         let lastTotal = transitionTotal(from: lastApp, at: now)
         let previousTotal = transitionTotal(from: previousApp, at: now)
-        let afterLook = shares(usage.map { $0.afterView.value(at: now, tau: UsageModel.afterViewTau) }, prior: 0.1)
+        let afterLook = shares((0..<n).map { i in withUsage(i) { $0.afterView.value(at: now, tau: UsageModel.afterViewTau) } }, prior: 0.1)
         let afterLookFromLast = shares(
             query.keys.map { afterViewTransition(from: lastApp, to: $0, at: now) }, prior: 0.1)
-        let taps = shares(usage.map { $0.taps.value(at: now, tau: UsageModel.engagementTau) }, prior: 0.5)
-        let swipesTo = shares(usage.map { $0.swipesTo.value(at: now, tau: UsageModel.engagementTau) }, prior: 0.5)
-        let context = shares(usage.map { u in
-            query.contextPairs.reduce(0) { $0 + (u.contexts[$1]?.value(at: now, tau: UsageModel.contextTau) ?? 0) }
+        let taps = shares((0..<n).map { i in withUsage(i) { $0.taps.value(at: now, tau: UsageModel.engagementTau) } }, prior: 0.5)
+        let swipesTo = shares((0..<n).map { i in withUsage(i) { $0.swipesTo.value(at: now, tau: UsageModel.engagementTau) } }, prior: 0.5)
+        let swipesAway = (0..<n).map { i in withUsage(i) { $0.swipesAway.value(at: now, tau: UsageModel.engagementTau) } }
+        let context = query.contextPairs.isEmpty ? Array(repeating: 1 / Double(n), count: n) : shares((0..<n).map { i in
+            withUsage(i) { u in
+                query.contextPairs.reduce(0) { $0 + (u.contexts[$1]?.value(at: now, tau: UsageModel.contextTau) ?? 0) }
+            }
         }, prior: 0.5)
 
         for i in 0..<n {
@@ -137,7 +174,7 @@ extension UsageModel {
             set(.fourthOrFifthRecent, flag(r == 3 || r == 4))
             set(.mostRecentTimesGap, flag(r == 0) * logGap)
             set(.secondRecentTimesGap, flag(r == 1) * logGap)
-            let since = usage[i].lastUse.map { max(0, Double(now - $0) / 1_000_000) } ?? 1e9
+            let since = lastUses[i].map { max(0, Double(now - $0) / 1_000_000) } ?? 1e9
             set(.timeSinceUse, -log1p(since / 60) / 5)
             set(.mostRecentTimesPreviousDwell, flag(r == 0) * previousDwell)
             set(.secondRecentTimesPreviousDwell, flag(r == 1) * previousDwell)
@@ -163,7 +200,7 @@ extension UsageModel {
             set(.previousLookTargetFirst, flag(wasPreviousTarget && r == 0))
             set(.taps, safeLog(taps[i] * Double(n)))
             set(.swipesTo, safeLog(swipesTo[i] * Double(n)))
-            set(.swipesAway, -log1p(usage[i].swipesAway.value(at: now, tau: UsageModel.engagementTau)))
+            set(.swipesAway, -log1p(swipesAway[i]))
             set(.context, safeLog(context[i] * Double(n)))
             set(.userOrder, 1 / Double(1 + i))
         }
