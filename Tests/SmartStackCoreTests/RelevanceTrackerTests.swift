@@ -21,19 +21,6 @@ private func tracker(_ entries: [TimelineEntry], submittedAt now: Timestamp = at
     return tracker
 }
 
-/// A deterministic generator for reproducible random cases.
-private struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-}
-
 @Suite struct RelevanceTrackerTests {
     @Test func noTimelineMeansNoRelevance() {
         let state = RelevanceTracker().state(at: at("10:00"))
@@ -192,7 +179,7 @@ private struct SplitMix64 {
 
     /// The fast tracker against a direct reading of the rules, on random timelines and every change point.
     @Test func matchesAReferenceOfTheRulesOnRandomTimelines() {
-        var random = SplitMix64(state: 0x5EED)
+        var random = SeededRandom(seed: 0x5EED)
         for _ in 0..<200 {
             let start = at("10:00")
             let entries = (0..<(1 + random.below(12))).map { _ -> TimelineEntry in

@@ -6,19 +6,6 @@ private let start = try! Timestamp(rfc3339: "2025-03-01T08:00:00Z")
 
 private func at(minutes: Double) -> Timestamp { start.adding(seconds: minutes * 60) }
 
-/// A deterministic generator for reproducible random cases.
-private struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-}
-
 @Suite struct ReloadBudgetTests {
     /// The most grants that fall in any half-open 24-hour window `[g, g + 24h)` starting at a grant.
     static func busiestWindow(_ grants: [Timestamp]) -> Int {
@@ -117,7 +104,7 @@ private struct SplitMix64 {
     /// when the window really is full.
     @Test(arguments: [40, 70, 200])
     func neverExceedsCapacityInAnyWindow(capacity: Int) {
-        var random = SplitMix64(state: UInt64(capacity) &* 7_919)
+        var random = SeededRandom(seed: UInt64(capacity) &* 7_919)
         var budget = ReloadBudget(capacity: capacity)
         var t = start
         var granted: [Timestamp] = []

@@ -20,19 +20,6 @@ private func exhausted() -> ReloadScheduler {
     return scheduler
 }
 
-/// A deterministic generator for reproducible random cases.
-private struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-}
-
 @Suite struct ReloadSchedulerTests {
     @Test func atEndReloadsOnceAtTheLastEntry() {
         var scheduler = ReloadScheduler()
@@ -163,6 +150,25 @@ private struct SplitMix64 {
         ])
     }
 
+    @Test func oneReloadAnswersAPendingReloadAndADueDateAtTheSameTime() {
+        var scheduler = exhausted()
+        scheduler.timelineSubmitted(timeline(["20:00"], policy: .after(at("08:00", day: 2))), at: at("09:10"))
+        _ = scheduler.request(at: at("09:20"), reason: .providerRequest)
+        let outcomes = scheduler.advance(to: at("09:00", day: 2))
+        #expect(outcomes == [.requested(at: at("08:00", day: 2), reason: .providerRequest)])
+        #expect(scheduler.due == nil)
+        #expect(scheduler.budgetState(at: at("09:00", day: 2)).used == 40)
+    }
+
+    @Test func aReloadAfterTheDueDateAnswersIt() {
+        var scheduler = ReloadScheduler()
+        scheduler.timelineSubmitted(timeline(["08:00"]), at: at("09:00"))
+        let outcome = scheduler.request(at: at("09:00"), reason: .userInteraction)
+        #expect(outcome == .requested(at: at("09:00"), reason: .userInteraction))
+        let outcomes = scheduler.advance(to: at("10:00"))
+        #expect(outcomes.isEmpty)
+    }
+
     @Test func overdueEventIsReportedAsNow() {
         var scheduler = ReloadScheduler()
         scheduler.timelineSubmitted(timeline(["08:00"]), at: at("09:00"))
@@ -175,7 +181,7 @@ private struct SplitMix64 {
     /// in any 24 hours, and every withheld reload is granted no earlier than promised.
     @Test(arguments: [UInt64(1), 2, 3])
     func budgetIsNeverExceeded(seed: UInt64) {
-        var random = SplitMix64(state: seed)
+        var random = SeededRandom(seed: seed)
         var scheduler = ReloadScheduler(budget: ReloadBudget(capacity: 40))
         var t = at("00:00")
         var consuming: [Timestamp] = []
