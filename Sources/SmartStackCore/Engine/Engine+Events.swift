@@ -35,7 +35,8 @@ extension Engine {
             else { continue }
             stacks[id]?.ranker.learn(matrix: look.matrix, rows: look.keys.count, target: row)
             stacks[id]?.previousLookTarget = key
-            usage.recordAfterView(key: key, lastAppAtView: look.lastApp, at: time)
+            usage.recordAfterView(
+                key: key, lastAppAtView: look.lastApp, contexts: look.contexts, lookTime: look.time, at: time)
             stacks[id]?.dirty = true
         }
         pendingLooks.removeAll()
@@ -50,7 +51,9 @@ extension Engine {
         usage.features(
             for: FeatureQuery(keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget),
             into: &matrix)
-        stacks[id]?.look = PendingLook(time: time, keys: keys, matrix: matrix, lastApp: usage.lastApp)
+        stacks[id]?.look = PendingLook(
+            time: time, keys: keys, matrix: matrix, lastApp: usage.lastApp,
+            contexts: usage.lookContexts(at: time.microseconds))
         pendingLooks.insert(id)
     }
 
@@ -77,7 +80,8 @@ extension Engine {
                 {
                     stacks[id]?.ranker.learn(matrix: look.matrix, rows: look.keys.count, target: row)
                     stacks[id]?.previousLookTarget = key
-                    usage.recordAfterView(key: key, lastAppAtView: look.lastApp, at: time)
+                    usage.recordAfterView(
+                        key: key, lastAppAtView: look.lastApp, contexts: look.contexts, lookTime: look.time, at: time)
                 }
             }
             // A reload caused by the user interacting with the widget is exempt from the budget.

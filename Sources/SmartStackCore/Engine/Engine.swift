@@ -290,6 +290,7 @@ struct PendingLook: Sendable, Hashable {
     var keys: [Int32]
     var matrix: [Double]
     var lastApp: Int32?
+    var contexts: [LookContext]
 }
 
 /// One stack.

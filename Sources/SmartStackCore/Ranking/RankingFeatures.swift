@@ -24,6 +24,8 @@ enum Feature: Int, CaseIterable {
     // Looks at stacks: what the user went to after looking, in general and after the same last app.
     case afterLook, afterLookFromLastApp
     case previousLookTarget, previousLookTargetSecond, previousLookTargetFirst
+    /// What follows a look in this context (last apps and idle gap), against what follows looks in general.
+    case afterLookInContext
     // Engagement reported by the shell.
     case taps, swipesTo, swipesAway
     case context
@@ -45,7 +47,7 @@ enum Feature: Int, CaseIterable {
         case .dayOfWeek: .dayOfWeek
         case .afterLastApp, .afterPreviousApp: .lastApp
         case .afterLook, .afterLookFromLastApp, .previousLookTarget, .previousLookTargetSecond,
-            .previousLookTargetFirst, .taps, .swipesTo, .swipesAway:
+            .previousLookTargetFirst, .afterLookInContext, .taps, .swipesTo, .swipesAway:
             .engagement
         case .context: .context
         case .userOrder: .userOrder
@@ -162,8 +164,21 @@ extension UsageModel {
             }
         }, prior: 0.5)
 
+        // What follows a look here: back off from looks in general through ever more specific contexts.
+        let general = shares((0..<n).map { i in withUsage(i) { $0.afterLookLong.value(at: now, tau: UsageModel.lookContextTau) } },
+                             prior: 0.1)
+        var inContext = general
+        for context in lookContexts(at: now) {
+            let counts = query.keys.map { key in
+                lookOutcomes[LookOutcomeKey(context: context, key: key)]?.value(at: now, tau: UsageModel.lookContextTau) ?? 0
+            }
+            let total = counts.reduce(0, +)
+            for i in 0..<n { inContext[i] = (counts[i] + 2 * inContext[i]) / (total + 2) }
+        }
+
         for i in 0..<n {
             let key = query.keys[i]
+            matrix[i * width + Feature.afterLookInContext.rawValue] = safeLog(inContext[i] / general[i])
             let r = rank[i]
             let base = i * width
             @inline(__always) func set(_ feature: Feature, _ value: Double) { matrix[base + feature.rawValue] = value }

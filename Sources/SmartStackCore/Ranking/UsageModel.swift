@@ -13,6 +13,8 @@ struct KeyUsage: Sendable, Hashable {
     var weekdays: [DecayedCount] = Array(repeating: DecayedCount(), count: 7)
     /// How often this key was what the user went to right after looking at a stack.
     var afterView = DecayedCount()
+    /// The same over a month: the back-off base of what follows a look in context.
+    var afterLookLong = DecayedCount()
     /// Taps on the widget and manual swipes to and away from it.
     var taps = DecayedCount()
     var swipesTo = DecayedCount()
@@ -33,6 +35,7 @@ struct UsageModel: Sendable, Hashable {
     static let afterViewTransitionTau: Double = 14 * 86_400
     static let engagementTau: Double = 7 * 86_400
     static let contextTau: Double = 14 * 86_400
+    static let lookContextTau: Double = 30 * 86_400
 
     private(set) var keys: [KeyUsage] = []
     /// Latest and previous app to donate, and when.
@@ -40,6 +43,11 @@ struct UsageModel: Sendable, Hashable {
     private(set) var previousApp: Int32?
     private(set) var lastTime: Int64?
     private(set) var previousTime: Int64?
+    /// The app before the previous one.
+    private(set) var thirdApp: Int32?
+    /// Decayed counts of what the user went to after a look, per look context (a back-off chain of the last
+    /// apps and the idle gap), keyed by context and widget key.
+    private(set) var lookOutcomes: [LookOutcomeKey: DecayedCount] = [:]
     /// Decayed counts of "app A donated, then key K matched the next donation", keyed by `pair(A, K)`.
     private(set) var transitions: [Int64: DecayedCount] = [:]
     /// Decayed counts of donations that followed each app.
@@ -78,17 +86,26 @@ struct UsageModel: Sendable, Hashable {
         if let lastApp {
             transitionTotals[lastApp, default: DecayedCount()].add(at: now, tau: Self.transitionTau)
         }
+        thirdApp = previousApp
         previousApp = lastApp
         previousTime = lastTime
         lastApp = app
         lastTime = now
     }
 
-    /// Records that after a look at a stack (while `lastAppAtView` was the last app) the user went to `key`.
-    mutating func recordAfterView(key: Int32, lastAppAtView: Int32?, at time: Timestamp) {
+    /// Records that after a look at a stack (at `lookTime`, in `contexts`, while `lastAppAtView` was the last
+    /// app) the user went to `key` at `time`.
+    mutating func recordAfterView(
+        key: Int32, lastAppAtView: Int32?, contexts: [LookContext], lookTime: Timestamp, at time: Timestamp
+    ) {
         ensureKey(key)
         let now = time.microseconds
         keys[Int(key)].afterView.add(at: now, tau: Self.afterViewTau)
+        keys[Int(key)].afterLookLong.add(at: lookTime.microseconds, tau: Self.lookContextTau)
+        for context in contexts {
+            lookOutcomes[LookOutcomeKey(context: context, key: key), default: DecayedCount()]
+                .add(at: lookTime.microseconds, tau: Self.lookContextTau)
+        }
         if let lastAppAtView {
             afterViewTransitions[Self.pair(lastAppAtView, key), default: DecayedCount()]
                 .add(at: now, tau: Self.afterViewTransitionTau)
@@ -120,5 +137,46 @@ struct UsageModel: Sendable, Hashable {
     func afterViewTransition(from app: Int32?, to key: Int32, at now: Int64) -> Double {
         guard let app else { return 0 }
         return afterViewTransitions[Self.pair(app, key)]?.value(at: now, tau: Self.afterViewTransitionTau) ?? 0
+    }
+}
+
+/// Where a look happens, at four levels of detail: the app in front; and the app before it; and the idle
+/// gap; and the app before that. What follows a look is learned per level and backed off from the most
+/// general to the most specific, so a rare context borrows from its general level.
+struct LookContext: Hashable, Sendable {
+    var level: Int8
+    var last: Int32
+    var previous: Int32
+    var third: Int32
+    var gap: Int8
+}
+
+struct LookOutcomeKey: Hashable, Sendable {
+    var context: LookContext
+    var key: Int32
+}
+
+extension UsageModel {
+    /// The back-off chain of look contexts at `now`, most general first.
+    func lookContexts(at now: Int64) -> [LookContext] {
+        let gapSeconds = lastTime.map { Double(now - $0) / 1_000_000 }
+        let gap: Int8 =
+            switch gapSeconds {
+            case .some(let g) where g < 10: 0
+            case .some(let g) where g < 60: 1
+            case .some(let g) where g < 300: 2
+            case .some(let g) where g < 1_800: 3
+            case .some(let g) where g < 14_400: 4
+            default: 5
+            }
+        let last = lastApp ?? -1
+        let previous = previousApp ?? -1
+        let third = thirdApp ?? -1
+        return [
+            LookContext(level: 0, last: last, previous: -1, third: -1, gap: -1),
+            LookContext(level: 1, last: last, previous: previous, third: -1, gap: -1),
+            LookContext(level: 2, last: last, previous: previous, third: -1, gap: gap),
+            LookContext(level: 3, last: last, previous: previous, third: third, gap: gap),
+        ]
     }
 }
