@@ -254,7 +254,7 @@ extension Engine {
         var result: [Int32] = []
         for key in suggestionCandidates.reversed() where !placed.contains(key) {
             let info = keys[Int(key)]
-            guard info.placed == 0 || !placed.contains(key), let kind = kinds[info.kind],
+            guard let kind = kinds[info.kind],
                 kind.families.contains(state.configuration.family),
                 usage.keys[Int(key)].lastUse.map({ Double(now.microseconds - $0) / 1_000_000 < 86_400 }) ?? false
             else { continue }

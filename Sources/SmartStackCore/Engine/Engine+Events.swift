@@ -27,19 +27,23 @@ extension Engine {
     /// (nil: somewhere outside the stack), which becomes a label for that stack's ranker.
     mutating func closeLooks(at time: Timestamp, target: (PendingLook) -> Int32?) {
         guard !pendingLooks.isEmpty else { return }
-        for id in pendingLooks.sorted() {
-            guard let look = stacks[id]?.look else { continue }
-            stacks[id]?.look = nil
-            guard time.seconds(since: look.time) <= settings.lookOutcomeWindow, let key = target(look),
-                let row = look.keys.firstIndex(of: key)
-            else { continue }
-            stacks[id]?.ranker.learn(matrix: look.matrix, rows: look.keys.count, target: row)
-            stacks[id]?.previousLookTarget = key
-            usage.recordAfterView(
-                key: key, lastAppAtView: look.lastApp, contexts: look.contexts, lookTime: look.time, at: time)
-            stacks[id]?.dirty = true
-        }
-        pendingLooks.removeAll()
+        for id in pendingLooks.sorted() { closeLook(of: id, at: time, target: target) }
+    }
+
+    /// Ends the open look at a stack, if any: within the outcome window, the key `target` picks (nil: the user
+    /// went somewhere outside the stack) is a label for the stack's ranker and the after-look aggregates.
+    mutating func closeLook(of id: StackID, at time: Timestamp, target: (PendingLook) -> Int32?) {
+        pendingLooks.remove(id)
+        guard let look = stacks[id]?.look else { return }
+        stacks[id]?.look = nil
+        guard time.seconds(since: look.time) <= settings.lookOutcomeWindow, let key = target(look),
+            let row = look.keys.firstIndex(of: key)
+        else { return }
+        stacks[id]?.ranker.learn(matrix: look.matrix, rows: look.keys.count, target: row)
+        stacks[id]?.previousLookTarget = key
+        usage.recordAfterView(
+            key: key, lastAppAtView: look.lastApp, contexts: look.contexts, lookTime: look.time, at: time)
+        stacks[id]?.dirty = true
     }
 
     /// Records a look at a stack: the features it was shown with wait for the user's next move.
@@ -70,27 +74,15 @@ extension Engine {
         var effects: [EngineEffect?] = []
         switch kind {
         case .tap:
-            if state.look != nil {
-                let key = widget.key
-                pendingLooks.remove(id)
-                let look = stacks[id]?.look
-                stacks[id]?.look = nil
-                if let look, time.seconds(since: look.time) <= settings.lookOutcomeWindow,
-                    let row = look.keys.firstIndex(of: key)
-                {
-                    stacks[id]?.ranker.learn(matrix: look.matrix, rows: look.keys.count, target: row)
-                    stacks[id]?.previousLookTarget = key
-                    usage.recordAfterView(
-                        key: key, lastAppAtView: look.lastApp, contexts: look.contexts, lookTime: look.time, at: time)
-                }
-            }
+            // A tap is the clearest answer to "what did the user go to after looking".
+            closeLook(of: id, at: time) { _ in widget.key }
             // A reload caused by the user interacting with the widget is exempt from the budget.
             if widget.relevance.timeline != nil {
                 effects.append(reloadEffect(instance, instances[instance]?.reload.request(at: time, reason: .userInteraction)))
                 scheduleTimers(for: instance)
             }
         case .swipeTo:
-            stacks[id]?.manualSwipe = (instance, time)
+            stacks[id]?.manualSwipe = ManualSwipe(instance: instance, time: time)
             stacks[id]?.lastRotation = time
             timers.schedule(.stack(id), at: time.adding(seconds: settings.swipeGracePeriod))
         case .swipeAway:
@@ -146,7 +138,7 @@ extension Engine {
     }
 
     mutating func reloadTimelines(app: AppID, kind: String?, at time: Timestamp) throws(CoreError) -> [EngineEffect] {
-        if let kind, kinds.keys.first(where: { $0.app == app && $0.kind == kind }) == nil {
+        if let kind, !(kindsByApp[app] ?? []).contains(where: { $0.kind == kind }) {
             throw .notFound(kind: "widgetKind", id: "\(app)/\(kind)")
         }
         // Exempt from the budget while the provider's app is in the foreground.

@@ -38,7 +38,6 @@ public struct Engine: Sendable {
     public init(settings: EngineSettings = EngineSettings(), now: Timestamp = Timestamp(microseconds: 0)) {
         self.settings = settings
         self.now = now
-        self.liveActivities = LiveActivityRegistry()
     }
 
     // MARK: Applying events
@@ -305,20 +304,17 @@ struct StackState: Sendable, Hashable {
     var topSince: Timestamp?
     /// The last time the top changed by a rotation, a suggestion or a manual swipe.
     var lastRotation: Timestamp?
-    var manualSwipe: (instance: InstanceID, time: Timestamp)?
+    var manualSwipe: ManualSwipe?
     var dirty = true
     var decidedGeneration = -1
 
     init(configuration: StackConfiguration) { self.configuration = configuration }
+}
 
-    static func == (lhs: StackState, rhs: StackState) -> Bool {
-        lhs.configuration == rhs.configuration && lhs.instances == rhs.instances && lhs.ranker == rhs.ranker
-            && lhs.look == rhs.look && lhs.previousLookTarget == rhs.previousLookTarget && lhs.revision == rhs.revision
-            && lhs.published == rhs.published && lhs.topSince == rhs.topSince && lhs.lastRotation == rhs.lastRotation
-            && lhs.manualSwipe?.instance == rhs.manualSwipe?.instance && lhs.manualSwipe?.time == rhs.manualSwipe?.time
-    }
-
-    func hash(into hasher: inout Hasher) { hasher.combine(configuration.id) }
+/// The widget the user swiped to, and when: it keeps the top for the grace period.
+struct ManualSwipe: Sendable, Hashable {
+    var instance: InstanceID
+    var time: Timestamp
 }
 
 extension CoreError {

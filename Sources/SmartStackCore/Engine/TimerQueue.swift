@@ -10,7 +10,7 @@ enum TimerTarget: Sendable, Hashable {
 
 /// A min-heap of wake-up times. Entries are hints: a woken target recomputes its own next time, so stale or
 /// duplicate entries cost a wasted wake-up, never a wrong decision.
-struct TimerQueue: Sendable, Hashable {
+struct TimerQueue: Sendable {
     private var heap: [(time: Int64, sequence: Int64, target: TimerTarget)] = []
     private var sequence: Int64 = 0
 
@@ -55,10 +55,4 @@ struct TimerQueue: Sendable, Hashable {
     ) -> Bool {
         a.time != b.time ? a.time < b.time : a.sequence < b.sequence
     }
-
-    static func == (lhs: TimerQueue, rhs: TimerQueue) -> Bool {
-        lhs.sequence == rhs.sequence && lhs.heap.count == rhs.heap.count
-    }
-
-    func hash(into hasher: inout Hasher) { hasher.combine(sequence) }
 }
