@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "SmartStackCore", targets: ["SmartStackCore"]),
+        .library(name: "SmartStackProtocol", targets: ["SmartStackProtocol"]),
         .executable(name: "smartstack-eval", targets: ["smartstack-eval"]),
         .executable(name: "smartstack-bench", targets: ["smartstack-bench"]),
     ],
@@ -30,9 +31,23 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Everything about the wire: JSON, Varlink framing and envelopes, the interface files, requests and
+        // replies mapped to and from Core values. No I/O.
+        .target(
+            name: "SmartStackProtocol",
+            dependencies: ["SmartStackCore"],
+            resources: [
+                .embedInCode("Interfaces/org.varlink.service.varlink"),
+                .embedInCode("Interfaces/io.smartstack.Provider.varlink"),
+                .embedInCode("Interfaces/io.smartstack.Shell.varlink"),
+                .embedInCode("Interfaces/io.smartstack.Admin.varlink"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(name: "smartstack-bench", dependencies: ["SmartStackCore"], swiftSettings: strict),
         .testTarget(name: "SmartStackCoreTests", dependencies: ["SmartStackCore"], swiftSettings: strict),
         .testTarget(name: "SmartStackEvalTests", dependencies: ["SmartStackEval"], swiftSettings: strict),
+        .testTarget(name: "SmartStackProtocolTests", dependencies: ["SmartStackProtocol"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )
