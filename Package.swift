@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "SmartStackCore", targets: ["SmartStackCore"]),
+        .library(name: "SmartStackProtocol", targets: ["SmartStackProtocol"]),
         .executable(name: "smartstack-eval", targets: ["smartstack-eval"]),
         .executable(name: "smartstack-bench", targets: ["smartstack-bench"]),
         .executable(name: "smartstackd", targets: ["smartstackd"]),
@@ -34,6 +35,19 @@ let package = Package(
             dependencies: [
                 "SmartStackEval",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        // Everything about the wire: JSON, Varlink framing and envelopes, the interface files, requests and
+        // replies mapped to and from Core values. No I/O.
+        .target(
+            name: "SmartStackProtocol",
+            dependencies: ["SmartStackCore"],
+            resources: [
+                .embedInCode("Interfaces/org.varlink.service.varlink"),
+                .embedInCode("Interfaces/io.smartstack.Provider.varlink"),
+                .embedInCode("Interfaces/io.smartstack.Shell.varlink"),
+                .embedInCode("Interfaces/io.smartstack.Admin.varlink"),
             ],
             swiftSettings: strict
         ),
@@ -83,6 +97,7 @@ let package = Package(
         .testTarget(name: "SmartStackServerTests", dependencies: ["SmartStackServer", "SmartStackClient"], swiftSettings: strict),
         .testTarget(name: "SmartStackCoreTests", dependencies: ["SmartStackCore"], swiftSettings: strict),
         .testTarget(name: "SmartStackEvalTests", dependencies: ["SmartStackEval"], swiftSettings: strict),
+        .testTarget(name: "SmartStackProtocolTests", dependencies: ["SmartStackProtocol"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,46 @@
+/// JSON text ↔ `JSONValue` (RFC 8259), straight over bytes and without Foundation.
+public enum JSON {
+    /// Parses one JSON text: a value with optional whitespace around it and nothing else.
+    ///
+    /// Strict: no comments, trailing commas, leading zeros, `NaN`/`Infinity`, control characters in strings,
+    /// unpaired `\u` surrogates, invalid UTF-8 or duplicate object keys. Numbers whose magnitude does not fit a
+    /// `Double` are rejected. Containers nest at most `maxDepth` deep (the parser recurses once per level, so
+    /// keep it moderate).
+    public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = 64) throws(JSONError) -> JSONValue {
+        let result = bytes.withContiguousStorageIfAvailable { buffer in
+            parse(buffer: buffer, maxDepth: maxDepth)
+        }
+        if let result { return try result.get() }
+        return try Array(bytes).withUnsafeBufferPointer { parse(buffer: $0, maxDepth: maxDepth) }.get()
+    }
+
+    /// Compact JSON text for `value`.
+    public static func serialize(_ value: JSONValue) -> [UInt8] {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(128)
+        JSONWriter.write(value, into: &buffer)
+        return buffer
+    }
+
+    /// Appends compact JSON text for `value` to `buffer` (reuse one buffer to avoid allocating per message).
+    ///
+    /// Strings are written as UTF-8 with `"`, `\` and control characters escaped; a non-finite `double`,
+    /// which JSON cannot express, is written as `null`.
+    public static func serialize(_ value: JSONValue, into buffer: inout [UInt8]) {
+        JSONWriter.write(value, into: &buffer)
+    }
+
+    /// Appends compact JSON text for `object` to `buffer`.
+    public static func serialize(_ object: JSONObject, into buffer: inout [UInt8]) {
+        JSONWriter.write(object, into: &buffer)
+    }
+
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONError> {
+        var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+        do throws(JSONError) {
+            return .success(try parser.parseDocument())
+        } catch {
+            return .failure(error)
+        }
+    }
+}

@@ -1,0 +1,122 @@
+public import SmartStackCore
+
+/// `io.smartstack.Provider.Donate`.
+///
+/// Donation ids are unique per app. A call without `id` gets one the server makes up (passed to
+/// `event(defaultTime:generatedID:)`); a call whose id the app already used must be refused by the server with
+/// `io.smartstack.Provider.Conflict(kind: "donation", id)`: the engine does not keep donations, the store does.
+public struct DonateRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.donate
+
+    public var app: AppID
+    public var intent: String
+    public var parameters: [String: String]
+    public var date: Timestamp?
+    /// The client's id for the donation; `nil` when the server is to make one up.
+    public var id: String?
+    public var groupId: String?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["app", "intent", "parameters", "date", "id", "groupId"])
+        app = try p.appID()
+        intent = try p.string("intent")
+        self.parameters = try p.optionalStringMap("parameters") ?? [:]
+        date = try p.optionalTimestamp("date")
+        id = try p.optionalString("id")
+        groupId = try p.optionalString("groupId")
+        // Check everything but the id and date now, so a bad call fails before the server makes up an id.
+        _ = try donation(defaultTime: Timestamp(microseconds: 0), generatedID: "-")
+    }
+
+    /// The checked donation: its id is the client's or, when it gave none, `generatedID()`.
+    public func donation(
+        defaultTime: Timestamp, generatedID: @autoclosure () -> String
+    ) throws(VarlinkError) -> Donation {
+        let id = self.id ?? generatedID()
+        let (app, intent, parameters, date, groupId) = (app, intent, parameters, self.date ?? defaultTime, groupId)
+        return try Self.core { () throws(CoreError) in
+            try Donation.validated(
+                id: id, app: app, intent: intent, parameters: parameters, date: date, groupId: groupId)
+        }
+    }
+
+    /// The event that records the donation.
+    public func event(
+        defaultTime: Timestamp, generatedID: @autoclosure () -> String
+    ) throws(VarlinkError) -> EngineEvent {
+        .donate(try donation(defaultTime: defaultTime, generatedID: generatedID()))
+    }
+
+    /// The reply: `{id}`.
+    public static func reply(id: String) -> JSONObject { ["id": .string(id)] }
+}
+
+/// `io.smartstack.Provider.DeleteDonations`: which of an app's donations to delete.
+///
+/// Deleting is not an engine event: the server deletes from the store and rebuilds the engine without them.
+public struct DeleteDonationsRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.deleteDonations
+
+    public var app: AppID
+    /// By ids, by group, by intent type (optionally by entity), or all of the app's.
+    public var filter: DonationFilter
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["app", "ids", "groupId", "intent", "entity"])
+        app = try p.appID()
+        let ids = try p.optionalStringArray("ids")
+        let group = try p.optionalString("groupId")
+        let intent = try p.optionalString("intent")
+        let entity = try p.optionalString("entity")
+        let given = [("ids", ids != nil), ("groupId", group != nil), ("intent", intent != nil)].filter(\.1).map(\.0)
+        if given.count > 1 {
+            throw .invalidParameter(given[1], reason: "give at most one of ids, groupId and intent")
+        }
+        if entity != nil, intent == nil {
+            throw .invalidParameter("entity", reason: "only together with intent")
+        }
+        if let ids {
+            filter = .ids(Set(ids))
+        } else if let group {
+            filter = .group(group)
+        } else if let intent {
+            filter = .intent(type: intent, entity: entity)
+        } else {
+            filter = .all
+        }
+    }
+
+    /// The reply: `{deleted}`.
+    public static func reply(deleted: Int) -> JSONObject { ["deleted": .int(Int64(deleted))] }
+}
+
+/// `io.smartstack.Provider.ListDonations`: one page of an app's donations, oldest first.
+public struct ListDonationsRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.listDonations
+
+    /// The page size when the caller gives none.
+    public static let defaultLimit = 100
+    /// The largest page.
+    public static let maximumLimit = 1_000
+
+    public var app: AppID
+    /// The id of the last donation of the previous page; the page starts after it.
+    public var after: String?
+    /// The most donations to return, 1…1000.
+    public var limit: Int
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["app", "after", "limit"])
+        app = try p.appID()
+        after = try p.optionalString("after")
+        limit = try p.optionalInt("limit") ?? Self.defaultLimit
+        guard (1...Self.maximumLimit).contains(limit) else {
+            throw .invalidParameter("limit", reason: "must be between 1 and \(Self.maximumLimit)")
+        }
+    }
+
+    /// The reply: `{donations}` in the order given (oldest first).
+    public static func reply(donations: some Sequence<Donation>) -> JSONObject {
+        ["donations": .array(donations.map { .object($0.wireObject) })]
+    }
+}

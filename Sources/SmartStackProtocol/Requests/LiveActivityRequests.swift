@@ -1,0 +1,79 @@
+public import SmartStackCore
+
+/// `io.smartstack.Provider.StartLiveActivity`.
+public struct StartLiveActivityRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.startLiveActivity
+
+    public var app: AppID
+    public var id: String
+    public var attributes: [String: String]
+    public var contentState: [String: String]
+    public var date: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["app", "id", "attributes", "contentState", "date"])
+        app = try p.appID()
+        id = try p.string("id")
+        attributes = try p.optionalStringMap("attributes") ?? [:]
+        contentState = try p.optionalStringMap("contentState") ?? [:]
+        date = try p.optionalTimestamp("date")
+    }
+
+    /// The event; the engine checks the id, the sizes and the per-app limit.
+    public func event(defaultTime: Timestamp) -> EngineEvent {
+        .startLiveActivity(app: app, id: id, attributes: attributes, contentState: contentState, at: date ?? defaultTime)
+    }
+}
+
+/// `io.smartstack.Provider.UpdateLiveActivity`.
+public struct UpdateLiveActivityRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.updateLiveActivity
+
+    public var app: AppID
+    public var id: String
+    public var contentState: [String: String]
+    public var date: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["app", "id", "contentState", "date"])
+        app = try p.appID()
+        id = try p.string("id")
+        contentState = try p.stringMap("contentState")
+        date = try p.optionalTimestamp("date")
+    }
+
+    public func event(defaultTime: Timestamp) -> EngineEvent {
+        .updateLiveActivity(app: app, id: id, contentState: contentState, at: date ?? defaultTime)
+    }
+}
+
+/// `io.smartstack.Provider.EndLiveActivity`.
+public struct EndLiveActivityRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.endLiveActivity
+
+    public var app: AppID
+    public var id: String
+    /// The final content; `nil` keeps the last.
+    public var contentState: [String: String]?
+    /// Seconds the ended activity stays visible (at most and by default 4 hours).
+    public var dismissAfter: Double?
+    public var date: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["app", "id", "contentState", "dismissAfter", "date"])
+        app = try p.appID()
+        id = try p.string("id")
+        contentState = try p.optionalStringMap("contentState")
+        dismissAfter = try p.optionalDouble("dismissAfter")
+        if let dismissAfter, !(0...LiveActivity.maxEndedVisible).contains(dismissAfter) {
+            throw .invalidParameter(
+                "dismissAfter", reason: "must be between 0 and \(Int(LiveActivity.maxEndedVisible)) seconds")
+        }
+        date = try p.optionalTimestamp("date")
+    }
+
+    public func event(defaultTime: Timestamp) -> EngineEvent {
+        .endLiveActivity(
+            app: app, id: id, contentState: contentState, dismissAfter: dismissAfter, at: date ?? defaultTime)
+    }
+}

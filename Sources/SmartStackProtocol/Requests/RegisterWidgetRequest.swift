@@ -1,0 +1,96 @@
+public import SmartStackCore
+
+/// `io.smartstack.Provider.RegisterWidget`: a widget kind, fully validated by Core when decoded.
+public struct RegisterWidgetRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.registerWidget
+
+    /// The kind, its intent schema and prediction mappings checked (`WidgetKind.init`).
+    public var kind: WidgetKind
+    /// When it was registered, if the caller said.
+    public var date: Timestamp?
+
+    public var app: AppID { kind.id.app }
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(
+            parameters,
+            allowed: ["app", "kind", "displayName", "families", "intent", "predictionMapping", "date"])
+        let app = try p.appID()
+        let id = try p.kindID(app: app)
+        let displayName = try p.optionalString("displayName") ?? id.kind
+        var families = Set<WidgetFamily>()
+        for (index, value) in try p.array("families").enumerated() {
+            let path = "families[\(index)]"
+            guard case .string(let text) = value else {
+                throw .invalidParameter(path, reason: "expected a string, got \(value.typeName)")
+            }
+            families.insert(try Self.core { () throws(CoreError) in try WidgetFamily(parsing: text, parameter: path) })
+        }
+        let intent = try p.optionalStruct("intent", allowed: ["type", "parameters"]).map {
+            (intent) throws(VarlinkError) in try Self.intentSchema(intent)
+        }
+        var mappings: [PredictionMapping] = []
+        for mapping in try p.structs("predictionMapping", allowed: ["intent", "parameters"], optional: true) {
+            mappings.append(
+                PredictionMapping(
+                    intentType: try mapping.string("intent"),
+                    parameters: try mapping.optionalStringMap("parameters") ?? [:]))
+        }
+        do throws(CoreError) {
+            kind = try WidgetKind(
+                id: id, displayName: displayName, families: families, intent: intent, predictionMappings: mappings)
+        } catch {
+            throw Self.wire(Self.renamingMappingPaths(error))
+        }
+        date = try p.optionalTimestamp("date")
+    }
+
+    /// The event that registers the kind.
+    public func event(defaultTime: Timestamp) -> EngineEvent {
+        .registerKind(kind, at: date ?? defaultTime)
+    }
+
+    /// An `intent` struct: the type and its parameters, defaults read in their text form.
+    private static func intentSchema(_ intent: Parameters) throws(VarlinkError) -> IntentSchema {
+        let type = try intent.string("type")
+        var schemas: [ParameterSchema] = []
+        let allowed = ["name", "type", "title", "optional", "default", "cases", "suggestedEntities"]
+        for parameter in try intent.structs("parameters", allowed: allowed) {
+            var schema = ParameterSchema(
+                name: try parameter.string("name"),
+                type: try parameter.enumeration("type", ParameterType.self),
+                title: try parameter.optionalString("title"),
+                optional: try parameter.optionalBool("optional") ?? false,
+                cases: try parameter.structs("cases", allowed: ["id", "displayName"], optional: true).map {
+                    (option) throws(VarlinkError) in
+                    let id = try option.string("id")
+                    return EnumCase(id: id, displayName: try option.optionalString("displayName") ?? id)
+                },
+                suggestedEntities: try parameter.structs(
+                    "suggestedEntities", allowed: ["id", "displayName"], optional: true
+                ).map { (option) throws(VarlinkError) in
+                    let id = try option.string("id")
+                    return EntityOption(id: id, displayName: try option.optionalString("displayName") ?? id)
+                })
+            if let text = try parameter.optionalString("default") {
+                let path = parameter.path("default")
+                let reference = schema
+                schema.defaultValue = try core { () throws(CoreError) in
+                    try ConfigurationValue.parse(text, as: reference, parameter: path)
+                }
+            }
+            schemas.append(schema)
+        }
+        return try core { () throws(CoreError) in try IntentSchema(type: type, parameters: schemas, parameter: "intent") }
+    }
+
+    /// Core names prediction mappings `predictionMappings[i].intentType`; the wire says `predictionMapping[i].intent`.
+    private static func renamingMappingPaths(_ error: CoreError) -> CoreError {
+        guard case .invalidParameter(var parameter, let reason) = error,
+            parameter.hasPrefix("predictionMappings")
+        else { return error }
+        parameter = "predictionMapping" + parameter.dropFirst("predictionMappings".count)
+        if parameter.hasSuffix(".intentType") { parameter = parameter.dropLast("intentType".count) + "intent" }
+        return .invalidParameter(parameter: parameter, reason: reason)
+    }
+}

@@ -1,0 +1,102 @@
+/// `org.varlink.service.GetInfo`; the reply is `VarlinkServiceInfo.wireObject`.
+public struct GetInfoRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.getInfo
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        _ = try Parameters(parameters, allowed: [])
+    }
+}
+
+/// `org.varlink.service.GetInterfaceDescription`.
+public struct GetInterfaceDescriptionRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.getInterfaceDescription
+
+    public var interface: String
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["interface"])
+        interface = try p.string("interface")
+    }
+
+    /// The reply: `{description}` with the interface file's text, or `InterfaceNotFound`.
+    public func reply() throws(VarlinkError) -> JSONObject {
+        guard let definition = VarlinkInterfaces.definition(named: interface) else {
+            throw .interfaceNotFound(interface)
+        }
+        return ["description": .string(definition.text)]
+    }
+}
+
+/// `io.smartstack.Admin.GetStatistics`; the reply is `ServiceStatistics.wireObject`.
+public struct GetStatisticsRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.getStatistics
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        _ = try Parameters(parameters, allowed: [])
+    }
+}
+
+/// A log level, as `io.smartstack.Admin.LogLevel` names it (the same names as swift-log's `Logger.Level`).
+public enum LogLevel: String, CaseIterable, Sendable, Hashable {
+    case trace, debug, info, notice, warning, error, critical
+}
+
+/// `io.smartstack.Admin.SetLogLevel`.
+public struct SetLogLevelRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.setLogLevel
+
+    public var level: LogLevel
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["level"])
+        level = try p.enumeration("level", LogLevel.self)
+    }
+}
+
+/// What `io.smartstack.Admin.GetStatistics` reports; the server fills it in.
+public struct ServiceStatistics: Sendable, Hashable {
+    public var stacks: Int
+    public var widgets: Int
+    public var donations: Int
+    public var subscribers: Int
+    public var connections: Int
+    public var uptimeSeconds: Double
+    public var kinds: Int?
+    public var liveActivities: Int?
+    public var reloadWatchers: Int?
+    public var calls: Int?
+    public var logLevel: LogLevel?
+
+    public init(
+        stacks: Int, widgets: Int, donations: Int, subscribers: Int, connections: Int, uptimeSeconds: Double,
+        kinds: Int? = nil, liveActivities: Int? = nil, reloadWatchers: Int? = nil, calls: Int? = nil,
+        logLevel: LogLevel? = nil
+    ) {
+        self.stacks = stacks
+        self.widgets = widgets
+        self.donations = donations
+        self.subscribers = subscribers
+        self.connections = connections
+        self.uptimeSeconds = uptimeSeconds
+        self.kinds = kinds
+        self.liveActivities = liveActivities
+        self.reloadWatchers = reloadWatchers
+        self.calls = calls
+        self.logLevel = logLevel
+    }
+
+    /// The reply; optional counts are left out when unknown.
+    public var wireObject: JSONObject {
+        var object: JSONObject = [
+            "stacks": .int(Int64(stacks)), "widgets": .int(Int64(widgets)), "donations": .int(Int64(donations)),
+            "subscribers": .int(Int64(subscribers)), "connections": .int(Int64(connections)),
+            "uptimeSeconds": .double(uptimeSeconds),
+        ]
+        if let kinds { object["kinds"] = .int(Int64(kinds)) }
+        if let liveActivities { object["liveActivities"] = .int(Int64(liveActivities)) }
+        if let reloadWatchers { object["reloadWatchers"] = .int(Int64(reloadWatchers)) }
+        if let calls { object["calls"] = .int(Int64(calls)) }
+        if let logLevel { object["logLevel"] = .string(logLevel.rawValue) }
+        return object
+    }
+}

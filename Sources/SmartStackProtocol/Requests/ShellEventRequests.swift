@@ -1,0 +1,66 @@
+public import SmartStackCore
+
+/// `io.smartstack.Shell.RecordEngagement`.
+public struct RecordEngagementRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.recordEngagement
+
+    public var stack: StackID
+    public var instance: InstanceID
+    public var kind: EngagementKind
+    /// Seconds on top, for an impression.
+    public var duration: Double?
+    public var date: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["stack", "instance", "kind", "duration", "date"])
+        stack = try p.stackID()
+        instance = try p.instanceID()
+        kind = try p.enumeration("kind", EngagementKind.self)
+        duration = try p.optionalDouble("duration")
+        if let duration, duration < 0 { throw .invalidParameter("duration", reason: "must not be negative") }
+        date = try p.optionalTimestamp("date")
+    }
+
+    public func event(defaultTime: Timestamp) -> EngineEvent {
+        .engage(stack: stack, instance: instance, kind: kind, duration: duration, at: date ?? defaultTime)
+    }
+}
+
+/// `io.smartstack.Shell.RecordLook`: the stack was shown.
+public struct RecordLookRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.recordLook
+
+    public var stack: StackID
+    public var date: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["stack", "date"])
+        stack = try p.stackID()
+        date = try p.optionalTimestamp("date")
+    }
+
+    public func event(defaultTime: Timestamp) -> EngineEvent { .look(stack: stack, at: date ?? defaultTime) }
+}
+
+/// `io.smartstack.Shell.SetContext`.
+public struct SetContextRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.setContext
+
+    public var key: String
+    /// The new value; `nil` clears the key.
+    public var value: String?
+    public var date: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["key", "value", "date"])
+        key = try p.string("key")
+        guard !key.isEmpty, key.utf8.count <= 255 else { throw .invalidParameter("key", reason: "must be 1-255 bytes") }
+        value = try p.optionalString("value")
+        if let value, value.utf8.count > 4_096 { throw .invalidParameter("value", reason: "longer than 4096 bytes") }
+        date = try p.optionalTimestamp("date")
+    }
+
+    public func event(defaultTime: Timestamp) -> EngineEvent {
+        .setContext(key: key, value: value, at: date ?? defaultTime)
+    }
+}

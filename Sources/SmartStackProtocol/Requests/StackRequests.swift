@@ -1,0 +1,189 @@
+public import SmartStackCore
+
+/// One widget of a `ConfigureStack` call, its configuration still in wire form.
+public struct WirePlacement: Sendable, Hashable {
+    public var instance: InstanceID
+    public var kind: WidgetKindID
+    /// Values by parameter name, read against the kind's schema when the event is made.
+    public var configuration: JSONObject
+}
+
+/// `io.smartstack.Shell.ConfigureStack`.
+public struct ConfigureStackRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.configureStack
+
+    public var stack: StackID
+    public var family: WidgetFamily
+    public var widgets: [WirePlacement]
+    public var smartRotate: Bool
+    public var suggestions: Bool
+    public var pinned: InstanceID?
+    public var developerMode: Bool
+    public var liveActivities: Bool
+    public var date: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(
+            parameters,
+            allowed: [
+                "stack", "family", "widgets", "smartRotate", "suggestions", "pinned", "developerMode",
+                "liveActivities", "date",
+            ])
+        stack = try p.stackID()
+        let familyName = try p.string("family")
+        family = try Self.core { () throws(CoreError) in try WidgetFamily(parsing: familyName, parameter: "family") }
+        widgets = []
+        for widget in try p.structs("widgets", allowed: ["instance", "app", "kind", "configuration"]) {
+            widgets.append(
+                WirePlacement(
+                    instance: try widget.instanceID(),
+                    kind: try widget.kindID(app: try widget.appID()),
+                    configuration: try widget.optionalObject("configuration") ?? [:]))
+        }
+        smartRotate = try p.optionalBool("smartRotate") ?? true
+        suggestions = try p.optionalBool("suggestions") ?? true
+        pinned = try p.optionalInstanceID("pinned")
+        developerMode = try p.optionalBool("developerMode") ?? false
+        liveActivities = try p.optionalBool("liveActivities") ?? true
+        date = try p.optionalTimestamp("date")
+    }
+
+    /// The stack's configuration, each widget's values read against its kind from `kinds` (errors name
+    /// `widgets[i].configuration.NAME`; a kind `kinds` does not know is `NotFound(widgetKind)`).
+    public func configuration(kinds: (WidgetKindID) -> WidgetKind?) throws(VarlinkError) -> StackConfiguration {
+        var placements: [WidgetPlacement] = []
+        placements.reserveCapacity(widgets.count)
+        for (index, widget) in widgets.enumerated() {
+            guard let kind = kinds(widget.kind) else {
+                throw Self.wire(.notFound(kind: "widgetKind", id: widget.kind.description))
+            }
+            let values = try Self.core { () throws(CoreError) in
+                try WireConfiguration.decode(widget.configuration, kind: kind, path: "widgets[\(index)].configuration")
+            }
+            placements.append(WidgetPlacement(instance: widget.instance, kind: widget.kind, configuration: values))
+        }
+        return StackConfiguration(
+            id: stack, family: family, widgets: placements, smartRotate: smartRotate, suggestions: suggestions,
+            pinned: pinned, developerMode: developerMode, liveActivities: liveActivities)
+    }
+
+    public func event(
+        defaultTime: Timestamp, kinds: (WidgetKindID) -> WidgetKind?
+    ) throws(VarlinkError) -> EngineEvent {
+        .configureStack(try configuration(kinds: kinds), at: date ?? defaultTime)
+    }
+
+    /// The reply: `{revision}`.
+    public static func reply(revision: Int) -> JSONObject { ["revision": .int(Int64(revision))] }
+}
+
+/// `io.smartstack.Shell.GetStack`.
+public struct GetStackRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.getStack
+
+    public var stack: StackID
+    /// The time to decide for; now when `nil`.
+    public var at: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["stack", "at"])
+        stack = try p.stackID()
+        at = try p.optionalTimestamp("at")
+    }
+
+    /// The reply: the decision's wire shape (`Decision.wireObject`).
+    public static func reply(_ decision: Decision) -> JSONObject { decision.wireObject }
+}
+
+/// `io.smartstack.Shell.Subscribe` (a stream).
+public struct SubscribeRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.subscribe
+
+    /// The stacks to follow, without repeats, in the order asked; `nil` for every stack, present and future.
+    public var stacks: [StackID]?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["stacks"])
+        guard let names = try p.optionalStringArray("stacks") else {
+            stacks = nil
+            return
+        }
+        var seen = Set<StackID>()
+        var stacks: [StackID] = []
+        for (index, name) in names.enumerated() {
+            let id = try Self.core { () throws(CoreError) in try StackID(name, parameter: "stacks[\(index)]") }
+            if seen.insert(id).inserted { stacks.append(id) }
+        }
+        self.stacks = stacks
+    }
+
+    /// Whether a decision of `stack` goes to this subscriber.
+    public func follows(_ stack: StackID) -> Bool { stacks?.contains(stack) ?? true }
+}
+
+/// `io.smartstack.Shell.ListStacks`.
+public struct ListStacksRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.listStacks
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        _ = try Parameters(parameters, allowed: [])
+    }
+
+    /// The reply: `{stacks}`, each a configuration with its latest published revision and top.
+    public static func reply(stacks: [(configuration: StackConfiguration, published: Decision?)]) -> JSONObject {
+        ["stacks": .array(stacks.map { .object($0.configuration.wireObject(published: $0.published)) })]
+    }
+}
+
+/// `io.smartstack.Shell.RemoveStack`.
+public struct RemoveStackRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.removeStack
+
+    public var stack: StackID
+    public var date: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["stack", "date"])
+        stack = try p.stackID()
+        date = try p.optionalTimestamp("date")
+    }
+
+    public func event(defaultTime: Timestamp) -> EngineEvent { .removeStack(stack, at: date ?? defaultTime) }
+}
+
+/// `io.smartstack.Shell.Explain`.
+public struct ExplainRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.explain
+
+    public var stack: StackID
+    /// Only this widget, when given.
+    public var instance: InstanceID?
+    public var at: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["stack", "instance", "at"])
+        stack = try p.stackID()
+        instance = try p.optionalInstanceID()
+        at = try p.optionalTimestamp("at")
+    }
+
+    /// The reply (`StackExplanation.wireObject`).
+    public static func reply(_ explanation: StackExplanation) -> JSONObject { explanation.wireObject }
+}
+
+/// `io.smartstack.Shell.GetBudget`.
+public struct GetBudgetRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.getBudget
+
+    public var instance: InstanceID
+    public var at: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["instance", "at"])
+        instance = try p.instanceID()
+        at = try p.optionalTimestamp("at")
+    }
+
+    /// The reply (`BudgetState.wireObject`).
+    public static func reply(_ budget: BudgetState) -> JSONObject { budget.wireObject }
+}

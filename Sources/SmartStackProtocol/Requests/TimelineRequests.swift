@@ -1,0 +1,212 @@
+public import SmartStackCore
+
+/// What a timeline or a relevance declaration is for, as the call said.
+public enum WireTarget: Sendable, Hashable {
+    /// One placed instance.
+    case instance(InstanceID)
+    /// Every instance of the request's kind with this configuration (wire form, read against the kind's schema
+    /// when the event is made).
+    case configuration(JSONObject)
+
+    /// Reads `instance` and `configuration` (at most one of them).
+    init(_ p: Parameters) throws(VarlinkError) {
+        let configuration = try p.optionalObject("configuration")
+        if let instance = try p.optionalInstanceID() {
+            guard configuration == nil else {
+                throw .invalidParameter("configuration", reason: "give either instance or configuration, not both")
+            }
+            self = .instance(instance)
+        } else {
+            self = .configuration(configuration ?? [:])
+        }
+    }
+
+    /// Core's target; a configuration target needs the kind's schema from `kinds`.
+    func timelineTarget(
+        kind: WidgetKindID, kinds: (WidgetKindID) -> WidgetKind?, interface: String
+    ) throws(VarlinkError) -> TimelineTarget {
+        switch self {
+        case .instance(let id):
+            return .instance(id)
+        case .configuration(let object):
+            guard let definition = kinds(kind) else {
+                throw VarlinkError(.notFound(kind: "widgetKind", id: kind.description), interface: interface)
+            }
+            do throws(CoreError) {
+                return .configuration(kind, try WireConfiguration.decode(object, kind: definition, path: "configuration"))
+            } catch {
+                throw VarlinkError(error, interface: interface)
+            }
+        }
+    }
+}
+
+/// `io.smartstack.Provider.SubmitTimeline`: the timeline is validated and sorted when decoded.
+///
+/// For an `instance` target the server should check that the instance's kind is `kind` of `app` (the engine
+/// only checks that the instance exists), so one app cannot feed another's widgets.
+public struct SubmitTimelineRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.submitTimeline
+
+    public var kind: WidgetKindID
+    public var target: WireTarget
+    /// Checked (non-empty, at most `maxEntries`, finite relevances) and sorted by date.
+    public var timeline: Timeline
+    /// Entries less than 5 minutes apart, for the reply.
+    public var warnings: [String]
+    public var date: Timestamp?
+
+    public var app: AppID { kind.app }
+
+    private enum PolicyKind: String, CaseIterable { case atEnd, after, never }
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        try self.init(parameters: parameters, maxEntries: Timeline.defaultMaxEntries)
+    }
+
+    /// Decodes with the engine's limit on entries (`EngineSettings.maxTimelineEntries`).
+    public init(parameters: JSONObject, maxEntries: Int) throws(VarlinkError) {
+        let p = try Parameters(
+            parameters, allowed: ["app", "kind", "instance", "configuration", "entries", "policy", "date"])
+        kind = try p.kindID(app: try p.appID())
+        target = try WireTarget(p)
+        var entries: [TimelineEntry] = []
+        for entry in try p.structs("entries", allowed: ["date", "relevance"]) {
+            let relevance = try entry.optionalStruct("relevance", allowed: ["score", "duration"]).map {
+                (relevance) throws(VarlinkError) in
+                Relevance(score: try relevance.double("score"), duration: try relevance.double("duration"))
+            }
+            entries.append(TimelineEntry(date: try entry.timestamp("date"), relevance: relevance))
+        }
+        var policy = ReloadPolicy.atEnd
+        if let given = try p.optionalStruct("policy", allowed: ["kind", "date"]) {
+            let date = try given.optionalTimestamp("date")
+            let kind = try given.enumeration("kind", PolicyKind.self)
+            if kind == .after {
+                guard let date else { throw .invalidParameter("policy.date", reason: "required with kind after") }
+                policy = .after(date)
+            } else {
+                guard date == nil else { throw .invalidParameter("policy.date", reason: "only with kind after") }
+                policy = kind == .never ? .never : .atEnd
+            }
+        }
+        (timeline, warnings) = try Self.core { () throws(CoreError) in
+            try Timeline.validated(entries: entries, policy: policy, maxEntries: maxEntries)
+        }
+        date = try p.optionalTimestamp("date")
+    }
+
+    /// The event that submits the timeline; a configuration target is read against the kind from `kinds`
+    /// (`NotFound(widgetKind)` when there is none).
+    public func event(
+        defaultTime: Timestamp, kinds: (WidgetKindID) -> WidgetKind?
+    ) throws(VarlinkError) -> EngineEvent {
+        let resolved = try target.timelineTarget(kind: kind, kinds: kinds, interface: Self.method.interface)
+        return .submitTimeline(resolved, timeline, at: date ?? defaultTime)
+    }
+
+    /// The reply: `{warnings}`.
+    public static func reply(warnings: [String]) -> JSONObject {
+        ["warnings": .array(warnings.map(JSONValue.string))]
+    }
+}
+
+/// `io.smartstack.Provider.ReloadTimelines`.
+public struct ReloadTimelinesRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.reloadTimelines
+
+    public var app: AppID
+    /// One kind's name, or `nil` for every kind of the app.
+    public var kind: String?
+    public var date: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["app", "kind", "date"])
+        app = try p.appID()
+        kind = p.value("kind") == nil ? nil : try p.kindID(app: app).kind
+        date = try p.optionalTimestamp("date")
+    }
+
+    public func event(defaultTime: Timestamp) -> EngineEvent {
+        .reloadTimelines(app: app, kind: kind, at: date ?? defaultTime)
+    }
+}
+
+/// `io.smartstack.Provider.WatchReloads` (a stream): which reload effects go to this watcher.
+public struct WatchReloadsRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.watchReloads
+
+    public var app: AppID
+    /// Also send withheld reloads (marked by `withheldUntil`).
+    public var includeWithheld: Bool
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["app", "includeWithheld"])
+        app = try p.appID()
+        includeWithheld = try p.optionalBool("includeWithheld") ?? false
+    }
+
+    /// Whether `effect` is for this watcher: a reload of one of its app's instances (a withheld one only with
+    /// `includeWithheld`).
+    public func wants(_ effect: EngineEffect) -> Bool {
+        switch effect {
+        case .reloadRequested(_, let kind, _, _): kind.app == app
+        case .reloadWithheld(_, let kind, _, _): includeWithheld && kind.app == app
+        case .timelineWarnings: false
+        }
+    }
+}
+
+/// `io.smartstack.Provider.DeclareRelevance`: relevant contexts (checked when decoded) and a relevance group.
+public struct DeclareRelevanceRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.declareRelevance
+
+    public var kind: WidgetKindID
+    public var target: WireTarget
+    /// In priority order, each checked (`RelevantContext.validated`).
+    public var contexts: [RelevantContext]
+    public var group: String?
+    public var date: Timestamp?
+
+    public var app: AppID { kind.app }
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(
+            parameters, allowed: ["app", "kind", "instance", "configuration", "contexts", "group", "date"])
+        kind = try p.kindID(app: try p.appID())
+        target = try WireTarget(p)
+        var contexts: [RelevantContext] = []
+        for context in try p.structs("contexts", allowed: ["start", "end", "key", "value"], optional: true) {
+            let start = try context.optionalTimestamp("start")
+            let end = try context.optionalTimestamp("end")
+            let key = try context.optionalString("key")
+            let value = try context.optionalString("value")
+            if start != nil || end != nil {
+                guard key == nil, value == nil else {
+                    throw .invalidParameter(
+                        context.path(key != nil ? "key" : "value"), reason: "a date interval has no key or value")
+                }
+                contexts.append(.dateInterval(start: try context.timestamp("start"), end: try context.timestamp("end")))
+            } else if key != nil || value != nil {
+                contexts.append(.context(key: try context.string("key"), value: try context.string("value")))
+            } else {
+                throw .invalidParameter(context.path, reason: "give start and end, or key and value")
+            }
+        }
+        self.contexts = try Self.core { () throws(CoreError) in try RelevantContext.validated(contexts) }
+        group = try p.optionalString("group")
+        if let group, group.isEmpty || group.utf8.count > 255 {
+            throw .invalidParameter("group", reason: "must be 1-255 bytes")
+        }
+        date = try p.optionalTimestamp("date")
+    }
+
+    /// The event that declares the relevance; a configuration target is read against the kind from `kinds`.
+    public func event(
+        defaultTime: Timestamp, kinds: (WidgetKindID) -> WidgetKind?
+    ) throws(VarlinkError) -> EngineEvent {
+        let resolved = try target.timelineTarget(kind: kind, kinds: kinds, interface: Self.method.interface)
+        return .declareRelevance(
+            RelevanceDeclaration(target: resolved, contexts: contexts, group: group), at: date ?? defaultTime)
+    }
+}

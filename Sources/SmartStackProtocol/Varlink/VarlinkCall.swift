@@ -1,0 +1,137 @@
+/// One Varlink method call, decoded from a message.
+///
+/// The envelope is checked here (an object with a `method` string naming `interface.Method`, an optional
+/// `parameters` object and optional boolean flags); anything wrong with it is a framing error, after which the
+/// server closes the connection. The parameters themselves are checked by the request types, whose errors are
+/// replies. Unknown envelope keys are ignored, as the Varlink specification lets later versions add them.
+public struct VarlinkCall: Sendable {
+    /// The fully qualified method name, such as `io.smartstack.Shell.GetStack`.
+    public var method: String
+    /// The call's parameters; empty when the message has none (or `null`).
+    public var parameters: JSONObject
+    /// The caller wants no reply, not even an error.
+    public var oneway: Bool
+    /// The caller accepts several replies (a stream); every reply but the last has `continues`.
+    public var more: Bool
+    /// The caller wants to switch the connection to another protocol after the reply.
+    public var upgrade: Bool
+
+    /// The interface: `method` up to its last `.` (`io.smartstack.Shell`).
+    public var interface: Substring {
+        guard let dot = method.lastIndex(of: ".") else { return method[...] }
+        return method[..<dot]
+    }
+
+    /// The method's own name: `method` after its last `.` (`GetStack`).
+    public var methodName: Substring {
+        guard let dot = method.lastIndex(of: ".") else { return method[...] }
+        return method[method.index(after: dot)...]
+    }
+
+    /// A call built in code (tests, clients).
+    public init(
+        method: String, parameters: JSONObject = [:], oneway: Bool = false, more: Bool = false, upgrade: Bool = false
+    ) {
+        self.method = method
+        self.parameters = parameters
+        self.oneway = oneway
+        self.more = more
+        self.upgrade = upgrade
+    }
+
+    /// Decodes a message (without its NUL).
+    public init(frame: [UInt8]) throws(VarlinkFramingError) {
+        guard !frame.isEmpty else { throw .malformed("empty message") }
+        let value: JSONValue
+        do throws(JSONError) {
+            value = try JSON.parse(frame)
+        } catch {
+            throw .malformed(error.description)
+        }
+        guard case .object(let object) = value else { throw .malformed("the message is not a JSON object") }
+        guard case .string(let method) = object["method"] else {
+            throw .malformed(object["method"] == nil ? "no 'method'" : "'method' is not a string")
+        }
+        guard VarlinkNames.isQualifiedMethodName(method) else {
+            throw .malformed("'method' is not an interface-qualified method name")
+        }
+        self.method = method
+        switch object["parameters"] {
+        case nil, .null?: parameters = JSONObject()
+        case .object(let parameters)?: self.parameters = parameters
+        default: throw .malformed("'parameters' is not an object")
+        }
+        oneway = try Self.flag("oneway", in: object)
+        more = try Self.flag("more", in: object)
+        upgrade = try Self.flag("upgrade", in: object)
+    }
+
+    /// The message for this call, NUL-terminated (for clients and tests).
+    public func encode(into buffer: inout [UInt8]) {
+        var object = JSONObject(minimumCapacity: 5)
+        object["method"] = .string(method)
+        if !parameters.isEmpty { object["parameters"] = .object(parameters) }
+        if oneway { object["oneway"] = .bool(true) }
+        if more { object["more"] = .bool(true) }
+        if upgrade { object["upgrade"] = .bool(true) }
+        JSON.serialize(object, into: &buffer)
+        buffer.append(0)
+    }
+
+    private static func flag(_ key: String, in object: JSONObject) throws(VarlinkFramingError) -> Bool {
+        switch object[key] {
+        case nil, .null?: false
+        case .bool(let value)?: value
+        default: throw .malformed("'\(key)' is not a boolean")
+        }
+    }
+}
+
+/// The Varlink grammar's names (varlink.org "Interface Definition").
+enum VarlinkNames {
+    /// `interface.Method`: a valid interface name, a dot and a valid member name.
+    static func isQualifiedMethodName(_ text: String) -> Bool {
+        let utf8 = Array(text.utf8)
+        guard let dot = utf8.lastIndex(of: UInt8(ascii: ".")) else { return false }
+        return isInterfaceName(utf8[..<dot]) && isMemberName(utf8[(dot + 1)...])
+    }
+
+    /// `[A-Z][A-Za-z0-9]*`: type, method and error names.
+    static func isMemberName(_ bytes: some BidirectionalCollection<UInt8>) -> Bool {
+        guard let first = bytes.first, isUpper(first) else { return false }
+        return bytes.allSatisfy { isAlpha($0) || isDigit($0) }
+    }
+
+    /// `[A-Za-z]([_]?[A-Za-z0-9])*`: field names and enum values.
+    static func isFieldName(_ bytes: some BidirectionalCollection<UInt8>) -> Bool {
+        guard let first = bytes.first, isAlpha(first), bytes.last != UInt8(ascii: "_") else { return false }
+        var previousUnderscore = false
+        for byte in bytes {
+            if byte == UInt8(ascii: "_") {
+                if previousUnderscore { return false }
+                previousUnderscore = true
+            } else {
+                guard isAlpha(byte) || isDigit(byte) else { return false }
+                previousUnderscore = false
+            }
+        }
+        return true
+    }
+
+    /// Reverse-domain interface names: at least two dot-separated labels of letters, digits and inner `-`, the
+    /// first starting with a letter. The first label is letters only, as the Python `varlink` parser requires.
+    static func isInterfaceName(_ bytes: some BidirectionalCollection<UInt8>) -> Bool {
+        let labels = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard labels.count >= 2, let first = labels.first, first.allSatisfy(isAlpha) else { return false }
+        return labels.allSatisfy { label in
+            guard let head = label.first, let tail = label.last, isAlpha(head) || isDigit(head),
+                isAlpha(tail) || isDigit(tail)
+            else { return false }
+            return label.allSatisfy { isAlpha($0) || isDigit($0) || $0 == UInt8(ascii: "-") }
+        }
+    }
+
+    static func isUpper(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") }
+    static func isAlpha(_ byte: UInt8) -> Bool { isUpper(byte) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) }
+    static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+}
