@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "smartstackd",
             dependencies: [
-                "SmartStackServer",
+                "SmartStackServer", "SmartStackProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -94,7 +94,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "SmartStackServerTests", dependencies: ["SmartStackServer", "SmartStackClient"], swiftSettings: strict),
+        .testTarget(name: "SmartStackServerTests", dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol"], swiftSettings: strict),
         .testTarget(name: "SmartStackCoreTests", dependencies: ["SmartStackCore"], swiftSettings: strict),
         .testTarget(name: "SmartStackEvalTests", dependencies: ["SmartStackEval"], swiftSettings: strict),
         .testTarget(name: "SmartStackProtocolTests", dependencies: ["SmartStackProtocol"], swiftSettings: strict),

@@ -1,6 +1,6 @@
 import NIOCore
 import NIOPosix
-import SmartStackProtocol
+public import SmartStackProtocol
 
 /// Why a call did not return a reply.
 public enum VarlinkClientError: Error, Sendable, CustomStringConvertible {
@@ -22,66 +22,70 @@ public enum VarlinkClientError: Error, Sendable, CustomStringConvertible {
 }
 
 /// An async Varlink client over a Unix socket: one call at a time, or one stream, per connection.
-public actor VarlinkClient {
-    private let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+///
+/// Connections are scoped: `VarlinkClient.withConnection(path:)` opens one, runs the body with a client, and
+/// closes it when the body returns or throws.
+public struct VarlinkClient: ~Copyable {
     private var inbound: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
     private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     private var decoder: VarlinkFrameDecoder
     /// The socket path connected to.
-    public nonisolated let path: String
+    public let path: String
 
-    /// Connects to the service at a Unix socket path.
-    public static func connect(path: String, maxFrameSize: Int = 16 << 20) async throws(VarlinkClientError) -> VarlinkClient {
+    /// Connects to the service at a Unix socket path and runs `body` with a client on that connection.
+    public static func withConnection<Result: Sendable>(
+        path: String, maxFrameSize: Int = 16 << 20, _ body: (inout VarlinkClient) async throws -> Result
+    ) async throws -> Result {
+        let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(unixDomainSocketPath: path) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
-            return VarlinkClient(channel: channel, path: path, maxFrameSize: maxFrameSize)
         } catch {
-            throw .connection("cannot connect to \(path): \(error)")
+            throw VarlinkClientError.connection("cannot connect to \(path): \(error)")
+        }
+        return try await channel.executeThenClose { inbound, outbound in
+            var client = VarlinkClient(
+                inbound: inbound.makeAsyncIterator(), outbound: outbound, path: path, maxFrameSize: maxFrameSize)
+            return try await body(&client)
         }
     }
 
-    private init(channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>, path: String, maxFrameSize: Int) {
-        self.channel = channel
+    private init(
+        inbound: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, path: String, maxFrameSize: Int
+    ) {
+        self.inbound = inbound
+        self.outbound = outbound
         self.path = path
-        self.inbound = channel.inbound.makeAsyncIterator()
-        self.outbound = channel.outbound
         self.decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
     }
 
     /// Calls a method and returns its reply's parameters; a typed error is thrown as `.remote`.
-    public func call(_ method: String, _ parameters: JSONObject = [:]) async throws(VarlinkClientError) -> JSONObject {
+    public mutating func call(_ method: String, _ parameters: JSONObject = JSONObject()) async throws(VarlinkClientError)
+        -> JSONObject
+    {
         try await send(method, parameters, more: false, oneway: false)
-        let reply = try await nextReply()
-        return reply.parameters
+        return try await nextReply().parameters
     }
 
     /// Calls a method without waiting for (or getting) a reply.
-    public func callOneway(_ method: String, _ parameters: JSONObject = [:]) async throws(VarlinkClientError) {
+    public mutating func callOneway(_ method: String, _ parameters: JSONObject = JSONObject()) async throws(VarlinkClientError) {
         try await send(method, parameters, more: false, oneway: true)
     }
 
-    /// Calls a streaming method and hands each reply to `body` until the stream ends, `body` returns
-    /// `false`, or the task is cancelled.
-    public func stream(
-        _ method: String, _ parameters: JSONObject = [:],
-        _ body: (JSONObject) async throws -> Bool
+    /// Calls a streaming method and hands each reply to `body` until the stream ends or `body` returns `false`.
+    public mutating func stream(
+        _ method: String, _ parameters: JSONObject = JSONObject(), _ body: (JSONObject) async throws -> Bool
     ) async throws {
         try await send(method, parameters, more: true, oneway: false)
         while true {
             let reply = try await nextReply()
             guard try await body(reply.parameters), reply.continues else { return }
         }
-    }
-
-    /// Closes the connection.
-    public func close() async {
-        outbound.finish()
-        try? await channel.channel.close()
     }
 
     private func send(_ method: String, _ parameters: JSONObject, more: Bool, oneway: Bool) async throws(VarlinkClientError) {
@@ -100,7 +104,7 @@ public actor VarlinkClient {
         var continues: Bool
     }
 
-    private func nextReply() async throws(VarlinkClientError) -> Reply {
+    private mutating func nextReply() async throws(VarlinkClientError) -> Reply {
         while true {
             let frame: [UInt8]?
             do { frame = try decoder.next() } catch { throw .protocolViolation("\(error)") }

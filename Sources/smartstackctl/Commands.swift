@@ -7,9 +7,7 @@ struct Status: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let client = try await global.connect()
-        let reply = try await client.call("io.smartstack.Admin.GetStatistics")
-        await client.close()
+        let reply = try await global.call("io.smartstack.Admin.GetStatistics")
         if global.json { return global.printJSON(reply) }
         print(Table.render(rows: reply.keys.map { [$0, reply[$0].map(Table.text) ?? ""] }, header: ["statistic", "value"]))
     }
@@ -20,13 +18,11 @@ struct Stacks: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let client = try await global.connect()
-        let reply = try await client.call("io.smartstack.Shell.ListStacks")
-        await client.close()
+        let reply = try await global.call("io.smartstack.Shell.ListStacks")
         if global.json { return global.printJSON(reply) }
         let stacks = reply["stacks"]?.arrayValue ?? []
         let columns = ["stack", "family", "widgets", "revision", "top"]
-        let rows = stacks.compactMap(\.objectValue).map { stack in
+        let rows = stacks.compactMap { $0.objectValue }.map { stack in
             columns.map { stack[$0].map(Table.text) ?? "" }
         }
         print(Table.render(rows: rows, header: columns))
@@ -44,11 +40,9 @@ struct StackCommand: AsyncParsableCommand {
         @Option(help: "The time to evaluate at (RFC 3339); now when omitted.") var at: String?
 
         func run() async throws {
-            let client = try await global.connect()
             var parameters: JSONObject = ["stack": .string(stack)]
             if let at { parameters["at"] = .string(at) }
-            let reply = try await client.call("io.smartstack.Shell.GetStack", parameters)
-            await client.close()
+            let reply = try await global.call("io.smartstack.Shell.GetStack", parameters)
             if global.json { return global.printJSON(reply) }
             print(OrderTable.render(reply))
         }
@@ -63,18 +57,16 @@ struct Watch: AsyncParsableCommand {
     @Option(help: "Stop after this many replies.") var count: Int?
 
     func run() async throws {
-        let client = try await global.connect()
         var parameters = JSONObject()
         if !stacks.isEmpty { parameters["stacks"] = .array(stacks.map { .string($0) }) }
         let json = global.json
         let global = self.global
         let limit = count
         let seen = Counter()
-        try await client.stream("io.smartstack.Shell.Subscribe", parameters) { reply in
+        try await global.stream("io.smartstack.Shell.Subscribe", parameters) { reply in
             if json { global.printJSON(reply) } else { print(OrderTable.render(reply)) }
             return limit.map { seen.increment() < $0 } ?? true
         }
-        await client.close()
     }
 }
 
@@ -103,9 +95,7 @@ struct Donate: AsyncParsableCommand {
         if let id { fields["id"] = .string(id) }
         if let group { fields["groupId"] = .string(group) }
         if let date { fields["date"] = .string(date) }
-        let client = try await global.connect()
-        let reply = try await client.call("io.smartstack.Provider.Donate", fields)
-        await client.close()
+        let reply = try await global.call("io.smartstack.Provider.Donate", fields)
         if global.json { return global.printJSON(reply) }
         print("donated \(reply["id"].map(Table.text) ?? "?")")
     }
@@ -139,9 +129,7 @@ struct TimelineCommand: AsyncParsableCommand {
                     fields["policy"] = .object(["kind": .string(policy)])
                 }
             }
-            let client = try await global.connect()
-            let reply = try await client.call("io.smartstack.Provider.SubmitTimeline", fields)
-            await client.close()
+            let reply = try await global.call("io.smartstack.Provider.SubmitTimeline", fields)
             if global.json { return global.printJSON(reply) }
             let warnings = reply["warnings"]?.arrayValue ?? []
             print("timeline accepted" + (warnings.isEmpty ? "" : " with warnings:"))

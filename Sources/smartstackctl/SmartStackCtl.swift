@@ -23,15 +23,25 @@ struct GlobalOptions: ParsableArguments {
 
     /// The socket path to connect to.
     func socketPath() throws -> String {
-        guard let address else { return ServiceDefaults(environment: Environment.all, uid: currentUID()).socketPath }
+        guard let address else { return ServiceDefaults(environment: processEnvironment(), uid: currentUID()).socketPath }
         guard address.hasPrefix("unix:") else {
             throw ValidationError("--address must look like unix:PATH, got '\(address)'")
         }
         return String(address.dropFirst(5))
     }
 
-    func connect() async throws -> VarlinkClient {
-        try await VarlinkClient.connect(path: try socketPath())
+    /// Makes one call on a fresh connection.
+    func call(_ method: String, _ parameters: JSONObject = JSONObject()) async throws -> JSONObject {
+        try await VarlinkClient.withConnection(path: try socketPath()) { client in
+            try await client.call(method, parameters)
+        }
+    }
+
+    /// Runs a stream on a fresh connection until `body` returns `false` or the stream ends.
+    func stream(_ method: String, _ parameters: JSONObject, _ body: (JSONObject) async throws -> Bool) async throws {
+        try await VarlinkClient.withConnection(path: try socketPath()) { client in
+            try await client.stream(method, parameters, body)
+        }
     }
 
     /// Prints a reply as one JSON line.

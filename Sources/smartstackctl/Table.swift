@@ -68,3 +68,12 @@ final class Counter: Sendable {
 }
 
 func currentUID() -> UInt32 { getuid() }
+
+/// The environment variables the default socket path depends on.
+func processEnvironment() -> [String: String] {
+    var environment: [String: String] = [:]
+    for name in ["XDG_RUNTIME_DIR", "HOME", "XDG_DATA_HOME", "STATE_DIRECTORY"] {
+        if let value = getenv(name) { environment[name] = String(cString: value) }
+    }
+    return environment
+}

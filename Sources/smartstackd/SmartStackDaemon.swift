@@ -11,6 +11,7 @@
 import ArgumentParser
 import Logging
 import ServiceLifecycle
+import SmartStackProtocol
 import SmartStackServer
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import SmartStackProtocol
 import SmartStackServer
 import Testing
 

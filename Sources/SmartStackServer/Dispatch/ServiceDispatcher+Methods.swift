@@ -142,15 +142,31 @@ extension ServiceDispatcher {
         }
         let host = self.host
         return .stream { send in
-            do {
+            try await Self.run(subscription, host: host) {
                 for decision in subscription.initial { try await send(decision.wireObject) }
                 for await decision in subscription.stream { try await send(decision.wireObject) }
-            } catch {
-                await host.closeSubscription(subscription.id)
-                throw error
             }
-            await host.closeSubscription(subscription.id)
         }
+    }
+
+    /// Runs a stream's sending loop until it ends, the subscription ends (even while a send is blocked on a
+    /// client that stopped reading), or the task is cancelled; then closes the subscription.
+    static func run<Element>(
+        _ subscription: HostSubscription<Element>, host: EngineHost,
+        _ loop: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await loop() }
+                group.addTask { await subscription.ended.wait() }
+                try await group.next()
+                group.cancelAll()
+            }
+        } catch {
+            await host.closeSubscription(subscription.id)
+            throw error
+        }
+        await host.closeSubscription(subscription.id)
     }
 
     private func watchReloads(_ request: WatchReloadsRequest, _ context: CallContext) async throws(VarlinkError)
@@ -161,16 +177,12 @@ extension ServiceDispatcher {
         }
         let host = self.host
         return .stream { send in
-            do {
+            try await Self.run(subscription, host: host) {
                 for await effect in subscription.stream where request.wants(effect) {
                     let now = await host.now()
                     if let object = effect.reloadWireObject(at: now) { try await send(object) }
                 }
-            } catch {
-                await host.closeSubscription(subscription.id)
-                throw error
             }
-            await host.closeSubscription(subscription.id)
         }
     }
 }

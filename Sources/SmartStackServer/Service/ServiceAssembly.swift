@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 import SmartStackCore
 
 #if canImport(Glibc)
@@ -41,6 +41,6 @@ public struct ServiceAssembly: Sendable {
         print("smartstackd is listening on \(address)")
         print("try:  smartstackctl --address \(address) status")
         print("      python3 -m varlink.cli call \(address)/org.varlink.service.GetInfo")
-        fflush(stdout)
+        fflush(nil)
     }
 }

@@ -95,6 +95,9 @@ public struct HostSubscription<Element: Sendable>: Sendable {
     /// What the stream starts with (each followed stack's current decision, for `Subscribe`).
     public var initial: [Element]
     public var stream: AsyncStream<Element>
+    /// Fires when the stream ends for any reason — including being cut off while its reader is blocked —
+    /// so the connection can stop at once instead of at its next write.
+    public var ended: OneShotSignal
 }
 
 extension EngineHost {
@@ -120,8 +123,10 @@ extension EngineHost {
         }
         let (stream, continuation) = AsyncStream.makeStream(
             of: Decision.self, bufferingPolicy: .bufferingOldest(limits.subscriberQueue))
+        let ended = OneShotSignal()
+        continuation.onTermination = { _ in ended.fire() }
         let id = subscriptions.add(.init(stacks: stacks.map(Set.init), continuation: continuation))
-        return HostSubscription(id: id, initial: initial, stream: stream)
+        return HostSubscription(id: id, initial: initial, stream: stream, ended: ended)
     }
 
     /// Opens a stream of an app's reload requests (and withheld reloads).
@@ -132,8 +137,10 @@ extension EngineHost {
         }
         let (stream, continuation) = AsyncStream.makeStream(
             of: EngineEffect.self, bufferingPolicy: .bufferingOldest(limits.subscriberQueue))
+        let ended = OneShotSignal()
+        continuation.onTermination = { _ in ended.fire() }
         let id = subscriptions.add(.init(app: app, continuation: continuation))
-        return HostSubscription(id: id, initial: [], stream: stream)
+        return HostSubscription(id: id, initial: [], stream: stream, ended: ended)
     }
 
     /// Closes a stream (its client went away or the call ended).

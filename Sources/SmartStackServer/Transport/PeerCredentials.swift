@@ -25,7 +25,7 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
     static func of(_ channel: any Channel) async -> PeerCredentials {
         #if canImport(Glibc)
             guard let provider = channel as? any SocketOptionProvider else { return .unknown }
-            let future: EventLoopFuture<ucred> = provider.unsafeGetSocketOption(
+            let future: EventLoopFuture<KernelPeerCredentials> = provider.unsafeGetSocketOption(
                 level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
             guard let credentials = try? await future.get() else { return .unknown }
             return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
@@ -33,4 +33,11 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
             return .unknown
         #endif
     }
+}
+
+/// The layout of Linux's `struct ucred` (which Swift's Glibc module does not export without `_GNU_SOURCE`).
+struct KernelPeerCredentials: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
 }

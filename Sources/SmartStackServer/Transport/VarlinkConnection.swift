@@ -1,7 +1,7 @@
 import AsyncAlgorithms
 import Logging
 import NIOCore
-import SmartStackProtocol
+public import SmartStackProtocol
 
 /// What a call produced: a reply, a typed error, or a stream of replies.
 public enum CallOutcome: Sendable {
@@ -9,7 +9,7 @@ public enum CallOutcome: Sendable {
     case failure(VarlinkError)
     /// A `more` call's replies: the closure sends each one (as `continues`) until the stream ends or the
     /// task is cancelled (the client went away).
-    case stream(@Sendable (_ send: @Sendable (JSONObject) async throws -> Void) async throws -> Void)
+    case stream(@Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void)
 }
 
 /// Answers calls; the service's dispatcher, or a test's.
@@ -33,11 +33,11 @@ struct VarlinkConnection {
         do {
             try await channel.executeThenClose { inbound, outbound in
                 let batches = AsyncChannel<[VarlinkCall]>()
-                let closed = InputClosedSignal()
+                let closed = OneShotSignal()
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
                         await read(inbound, into: batches, peer: peer)
-                        closed.close()
+                        closed.fire()
                         batches.finish()
                     }
                     // The processor answers every call that arrived, even after the client closed its side;
@@ -81,7 +81,7 @@ struct VarlinkConnection {
 
     private func process(
         _ batches: AsyncChannel<[VarlinkCall]>, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
-        closed: InputClosedSignal, peer: PeerCredentials
+        closed: OneShotSignal, peer: PeerCredentials
     ) async throws {
         var out: [UInt8] = []
         out.reserveCapacity(4_096)
@@ -114,8 +114,8 @@ struct VarlinkConnection {
     }
 
     private func stream(
-        _ run: @escaping @Sendable (_ send: @Sendable (JSONObject) async throws -> Void) async throws -> Void,
-        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, closed: InputClosedSignal
+        _ run: @escaping @Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, closed: OneShotSignal
     ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

@@ -1,7 +1,7 @@
-import Logging
-import NIOCore
+public import Logging
+public import NIOCore
 import NIOPosix
-import ServiceLifecycle
+public import ServiceLifecycle
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
 import Synchronization
 
-/// Tells a connection's stream that the client closed its side, so the stream can end.
-final class InputClosedSignal: Sendable {
+/// A signal that fires once (a client closed its side, a stream ended) and wakes everyone waiting for it.
+public final class OneShotSignal: Sendable {
     private enum State {
         case open([UInt64: CheckedContinuation<Void, Never>], nextID: UInt64)
         case closed
@@ -9,8 +9,8 @@ final class InputClosedSignal: Sendable {
 
     private let state = Mutex<State>(.open([:], nextID: 0))
 
-    /// Marks the input closed and wakes every waiter.
-    func close() {
+    /// Fires the signal and wakes every waiter (later calls do nothing).
+    public func fire() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard case .open(let waiters, _) = state else { return [] }
             state = .closed
@@ -19,8 +19,8 @@ final class InputClosedSignal: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns when the input is closed or the task is cancelled.
-    func wait() async {
+    /// Returns once the signal fired, or when the task is cancelled.
+    public func wait() async {
         let id = state.withLock { state -> UInt64? in
             guard case .open(let waiters, let next) = state else { return nil }
             state = .open(waiters, nextID: next + 1)
