@@ -21,6 +21,7 @@ struct IDLParser {
         let documentation = try trivia()
         guard word() == "interface" else { throw fail("expected 'interface'") }
         try requireSpace()
+        _ = try trivia()
         let nameStart = index
         while index < bytes.count, VarlinkNames.isAlpha(bytes[index]) || VarlinkNames.isDigit(bytes[index])
             || bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: "-")
