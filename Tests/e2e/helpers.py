@@ -52,11 +52,11 @@ class FrameReader:
             return False
 
 
-def call(address, interface, method, **parameters):
+def call(_address, _interface, _method, **parameters):
     """One call with the independent Python varlink client; returns the reply as a dict."""
-    with varlink.Client(address=address) as client:
-        with client.open(interface, namespaced=False) as remote:
-            return getattr(remote, method)(**parameters)
+    with varlink.Client(address=_address) as client:
+        with client.open(_interface, namespaced=False) as remote:
+            return getattr(remote, _method)(**parameters)
 
 
 def setup_stack(address, apps=("mail", "news", "maps"), stack="home", developer_mode=False):

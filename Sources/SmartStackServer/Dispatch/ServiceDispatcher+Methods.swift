@@ -18,7 +18,7 @@ extension ServiceDispatcher {
             return .reply([:])
         case .donate(let request):
             let now = await host.now()
-            let donation = try request.donation(defaultTime: now, generatedID: "")
+            let donation = try request.donation(defaultTime: now, generatedID: "generated")
             let id = try await host(context) { host throws(HostError) in
                 try await host.donate(donation, idGiven: request.id != nil)
             }

@@ -92,7 +92,8 @@ public struct VarlinkListener: Service {
                     for try await connection in inbound {
                         guard connections.admit(connection.channel) else {
                             logger.warning("client rejected: connection limit", metadata: ["limit": "\(connections.limit)"])
-                            connection.channel.close(promise: nil)
+                            // Closing through the async channel finishes its writer (NIO requires that).
+                            group.addTask { try? await connection.executeThenClose { _, _ in } }
                             continue
                         }
                         group.addTask {
