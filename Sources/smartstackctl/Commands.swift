@@ -23,7 +23,10 @@ struct Stacks: AsyncParsableCommand {
         let stacks = reply["stacks"]?.arrayValue ?? []
         let columns = ["stack", "family", "widgets", "revision", "top"]
         let rows = stacks.compactMap { $0.objectValue }.map { stack in
-            columns.map { stack[$0].map(Table.text) ?? "" }
+            columns.map { column -> String in
+                if column == "widgets", let widgets = stack[column]?.arrayValue { return String(widgets.count) }
+                return stack[column].map(Table.text) ?? ""
+            }
         }
         print(Table.render(rows: rows, header: columns))
     }

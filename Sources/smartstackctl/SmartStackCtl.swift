@@ -6,11 +6,21 @@ import SmartStackClient
 import SmartStackProtocol
 
 @main
+enum SmartStackCtlMain {
+    /// Lets the global options come first (`smartstackctl --address unix:PATH status`), as people write them:
+    /// ArgumentParser reads a subcommand's options only after the subcommand, so leading ones move to the end.
+    static func main() async {
+        await SmartStackCtl.main(GlobalOptions.reordered(Array(CommandLine.arguments.dropFirst())))
+    }
+}
+
 struct SmartStackCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "smartstackctl",
         abstract: "Talk to smartstackd: stacks, orders, subscriptions, donations, timelines.",
-        subcommands: [Status.self, Stacks.self, StackCommand.self, Watch.self, Donate.self, TimelineCommand.self])
+        subcommands: [
+            Status.self, Stacks.self, StackCommand.self, Watch.self, Donate.self, TimelineCommand.self, Call.self,
+        ])
 }
 
 /// Options every command takes.
@@ -20,6 +30,29 @@ struct GlobalOptions: ParsableArguments {
 
     @Flag(name: .long, help: "Print the replies as JSON, one object per line.")
     var json = false
+
+    /// The arguments with global options that precede the subcommand moved after it.
+    static func reordered(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--json" {
+                leading.append(argument)
+                index += 1
+            } else if argument == "--address", index + 1 < arguments.count {
+                leading += [argument, arguments[index + 1]]
+                index += 2
+            } else if argument.hasPrefix("--address=") {
+                leading.append(argument)
+                index += 1
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty, index < arguments.count else { return arguments }
+        return Array(arguments[index...]) + leading
+    }
 
     /// The socket path to connect to.
     func socketPath() throws -> String {

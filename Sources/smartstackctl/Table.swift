@@ -77,3 +77,11 @@ func processEnvironment() -> [String: String] {
     }
     return environment
 }
+
+/// Writes lines to standard error.
+enum StandardErrorStream {
+    static func print(_ line: String) {
+        var text = line + "\n"
+        text.withUTF8 { buffer in _ = write(2, buffer.baseAddress, buffer.count) }
+    }
+}
