@@ -19,6 +19,12 @@ public struct ListenedSocket: Sendable, Hashable {
         sd_is_socket_unix(descriptor.rawValue, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0
     }
 
+    /// A socket as given, for tests and for servers that received it some other way.
+    public init(descriptor: FileDescriptor, name: String) {
+        self.descriptor = descriptor
+        self.name = name
+    }
+
     /// The name libsystemd reports for a descriptor passed without `LISTEN_FDNAMES`.
     public static let unnamed = "unknown"
 }
