@@ -1,10 +1,12 @@
 /// One structured journal entry: a message, its priority, an optional `MESSAGE_ID` and
 /// `SMARTSTACK_*` fields.
 ///
-/// Values longer than ``maximumValueBytes`` are cut at a character boundary and end in
-/// ``truncationMarker``; the entry then names the cut fields in `SMARTSTACK_TRUNCATED`, so an
-/// analyst can tell a cut value from a short one. This keeps every value under 4096 bytes, as
-/// DESIGN.md promises, whatever a client sent.
+/// Every field is kept under 4096 bytes as a whole, `NAME=value` (``maximumFieldBytes``): a longer
+/// value is cut at a character boundary and ends in ``truncationMarker``, and the entry then names
+/// the cut fields in `SMARTSTACK_TRUNCATED`, so an analyst can tell a cut value from a short one.
+/// The limit is the field, not just the value, because `journalctl` shows a field of 4096 bytes or
+/// more only with `--all` (`null` in `-o json`, `[… blob data]` otherwise). DESIGN.md's "values under
+/// 4096 bytes" follows, whatever a client sent.
 public struct JournalEntry: Sendable, Hashable {
     /// One `NAME=value` field.
     public struct Field: Sendable, Hashable {
@@ -20,8 +22,8 @@ public struct JournalEntry: Sendable, Hashable {
         }
     }
 
-    /// The longest value written, in UTF-8 bytes, marker included.
-    public static let maximumValueBytes = 4095
+    /// The longest field written, `NAME=value` in UTF-8 bytes, marker included.
+    public static let maximumFieldBytes = 4095
     /// What a cut value ends with.
     public static let truncationMarker = "…[truncated]"
 
@@ -77,7 +79,7 @@ public struct JournalEntry: Sendable, Hashable {
         var truncated: [String] = []
         var result: [(name: String, value: String)] = []
         func add(_ name: String, _ value: String) {
-            let (capped, wasCut) = Self.capped(value)
+            let (capped, wasCut) = Self.capped(value, forField: name)
             if wasCut { truncated.append(name) }
             result.append((name, capped))
         }
@@ -93,11 +95,12 @@ public struct JournalEntry: Sendable, Hashable {
         return result
     }
 
-    /// `value` cut to at most ``maximumValueBytes`` UTF-8 bytes, marker included, at a Unicode
-    /// scalar boundary; and whether it was cut.
-    public static func capped(_ value: String) -> (value: String, truncated: Bool) {
-        guard value.utf8.count > maximumValueBytes else { return (value, false) }
-        let budget = maximumValueBytes - truncationMarker.utf8.count
+    /// `value` cut so that `name=value` takes at most ``maximumFieldBytes`` UTF-8 bytes, marker
+    /// included, at a Unicode scalar boundary; and whether it was cut.
+    public static func capped(_ value: String, forField name: String) -> (value: String, truncated: Bool) {
+        let limit = maximumFieldBytes - name.utf8.count - 1
+        guard value.utf8.count > limit else { return (value, false) }
+        let budget = max(0, limit - truncationMarker.utf8.count)
         var kept = String.UnicodeScalarView()
         var used = 0
         for scalar in value.unicodeScalars {

@@ -44,7 +44,8 @@ import Testing
 }
 
 @Suite struct JournalEntryTests {
-    private let cap = JournalEntry.maximumValueBytes
+    /// What is left for the value of `SMARTSTACK_SCORES=` under the field limit.
+    private let cap = JournalEntry.maximumFieldBytes - "SMARTSTACK_SCORES=".utf8.count
 
     @Test func fieldsInOrderWithIdentifierAndCodeLocation() {
         var entry = JournalEntry(
@@ -69,10 +70,11 @@ import Testing
         #expect(fields[1].value == "7")
     }
 
-    @Test(arguments: [0, 1, 4094, 4095])
+    @Test(arguments: [0, 1, 4076, 4077])
     func valuesUpToTheCapAreKept(_ length: Int) {
         let value = String(repeating: "a", count: length)
-        #expect(JournalEntry.capped(value) == (value, false))
+        #expect(JournalEntry.capped(value, forField: "SMARTSTACK_SCORES") == (value, false))
+        #expect(JournalEntry.capped(value + "b", forField: "SMARTSTACK_SCORES").truncated == (length == 4077))
     }
 
     /// Cut values stay under 4096 bytes, end with the marker, and are valid UTF-8 cut at a scalar
@@ -82,7 +84,7 @@ import Testing
         for repeats in [cap / unit.utf8.count + 1, 5000, 20000] {
             let value = String(repeating: unit, count: repeats)
             guard value.utf8.count > cap else { continue }
-            let (capped, truncated) = JournalEntry.capped(value)
+            let (capped, truncated) = JournalEntry.capped(value, forField: "SMARTSTACK_SCORES")
             #expect(truncated)
             #expect(capped.utf8.count <= cap)
             #expect(capped.utf8.count > cap - 4 - JournalEntry.truncationMarker.utf8.count)
@@ -96,7 +98,7 @@ import Testing
         var entry = JournalEntry(long, fields: [.stack: "home", .scores: long])
         entry.append(.reason, long)
         let fields = entry.journalFields(identifier: "smartstackd")
-        #expect(fields.allSatisfy { $0.value.utf8.count < 4096 })
+        #expect(fields.allSatisfy { $0.name.utf8.count + 1 + $0.value.utf8.count < 4096 })
         #expect(fields.last?.name == "SMARTSTACK_TRUNCATED")
         #expect(fields.last?.value == "MESSAGE,SMARTSTACK_SCORES,SMARTSTACK_REASON")
     }

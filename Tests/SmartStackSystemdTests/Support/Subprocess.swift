@@ -119,6 +119,12 @@ enum TestEnvironment {
 
     static var isRoot: Bool { getuid() == 0 }
 
+    /// What the journald tests need: root for the mount namespace, and the systemd tools.
+    static var canRunJournald: Bool {
+        isRoot && tool("unshare") != nil && tool("systemd-journald") != nil && tool("journalctl") != nil
+            && tool("systemd-cat") != nil
+    }
+
     /// A minimal environment for children, so the test runner's own variables (a NOTIFY_SOCKET or
     /// JOURNAL_STREAM of its own, say) cannot leak into what a test checks.
     static func cleanEnvironment(_ extra: [String: String] = [:]) -> [String: String] {
