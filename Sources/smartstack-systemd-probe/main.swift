@@ -6,6 +6,7 @@
 //   smartstack-systemd-probe listen          takes the activated sockets, answers one connection
 //   smartstack-systemd-probe journal [--force] -- EVENT MESSAGE [NAME=VALUE…] [-- EVENT MESSAGE …]
 //                                            writes one entry per group (EVENT: a SmartStackEvent, or "none")
+//   smartstack-systemd-probe service [--listen PATH]   a daemon stand-in for unit tests (ServiceMode.swift)
 //
 // Each prints one `key=value …` summary line on stdout for the test to check.
 import SmartStackSystemd
@@ -103,5 +104,8 @@ switch arguments.first {
 case "notify": runNotify()
 case "listen": runListen()
 case "journal": runJournal(arguments.dropFirst())
-default: fail("usage: smartstack-systemd-probe notify | listen | journal [--force] -- EVENT MESSAGE [NAME=VALUE…] …")
+case "service":
+    var service = ServiceProbe()
+    service.run(arguments.dropFirst())
+default: fail("usage: smartstack-systemd-probe notify | listen | journal [--force] -- EVENT MESSAGE [NAME=VALUE…] … | service")
 }

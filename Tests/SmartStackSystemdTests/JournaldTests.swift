@@ -23,7 +23,8 @@ struct JournaldTests {
         for dir in /run/systemd /run/log /var/log/journal /var/lib/systemd; do mount -t tmpfs tmpfs "$dir"; done
         mkdir -p /var/lib/systemd/catalog
         cp "$out/catalog/var/lib/systemd/catalog/database" /var/lib/systemd/catalog/database
-        "$journald" & pid=$!
+        # journald's own messages go to its stderr, not the machine's kernel log.
+        SYSTEMD_LOG_TARGET=console "$journald" 2> "$out/journald.log" & pid=$!
         trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
         i=0; until [ -S /run/systemd/journal/socket ]; do i=$((i+1)); [ $i -lt 500 ] || exit 3; sleep 0.01; done
         # 1. stderr is a journal stream, and JOURNAL_STREAM says so, as systemd sets it for a service.

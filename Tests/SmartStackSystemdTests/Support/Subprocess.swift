@@ -10,50 +10,66 @@ struct ProcessResult {
 }
 
 /// A child process with its output in files (no pipe can fill up and stall it), killed if it
-/// outlives its deadline. Only processes started here are ever signalled, by their own pid.
+/// outlives its deadline. Started with `posix_spawn` and reaped with `waitpid`, so its exit is seen
+/// exactly once and without a run loop. Only processes started here are ever signalled, by pid.
 final class ChildProcess {
-    let process = Process()
-    private let outputURL: URL
-    private let errorURL: URL
+    let processID: Int32
+    private let outputPath: String
+    private let errorPath: String
+    private var exitStatus: Int32?
 
     init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, in directory: URL) throws {
         let id = UUID().uuidString
-        outputURL = directory.appendingPathComponent("\(id).out")
-        errorURL = directory.appendingPathComponent("\(id).err")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        try process.run()
+        outputPath = directory.appendingPathComponent("\(id).out").path
+        errorPath = directory.appendingPathComponent("\(id).err").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let environment = environment ?? ProcessInfo.processInfo.environment
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
+        processID = pid
     }
 
-    var processID: Int32 { process.processIdentifier }
+    /// Whether the process has exited (reaping it if so).
+    var hasExited: Bool {
+        if exitStatus != nil { return true }
+        var status: Int32 = 0
+        if waitpid(processID, &status, WNOHANG) == processID {
+            // WIFEXITED/WEXITSTATUS and WTERMSIG by hand: they are macros.
+            exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            return true
+        }
+        return false
+    }
 
     /// Waits for the exit; after `timeout`, SIGTERM, then SIGKILL a second later.
     func wait(timeout: Duration) -> ProcessResult {
         let deadline = ContinuousClock.now + timeout
         var timedOut = false
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
+        while !hasExited {
+            if ContinuousClock.now > deadline && !timedOut {
                 timedOut = true
-                process.terminate()
+                kill(processID, SIGTERM)
                 let killAt = ContinuousClock.now + .seconds(1)
-                while process.isRunning && ContinuousClock.now < killAt { usleep(10_000) }
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-                break
+                while !hasExited && ContinuousClock.now < killAt { usleep(10_000) }
+                if !hasExited { kill(processID, SIGKILL) }
+                continue
             }
             usleep(5_000)
         }
-        process.waitUntilExit()
         return ProcessResult(
-            status: process.terminationStatus,
-            output: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "",
-            errorOutput: (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "",
-            processID: process.processIdentifier,
+            status: exitStatus ?? -1,
+            output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+            errorOutput: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "",
+            processID: processID,
             timedOut: timedOut
         )
     }

@@ -64,8 +64,10 @@ final class DatagramReceiver {
     }
 }
 
-/// Connects to a Unix stream socket and reads until the peer closes (or `timeout`).
-func readAll(fromUnixSocket path: String, timeout: Duration = .seconds(10)) throws -> String {
+/// Connects to a Unix stream socket, sends `request` if any, and reads until the peer closes (or `timeout`).
+func readAll(fromUnixSocket path: String, sending request: String? = nil, timeout: Duration = .seconds(10)) throws
+    -> String
+{
     let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     defer { close(descriptor) }
@@ -73,6 +75,11 @@ func readAll(fromUnixSocket path: String, timeout: Duration = .seconds(10)) thro
     setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     guard withUnixAddress(path, { connect(descriptor, $0, $1) }) == 0 else {
         throw POSIXError(.init(rawValue: errno) ?? .EIO)
+    }
+    if let request {
+        let bytes = Array(request.utf8)
+        guard bytes.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count
+        else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
