@@ -2,9 +2,9 @@ internal import CSystemd
 public import SystemPackage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Writes ``JournalEntry`` values to the systemd journal over its native protocol
@@ -81,7 +81,8 @@ public struct JournalWriter: Sendable {
     ) throws(Errno) {
         switch destination {
         case .journal:
-            try Self.sendToJournal(entry.journalFields(identifier: identifier, file: file, line: line, function: function))
+            try Self.sendToJournal(
+                entry.journalFields(identifier: identifier, file: file, line: line, function: function))
         case .standardError:
             let text = Self.plainLine(entry, identifier: identifier, processID: getpid(), time: .now)
             try Self.writeAll(Array(text.utf8), to: STDERR_FILENO)
@@ -102,7 +103,9 @@ public struct JournalWriter: Sendable {
         }
         let result: Int32 = storage.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return -Errno.invalidArgument.rawValue }
-            let vectors = ranges.map { iovec(iov_base: UnsafeMutableRawPointer(base + $0.lowerBound), iov_len: $0.count) }
+            let vectors = ranges.map {
+                iovec(iov_base: UnsafeMutableRawPointer(base + $0.lowerBound), iov_len: $0.count)
+            }
             return vectors.withUnsafeBufferPointer { sd_journal_sendv($0.baseAddress, Int32($0.count)) }
         }
         if result < 0 { throw Errno(systemdReturn: result) }

@@ -2,9 +2,9 @@ internal import CSystemd
 public import SystemPackage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A socket the service manager passed to this process (`sd_listen_fds(3)`), with its name.

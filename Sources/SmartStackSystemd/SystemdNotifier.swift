@@ -2,9 +2,9 @@ internal import CSystemd
 public import SystemPackage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Tells the service manager about readiness, status, shutdown and liveness (`sd_notify(3)`).

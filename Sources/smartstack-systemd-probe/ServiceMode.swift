@@ -11,9 +11,9 @@ import SmartStackSystemd
 import SystemPackage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 struct ServiceProbe {
@@ -75,7 +75,8 @@ struct ServiceProbe {
         } catch {
             fail("listen fds: \(error)")
         }
-        guard let index = arguments.firstIndex(of: "--listen"), arguments.index(after: index) < arguments.endIndex else {
+        guard let index = arguments.firstIndex(of: "--listen"), arguments.index(after: index) < arguments.endIndex
+        else {
             fail("service: not socket-activated and no --listen PATH")
         }
         let path = arguments[arguments.index(after: index)]
@@ -84,9 +85,13 @@ struct ServiceProbe {
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8).prefix($0.count - 1)) }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
-        guard descriptor >= 0, bound == 0, listen(descriptor, 16) == 0 else { fail("bind \(path): \(Errno(rawValue: errno))") }
+        guard descriptor >= 0, bound == 0, listen(descriptor, 16) == 0 else {
+            fail("bind \(path): \(Errno(rawValue: errno))")
+        }
         socketName = "--listen"
         return descriptor
     }

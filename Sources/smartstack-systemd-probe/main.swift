@@ -13,9 +13,9 @@ import SmartStackSystemd
 import SystemPackage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Writes a line straight to a descriptor: unbuffered, so it is out before the probe blocks or exits.
@@ -107,5 +107,8 @@ case "journal": runJournal(arguments.dropFirst())
 case "service":
     var service = ServiceProbe()
     service.run(arguments.dropFirst())
-default: fail("usage: smartstack-systemd-probe notify | listen | journal [--force] -- EVENT MESSAGE [NAME=VALUE…] … | service")
+default:
+    fail(
+        "usage: smartstack-systemd-probe notify | listen | journal [--force] -- EVENT MESSAGE [NAME=VALUE…] … | service"
+    )
 }

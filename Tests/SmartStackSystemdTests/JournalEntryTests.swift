@@ -51,15 +51,19 @@ import Testing
         var entry = JournalEntry(
             .orderChanged, "Order of home changed", fields: [.stack: "home", .order: "weather,calendar"])
         entry.append(.revision, 42)
-        let fields = entry.journalFields(identifier: "smartstackd", file: "Server/Stack.swift", line: 7, function: "f()")
-        #expect(fields.map(\.name) == [
-            "MESSAGE", "PRIORITY", "MESSAGE_ID", "SYSLOG_IDENTIFIER", "CODE_FILE", "CODE_LINE", "CODE_FUNC",
-            "SMARTSTACK_STACK", "SMARTSTACK_ORDER", "SMARTSTACK_REVISION",
-        ])
-        #expect(fields.map(\.value) == [
-            "Order of home changed", "6", "040d2f906681431293c211e0a6ef5c64", "smartstackd", "Server/Stack.swift", "7",
-            "f()", "home", "weather,calendar", "42",
-        ])
+        let fields = entry.journalFields(
+            identifier: "smartstackd", file: "Server/Stack.swift", line: 7, function: "f()")
+        #expect(
+            fields.map(\.name) == [
+                "MESSAGE", "PRIORITY", "MESSAGE_ID", "SYSLOG_IDENTIFIER", "CODE_FILE", "CODE_LINE", "CODE_FUNC",
+                "SMARTSTACK_STACK", "SMARTSTACK_ORDER", "SMARTSTACK_REVISION",
+            ])
+        #expect(
+            fields.map(\.value) == [
+                "Order of home changed", "6", "040d2f906681431293c211e0a6ef5c64", "smartstackd", "Server/Stack.swift",
+                "7",
+                "f()", "home", "weather,calendar", "42",
+            ])
         #expect(entry.value(of: .revision) == "42")
         #expect(entry.value(of: .top) == nil)
     }

@@ -11,7 +11,9 @@ import Testing
         ("2049:77:1", true, .standardError),
         ("", true, .standardError),
     ])
-    func journalOnlyWhenStderrIsTheJournalStream(_ stream: String, _ socketExists: Bool, _ expected: JournalWriter.Destination) {
+    func journalOnlyWhenStderrIsTheJournalStream(
+        _ stream: String, _ socketExists: Bool, _ expected: JournalWriter.Destination
+    ) {
         let chosen = JournalWriter.chooseDestination(
             journalStream: stream, standardError: (device: 2049, inode: 77), journalSocketExists: socketExists)
         #expect(chosen == expected)
@@ -46,7 +48,8 @@ import Testing
             fields: [.stack: "home", .reason: "timeline relevance 0.9", .order: ""])
         entry.append(.scores, "a=1\tb=\\2\u{7}")
         let line = JournalWriter.plainLine(
-            entry, identifier: "smartstackd", processID: 42, time: .init(seconds: 1_709_251_200, nanoseconds: 123_000_000))
+            entry, identifier: "smartstackd", processID: 42,
+            time: .init(seconds: 1_709_251_200, nanoseconds: 123_000_000))
         #expect(
             line == "2024-03-01T00:00:00.123Z smartstackd[42] info: Order of \"home\" changed\\nsecond line"
                 + " MESSAGE_ID=040d2f906681431293c211e0a6ef5c64 SMARTSTACK_STACK=home"

@@ -58,8 +58,11 @@ struct JournaldTests {
         ]
         let result = try ChildProcess.run(
             try #require(TestEnvironment.tool("unshare")),
-            ["--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "--propagation", "private",
-             "/bin/sh", scriptPath, probe, directory.url.path, try #require(TestEnvironment.tool("systemd-journald"))]
+            [
+                "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "--propagation", "private",
+                "/bin/sh", scriptPath, probe, directory.url.path,
+                try #require(TestEnvironment.tool("systemd-journald")),
+            ]
                 + entries,
             environment: TestEnvironment.cleanEnvironment(), in: directory.url, timeout: .seconds(40)
         )
@@ -70,7 +73,8 @@ struct JournaldTests {
         #expect(probePIDs.count == 2, "two probe runs wrote to the journal natively: \(probePIDs)")
 
         // 1. Automatic destination through the journal stream: every field, native transport.
-        let changed = try #require(logged.first { $0["MESSAGE_ID"] as? String == SmartStackEvent.orderChanged.messageID.hex })
+        let changed = try #require(
+            logged.first { $0["MESSAGE_ID"] as? String == SmartStackEvent.orderChanged.messageID.hex })
         #expect(changed["_TRANSPORT"] as? String == "journal")
         #expect(changed["MESSAGE"] as? String == "Order of home changed")
         #expect(changed["PRIORITY"] as? String == "6")
@@ -97,21 +101,28 @@ struct JournaldTests {
         #expect(plain["_TRANSPORT"] as? String == "journal")
 
         // 2. Forced.
-        let stopping = try #require(logged.first { $0["MESSAGE_ID"] as? String == SmartStackEvent.stopping.messageID.hex })
+        let stopping = try #require(
+            logged.first { $0["MESSAGE_ID"] as? String == SmartStackEvent.stopping.messageID.hex })
         #expect(stopping["SMARTSTACK_REASON"] as? String == "SIGTERM")
         #expect(try String(contentsOfFile: directory.path("forced.out"), encoding: .utf8) == "destination=journal\n")
 
         // 3. No journal stream: a line on stderr, nothing in the journal.
         #expect(!logged.contains { $0["MESSAGE_ID"] as? String == SmartStackEvent.clientRejected.messageID.hex })
-        #expect(try String(contentsOfFile: directory.path("fallback.out"), encoding: .utf8) == "destination=standardError\n")
+        #expect(
+            try String(contentsOfFile: directory.path("fallback.out"), encoding: .utf8) == "destination=standardError\n"
+        )
         let fallback = try String(contentsOfFile: directory.path("fallback.err"), encoding: .utf8)
         #expect(fallback.contains(" smartstackd["))
-        #expect(fallback.hasSuffix(
-            "] info: Rejected by policy MESSAGE_ID=234a632a5b4149ad9bed534fc82f615e SMARTSTACK_CLIENT_UID=1000\n"))
+        #expect(
+            fallback.hasSuffix(
+                "] info: Rejected by policy MESSAGE_ID=234a632a5b4149ad9bed534fc82f615e SMARTSTACK_CLIENT_UID=1000\n"))
 
         // The probe's stdout went to the journal stream, and it chose the journal itself.
         let stream = try Self.jsonLines(directory.path("stream.json"))
-        #expect(stream.contains { $0["MESSAGE"] as? String == "destination=journal" && $0["_TRANSPORT"] as? String == "stdout" })
+        #expect(
+            stream.contains {
+                $0["MESSAGE"] as? String == "destination=journal" && $0["_TRANSPORT"] as? String == "stdout"
+            })
 
         // journalctl -x explains the entry from the installed catalog, fields substituted (each
         // explanation line has a prefix, "-- " or "░░ " depending on the systemd version).

@@ -6,7 +6,9 @@ import Testing
 @Suite struct ListenedSocketsTests {
     private func sockets(_ names: String...) -> ListenedSockets {
         ListenedSockets(
-            names.enumerated().map { ListenedSocket(descriptor: FileDescriptor(rawValue: 3 + Int32($0.offset)), name: $0.element) })
+            names.enumerated().map {
+                ListenedSocket(descriptor: FileDescriptor(rawValue: 3 + Int32($0.offset)), name: $0.element)
+            })
     }
 
     @Test func varlinkIsFoundByName() {
@@ -33,7 +35,8 @@ import Testing
 @Suite(
     .timeLimit(.minutes(1)),
     .enabled(if: TestEnvironment.probe != nil, "needs smartstack-systemd-probe: swift build --build-tests"),
-    .enabled(if: TestEnvironment.tool("systemd-socket-activate") != nil, "needs systemd-socket-activate (package systemd)")
+    .enabled(
+        if: TestEnvironment.tool("systemd-socket-activate") != nil, "needs systemd-socket-activate (package systemd)")
 )
 struct SocketActivationTests {
     /// Starts `systemd-socket-activate` on `paths` with `extra` options, connects to `connectTo`,
@@ -82,7 +85,8 @@ struct SocketActivationTests {
         defer { directory.remove() }
         let metrics = directory.path("metrics")
         let varlink = directory.path("io.smartstack")
-        let (reply, _) = try activate([metrics, varlink], ["--fdname=metrics:varlink"], connectTo: varlink, in: directory)
+        let (reply, _) = try activate(
+            [metrics, varlink], ["--fdname=metrics:varlink"], connectTo: varlink, in: directory)
         #expect(reply == "fds=2 names=metrics,varlink varlink=varlink unix_stream=true listen_fds_env=unset\n")
     }
 

@@ -120,12 +120,15 @@ struct SystemdPID1Tests {
         }
         let systemDirectory = try #require(PID1Environment.unitDirectory)
         for unit in Self.systemUnits {
-            try fileManager.copyItem(atPath: systemDirectory + "/" + unit, toPath: units.appendingPathComponent(unit).path)
+            try fileManager.copyItem(
+                atPath: systemDirectory + "/" + unit, toPath: units.appendingPathComponent(unit).path)
         }
-        try fileManager.createSymbolicLink(atPath: units.appendingPathComponent("default.target").path,
+        try fileManager.createSymbolicLink(
+            atPath: units.appendingPathComponent("default.target").path,
             withDestinationPath: "multi-user.target")
         for socket in ["systemd-journald.socket", "systemd-journald-dev-log.socket"] {
-            try fileManager.createSymbolicLink(atPath: wants.appendingPathComponent(socket).path,
+            try fileManager.createSymbolicLink(
+                atPath: wants.appendingPathComponent(socket).path,
                 withDestinationPath: "../" + socket)
         }
         // The repository's units, verbatim.
@@ -146,8 +149,10 @@ struct SystemdPID1Tests {
         }
         let sysusers = try ChildProcess.run(
             try #require(TestEnvironment.tool("systemd-sysusers")),
-            ["--root=\(directory.url.path)",
-             TestEnvironment.repository.appendingPathComponent("systemd/sysusers.d/smartstackd.conf").path],
+            [
+                "--root=\(directory.url.path)",
+                TestEnvironment.repository.appendingPathComponent("systemd/sysusers.d/smartstackd.conf").path,
+            ],
             environment: TestEnvironment.cleanEnvironment(), in: directory.url)
         try #require(sysusers.status == 0, "systemd-sysusers: \(sysusers.errorOutput)")
         try fileManager.copyItem(atPath: try #require(TestEnvironment.probe), toPath: directory.path("smartstackd"))

@@ -41,7 +41,9 @@ struct UnitFileTests {
         }
     }
 
-    private func analyze(_ scope: Scope, _ arguments: [String], in directory: TemporaryDirectory) throws -> ProcessResult {
+    private func analyze(_ scope: Scope, _ arguments: [String], in directory: TemporaryDirectory) throws
+        -> ProcessResult
+    {
         let runtime = directory.path("runtime")
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
         return try ChildProcess.run(
@@ -99,7 +101,8 @@ struct UnitFileTests {
             #expect(service["PrivateUsers"] == nil)
         }
         for (key, value) in expected {
-            #expect(service[key]?.contains(value) == true, "\(scope) service: \(key)=\(value), found \(service[key] ?? [])")
+            #expect(
+                service[key]?.contains(value) == true, "\(scope) service: \(key)=\(value), found \(service[key] ?? [])")
         }
         #expect(service["SystemCallFilter"] == ["@system-service", "~@privileged @resources"])
         #expect(socket["FileDescriptorName"] == ["varlink"])
@@ -117,7 +120,8 @@ struct UnitFileTests {
         try FileManager.default.createDirectory(atPath: directory.path("etc"), withIntermediateDirectories: true)
         let configuration = TestEnvironment.repository.appendingPathComponent("systemd/sysusers.d/smartstackd.conf")
         let result = try ChildProcess.run(
-            try #require(TestEnvironment.tool("systemd-sysusers")), ["--root=\(directory.url.path)", configuration.path],
+            try #require(TestEnvironment.tool("systemd-sysusers")),
+            ["--root=\(directory.url.path)", configuration.path],
             environment: TestEnvironment.cleanEnvironment(), in: directory.url)
         #expect(result.status == 0, "\(result.errorOutput)")
         let groups = try String(contentsOfFile: directory.path("etc/group"), encoding: .utf8)

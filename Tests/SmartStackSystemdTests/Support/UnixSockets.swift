@@ -35,7 +35,8 @@ final class DatagramReceiver {
     /// The next datagram and its sender's pid, or `nil` if none arrives within `timeout`.
     func receive(timeout: Duration = .seconds(5)) -> (text: String, senderPID: Int32?)? {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(
+            timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         guard poll(&poller, 1, milliseconds) == 1 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 65536)
         // cmsghdr, then a ucred (pid, uid, gid), aligned as CMSG_SPACE would.
