@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config
 PYTHON_PACKAGES := varlink==31.0.0 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test build release deps eval bench install clean e2e
+.PHONY: run test build release deps eval bench install install-systemd clean e2e
 
 ## deps: install missing system packages (Debian) and Python test clients.
 deps:
@@ -50,6 +50,21 @@ e2e: build
 ## bench: the engine benchmark (release build, pinned to one core).
 bench: release
 	taskset -c 1 .build/release/smartstack-bench
+
+## install-systemd: units, sysusers entry, catalog and docs/systemd.md under $(DESTDIR)$(PREFIX) (see docs/systemd.md).
+PREFIX ?= /usr/local
+LIBDIR := $(DESTDIR)$(PREFIX)/lib
+install-systemd:
+	install -d $(LIBDIR)/systemd/system $(LIBDIR)/systemd/user $(LIBDIR)/systemd/catalog $(LIBDIR)/sysusers.d \
+		$(DESTDIR)$(PREFIX)/share/doc/smartstackd
+	for unit in smartstackd.service smartstackd.socket; do \
+		sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/$$unit > $(LIBDIR)/systemd/system/$$unit; \
+		sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/user/$$unit > $(LIBDIR)/systemd/user/$$unit; \
+	done
+	chmod 644 $(LIBDIR)/systemd/system/smartstackd.* $(LIBDIR)/systemd/user/smartstackd.*
+	sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/smartstackd.catalog > $(LIBDIR)/systemd/catalog/smartstackd.catalog
+	install -m 644 systemd/sysusers.d/smartstackd.conf $(LIBDIR)/sysusers.d/smartstackd.conf
+	install -m 644 docs/systemd.md $(DESTDIR)$(PREFIX)/share/doc/smartstackd/systemd.md
 
 clean:
 	rm -rf .build

@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         // The domain model and the ranking engine: value types, no I/O.
@@ -98,6 +99,17 @@ let package = Package(
         .testTarget(name: "SmartStackCoreTests", dependencies: ["SmartStackCore"], swiftSettings: strict),
         .testTarget(name: "SmartStackEvalTests", dependencies: ["SmartStackEval"], swiftSettings: strict),
         .testTarget(name: "SmartStackProtocolTests", dependencies: ["SmartStackProtocol"], swiftSettings: strict),
+        // libsystemd through pkg-config; the module map and shim.h are all the C there is.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // Thin Swift wrappers over libsystemd: notify and watchdog, listen fds, the journal, message IDs.
+        .target(
+            name: "SmartStackSystemd",
+            dependencies: ["CSystemd", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict
+        ),
+        // Test-only helper: runs SmartStackSystemd under real systemd tools (socket activation, journald, PID 1).
+        .executableTarget(name: "smartstack-systemd-probe", dependencies: ["SmartStackSystemd"], swiftSettings: strict),
+        .testTarget(name: "SmartStackSystemdTests", dependencies: ["SmartStackSystemd"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )
