@@ -36,12 +36,15 @@ struct FastPathTests {
     @Test(arguments: [1, 2, 3] as [UInt64])
     func timestampsFormatLikeCore(seed: UInt64) throws {
         var generator = SeededGenerator(seed: seed)
-        let offsets: [Int32] = [0, 3_600, -8 * 3_600, 5 * 3_600 + 1_800, -(9 * 3_600 + 30 * 60), 14 * 3_600, -12 * 3_600]
+        let offsets: [Int32] = [
+            0, 3_600, -8 * 3_600, 5 * 3_600 + 1_800, -(9 * 3_600 + 30 * 60), 14 * 3_600, -12 * 3_600,
+        ]
         for _ in 0..<2_000 {
             // 1900 to 2200, and now and then near the representable edges.
             var micros = Int64.random(in: -2_208_988_800_000_000...7_258_118_400_000_000, using: &generator)
             if Bool.random(using: &generator), Bool.random(using: &generator) {
-                micros = [-62_167_219_200_000_000, 253_402_300_799_999_999, 0, -1, 1].randomElement(using: &generator) ?? 0
+                micros =
+                    [-62_167_219_200_000_000, 253_402_300_799_999_999, 0, -1, 1].randomElement(using: &generator) ?? 0
             }
             let offset = offsets.randomElement(using: &generator) ?? 0
             let timestamp = Timestamp(microseconds: micros, utcOffsetSeconds: offset)

@@ -16,20 +16,33 @@ struct ReplyTests {
         let configure = try decode(ConfigureStackRequest.self, Examples.configureHome)
         let snapshot = engine
         try apply(try configure.event(defaultTime: Fixed.t(60)) { snapshot.kind($0) })
-        try apply(try decode(SetContextRequest.self, #"{"key":"location","value":"home","date":"2024-03-04T08:02:00-08:00"}"#).event(defaultTime: Fixed.t(0)))
+        try apply(
+            try decode(SetContextRequest.self, #"{"key":"location","value":"home","date":"2024-03-04T08:02:00-08:00"}"#)
+                .event(defaultTime: Fixed.t(0)))
         for (index, place) in ["paris", "paris", "berlin"].enumerated() {
             let donate = try decode(
                 DonateRequest.self,
                 #"{"app":"com.example.weather","intent":"ViewForecastIntent","parameters":{"place":"\#(place)"}}"#)
             try apply(try donate.event(defaultTime: Fixed.t(Double(180 + index * 60)), generatedID: "d\(index)"))
         }
-        try apply(try decode(SubmitTimelineRequest.self, try #require(Examples.calls[.submitTimeline])).event(defaultTime: Fixed.t(0)) { _ in nil })
-        try apply(try decode(StartLiveActivityRequest.self, try #require(Examples.calls[.startLiveActivity])).event(defaultTime: Fixed.t(0)))
-        try apply(try decode(RecordEngagementRequest.self, #"{"stack":"home","instance":"w2","kind":"tap","date":"2024-03-04T08:20:00-08:00"}"#).event(defaultTime: Fixed.t(0)))
+        try apply(
+            try decode(SubmitTimelineRequest.self, try #require(Examples.calls[.submitTimeline])).event(
+                defaultTime: Fixed.t(0)
+            ) { _ in nil })
+        try apply(
+            try decode(StartLiveActivityRequest.self, try #require(Examples.calls[.startLiveActivity])).event(
+                defaultTime: Fixed.t(0)))
+        try apply(
+            try decode(
+                RecordEngagementRequest.self,
+                #"{"stack":"home","instance":"w2","kind":"tap","date":"2024-03-04T08:20:00-08:00"}"#
+            ).event(defaultTime: Fixed.t(0)))
         return engine
     }
 
-    static func check(_ method: SmartStackMethod, _ reply: JSONObject, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func check(
+        _ method: SmartStackMethod, _ reply: JSONObject, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let problem = Fixed.interface(method.interface)?.validateOutput(of: method.name, reply)
         #expect(problem == nil, "\(method): \(problem ?? "")", sourceLocation: sourceLocation)
         // And the reply survives the wire.
@@ -97,7 +110,8 @@ struct ReplyTests {
     @Test func listStacks() throws {
         var engine = try Self.engine()
         engine.publish(at: Fixed.t(100))
-        let stacks = engine.stackIDs.compactMap { id in engine.configuration(of: id).map { ($0, engine.published(id)) } }
+        let stacks = engine.stackIDs.compactMap { id in engine.configuration(of: id).map { ($0, engine.published(id)) }
+        }
         let reply = ListStacksRequest.reply(stacks: stacks)
         Self.check(.listStacks, reply)
         let home = try #require(reply["stacks"]?.arrayValue?.first?.objectValue)
@@ -114,7 +128,8 @@ struct ReplyTests {
 
     @Test func watchReloads() throws {
         var engine = try Self.engine()
-        let reload = try decode(ReloadTimelinesRequest.self, #"{"app":"com.example.weather","date":"2024-03-04T08:30:00-08:00"}"#)
+        let reload = try decode(
+            ReloadTimelinesRequest.self, #"{"app":"com.example.weather","date":"2024-03-04T08:30:00-08:00"}"#)
         let effects = try engine.apply(reload.event(defaultTime: Fixed.t(0)))
         let watcher = try decode(WatchReloadsRequest.self, #"{"app":"com.example.weather"}"#)
         let replies = effects.filter(watcher.wants).compactMap { $0.reloadWireObject(at: Fixed.t(1_800)) }
@@ -124,7 +139,8 @@ struct ReplyTests {
         #expect(replies.first?["withheldUntil"] == nil)
 
         let kind = try WidgetKindID(app: try AppID(Examples.weather), kind: "forecast")
-        let withheld = EngineEffect.reloadWithheld(instance: try InstanceID("w1"), kind: kind, reason: .timelineEnded, until: Fixed.t(9_000))
+        let withheld = EngineEffect.reloadWithheld(
+            instance: try InstanceID("w1"), kind: kind, reason: .timelineEnded, until: Fixed.t(9_000))
         let configuration = Configuration(["city": .entity(id: "paris", displayName: "Paris")])
         let reply = try #require(withheld.reloadWireObject(at: Fixed.t(100), configuration: configuration))
         Self.check(.watchReloads, reply)
@@ -137,7 +153,8 @@ struct ReplyTests {
     @Test func providerReplies() throws {
         let app = try AppID(Examples.weather)
         let donations = [
-            Donation(id: "d1", app: app, intent: "I", parameters: ["b": "2", "a": "1"], date: Fixed.t(0), groupId: "g"),
+            Donation(
+                id: "d1", app: app, intent: "I", parameters: ["b": "2", "a": "1"], date: Fixed.t(0), groupId: "g"),
             Donation(id: "d2", app: app, intent: "I", date: Fixed.t(60)),
         ]
         let list = ListDonationsRequest.reply(donations: donations)
@@ -151,7 +168,8 @@ struct ReplyTests {
     }
 
     @Test func serviceAndAdminReplies() throws {
-        let description = try decode(GetInterfaceDescriptionRequest.self, #"{"interface":"io.smartstack.Shell"}"#).reply()
+        let description = try decode(GetInterfaceDescriptionRequest.self, #"{"interface":"io.smartstack.Shell"}"#)
+            .reply()
         Self.check(.getInterfaceDescription, description)
         let statistics = ServiceStatistics(
             stacks: 1, widgets: 3, donations: 3, subscribers: 0, connections: 2, uptimeSeconds: 12.5, kinds: 2,
@@ -159,8 +177,10 @@ struct ReplyTests {
         Self.check(.getStatistics, statistics.wireObject)
         Self.check(
             .getStatistics,
-            ServiceStatistics(stacks: 0, widgets: 0, donations: 0, subscribers: 0, connections: 0, uptimeSeconds: 0).wireObject)
-        let info = VarlinkServiceInfo(vendor: "v", product: "p", version: "1", url: "u", interfaces: VarlinkInterfaces.names)
+            ServiceStatistics(stacks: 0, widgets: 0, donations: 0, subscribers: 0, connections: 0, uptimeSeconds: 0)
+                .wireObject)
+        let info = VarlinkServiceInfo(
+            vendor: "v", product: "p", version: "1", url: "u", interfaces: VarlinkInterfaces.names)
         Self.check(.getInfo, info.wireObject)
     }
 

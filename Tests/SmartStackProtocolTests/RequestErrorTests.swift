@@ -16,19 +16,65 @@ struct RequestErrorTests {
         (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall","huge"]}"#, "families[1]"),
         (.registerWidget, #"{\#(w),"kind":"k","families":[1]}"#, "families[0]"),
         (.registerWidget, #"{\#(w),"kind":"k","displayName":"","families":["systemSmall"]}"#, "displayName"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"","parameters":[]}}"#, "intent.type"),
+        (
+            .registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"","parameters":[]}}"#,
+            "intent.type"
+        ),
         (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T"}}"#, "intent.parameters"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"colour"}]}}"#, "intent.parameters[0].type"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"enum"}]}}"#, "intent.parameters[0].cases"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"enum","cases":[{"id":"x"},{"id":"x"}]}]}}"#, "intent.parameters[0].cases[1].id"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"enum","cases":[{"id":"x"}],"default":"y"}]}}"#, "intent.parameters[0].default"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"int","default":"3.5"}]}}"#, "intent.parameters[0].default"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"int"},{"name":"a","type":"int"}]}}"#, "intent.parameters[1].name"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"int","optional":"yes"}]}}"#, "intent.parameters[0].optional"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"int","size":1}]}}"#, "intent.parameters[0].size"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"predictionMapping":[{"intent":""}]}"#, "predictionMapping[0].intent"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"predictionMapping":[{"intent":"I","parameters":{"p":"missing"}}]}"#, "predictionMapping[0].parameters.p"),
-        (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"predictionMapping":[{"intent":"I","parameters":{"p":1}}]}"#, "predictionMapping[0].parameters.p"),
+        (
+            .registerWidget,
+            #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"colour"}]}}"#,
+            "intent.parameters[0].type"
+        ),
+        (
+            .registerWidget,
+            #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"enum"}]}}"#,
+            "intent.parameters[0].cases"
+        ),
+        (
+            .registerWidget,
+            #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"enum","cases":[{"id":"x"},{"id":"x"}]}]}}"#,
+            "intent.parameters[0].cases[1].id"
+        ),
+        (
+            .registerWidget,
+            #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"enum","cases":[{"id":"x"}],"default":"y"}]}}"#,
+            "intent.parameters[0].default"
+        ),
+        (
+            .registerWidget,
+            #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"int","default":"3.5"}]}}"#,
+            "intent.parameters[0].default"
+        ),
+        (
+            .registerWidget,
+            #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"int"},{"name":"a","type":"int"}]}}"#,
+            "intent.parameters[1].name"
+        ),
+        (
+            .registerWidget,
+            #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"int","optional":"yes"}]}}"#,
+            "intent.parameters[0].optional"
+        ),
+        (
+            .registerWidget,
+            #"{\#(w),"kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":[{"name":"a","type":"int","size":1}]}}"#,
+            "intent.parameters[0].size"
+        ),
+        (
+            .registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"predictionMapping":[{"intent":""}]}"#,
+            "predictionMapping[0].intent"
+        ),
+        (
+            .registerWidget,
+            #"{\#(w),"kind":"k","families":["systemSmall"],"predictionMapping":[{"intent":"I","parameters":{"p":"missing"}}]}"#,
+            "predictionMapping[0].parameters.p"
+        ),
+        (
+            .registerWidget,
+            #"{\#(w),"kind":"k","families":["systemSmall"],"predictionMapping":[{"intent":"I","parameters":{"p":1}}]}"#,
+            "predictionMapping[0].parameters.p"
+        ),
         (.registerWidget, #"{\#(w),"kind":"k","families":["systemSmall"],"date":"tomorrow"}"#, "date"),
         (.donate, #"{\#(w),"intent":""}"#, "intent"),
         (.donate, #"{\#(w),"intent":"I","parameters":{"a":1}}"#, "parameters.a"),
@@ -48,14 +94,33 @@ struct RequestErrorTests {
         (.submitTimeline, #"{\#(w),"kind":"k","entries":{}}"#, "entries"),
         (.submitTimeline, #"{\#(w),"kind":"k","entries":[5]}"#, "entries[0]"),
         (.submitTimeline, #"{\#(w),"kind":"k","entries":[{"relevance":null}]}"#, "entries[0].date"),
-        (.submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)"},{"date":"\#(d)","relevance":{"score":"high","duration":0}}]}"#, "entries[1].relevance.score"),
-        (.submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)","relevance":{"score":1}}]}"#, "entries[0].relevance.duration"),
-        (.submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)","relevance":{"score":1,"duration":-1}}]}"#, "entries[0].relevance.duration"),
+        (
+            .submitTimeline,
+            #"{\#(w),"kind":"k","entries":[{"date":"\#(d)"},{"date":"\#(d)","relevance":{"score":"high","duration":0}}]}"#,
+            "entries[1].relevance.score"
+        ),
+        (
+            .submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)","relevance":{"score":1}}]}"#,
+            "entries[0].relevance.duration"
+        ),
+        (
+            .submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)","relevance":{"score":1,"duration":-1}}]}"#,
+            "entries[0].relevance.duration"
+        ),
         (.submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)","colour":1}]}"#, "entries[0].colour"),
         (.submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)"}],"policy":{"kind":"after"}}"#, "policy.date"),
-        (.submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)"}],"policy":{"kind":"never","date":"\#(d)"}}"#, "policy.date"),
-        (.submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)"}],"policy":{"kind":"sometimes"}}"#, "policy.kind"),
-        (.submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)"}],"instance":"w1","configuration":{}}"#, "configuration"),
+        (
+            .submitTimeline,
+            #"{\#(w),"kind":"k","entries":[{"date":"\#(d)"}],"policy":{"kind":"never","date":"\#(d)"}}"#, "policy.date"
+        ),
+        (
+            .submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)"}],"policy":{"kind":"sometimes"}}"#,
+            "policy.kind"
+        ),
+        (
+            .submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)"}],"instance":"w1","configuration":{}}"#,
+            "configuration"
+        ),
         (.submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)"}],"instance":""}"#, "instance"),
         (.submitTimeline, #"{\#(w),"kind":"k","entries":[{"date":"\#(d)"}],"configuration":[]}"#, "configuration"),
         (.reloadTimelines, #"{\#(w),"kind":"bad kind"}"#, "kind"),
@@ -68,19 +133,39 @@ struct RequestErrorTests {
         (.endLiveActivity, #"{\#(w),"id":"x","dismissAfter":"soon"}"#, "dismissAfter"),
         (.declareRelevance, #"{\#(w),"kind":"k","contexts":[{"key":"a","value":"b"},{}]}"#, "contexts[1]"),
         (.declareRelevance, #"{\#(w),"kind":"k","contexts":[{"start":"\#(d)"}]}"#, "contexts[0].end"),
-        (.declareRelevance, #"{\#(w),"kind":"k","contexts":[{"start":"\#(d)","end":"2024-03-04T08:00:00Z"}]}"#, "contexts[0].end"),
-        (.declareRelevance, #"{\#(w),"kind":"k","contexts":[{"start":"\#(d)","end":"\#(d)","key":"a"}]}"#, "contexts[0].key"),
+        (
+            .declareRelevance, #"{\#(w),"kind":"k","contexts":[{"start":"\#(d)","end":"2024-03-04T08:00:00Z"}]}"#,
+            "contexts[0].end"
+        ),
+        (
+            .declareRelevance, #"{\#(w),"kind":"k","contexts":[{"start":"\#(d)","end":"\#(d)","key":"a"}]}"#,
+            "contexts[0].key"
+        ),
         (.declareRelevance, #"{\#(w),"kind":"k","contexts":[{"key":"a"}]}"#, "contexts[0].value"),
         (.declareRelevance, #"{\#(w),"kind":"k","contexts":[{"key":"","value":"b"}]}"#, "contexts[0].key"),
         (.declareRelevance, #"{\#(w),"kind":"k","group":""}"#, "group"),
         (.configureStack, #"{"stack":"home","family":"tiny","widgets":[]}"#, "family"),
         (.configureStack, #"{"stack":"my home","family":"systemSmall","widgets":[]}"#, "stack"),
-        (.configureStack, #"{"stack":"home","family":"systemSmall","widgets":[{"instance":"a","app":"a.b","kind":"k"},{"instance":"has space","app":"a.b","kind":"k"}]}"#, "widgets[1].instance"),
-        (.configureStack, #"{"stack":"home","family":"systemSmall","widgets":[{"instance":"a","kind":"k"}]}"#, "widgets[0].app"),
-        (.configureStack, #"{"stack":"home","family":"systemSmall","widgets":[{"instance":"a","app":"a.b","kind":"k","configuration":"x"}]}"#, "widgets[0].configuration"),
+        (
+            .configureStack,
+            #"{"stack":"home","family":"systemSmall","widgets":[{"instance":"a","app":"a.b","kind":"k"},{"instance":"has space","app":"a.b","kind":"k"}]}"#,
+            "widgets[1].instance"
+        ),
+        (
+            .configureStack, #"{"stack":"home","family":"systemSmall","widgets":[{"instance":"a","kind":"k"}]}"#,
+            "widgets[0].app"
+        ),
+        (
+            .configureStack,
+            #"{"stack":"home","family":"systemSmall","widgets":[{"instance":"a","app":"a.b","kind":"k","configuration":"x"}]}"#,
+            "widgets[0].configuration"
+        ),
         (.configureStack, #"{"stack":"home","family":"systemSmall","widgets":[],"pinned":""}"#, "pinned"),
         (.configureStack, #"{"stack":"home","family":"systemSmall","widgets":[],"smartRotate":1}"#, "smartRotate"),
-        (.configureStack, #"{"stack":"home","family":"systemSmall","widgets":[],"date":"2024-13-01T00:00:00Z"}"#, "date"),
+        (
+            .configureStack, #"{"stack":"home","family":"systemSmall","widgets":[],"date":"2024-13-01T00:00:00Z"}"#,
+            "date"
+        ),
         (.getStack, #"{"stack":"home","at":"now"}"#, "at"),
         (.subscribe, #"{"stacks":["home",""]}"#, "stacks[1]"),
         (.subscribe, #"{"stacks":"home"}"#, "stacks"),
@@ -125,7 +210,9 @@ struct RequestErrorTests {
                 .parameters["reason"]?.stringValue
         }
         #expect(try reason(.getStack, #"{"stack":1}"#) == "expected a string, got integer")
-        #expect(try reason(.setLogLevel, #"{"level":"loud"}"#) == "'loud' is not one of trace, debug, info, notice, warning, error, critical")
+        #expect(
+            try reason(.setLogLevel, #"{"level":"loud"}"#)
+                == "'loud' is not one of trace, debug, info, notice, warning, error, critical")
         #expect(try reason(.recordLook, #"{"stack":"s","date":"2024-03-04T09:00:00"}"#)?.contains("UTC offset") == true)
         #expect(try reason(.getStack, #"{"stack":"a b"}"#)?.contains("printable ASCII") == true)
     }

@@ -68,7 +68,9 @@ extension DecisionEntry {
 
     /// The most bytes `encode(into:)` writes: fixed keys and values, the strings, every signal's share.
     var wireBound: Int {
-        let strings = JSONWriter.bound(instance) + (kind.map { JSONWriter.bound($0.app.rawValue) + JSONWriter.bound($0.kind) } ?? JSONWriter.bound(instance))
+        let strings =
+            JSONWriter.bound(instance)
+            + (kind.map { JSONWriter.bound($0.app.rawValue) + JSONWriter.bound($0.kind) } ?? JSONWriter.bound(instance))
         return 200 + strings + SignalShares.wireBound
     }
 
