@@ -4,10 +4,10 @@ SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 USAGE_LOG ?= ../shared/data/usage/desktop.tsv
 SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config
-PYTHON_PACKAGES := varlink==31.0.0
+PYTHON_PACKAGES := varlink==31.0.0 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test build release deps eval bench install clean
+.PHONY: run test build release deps eval bench install install-systemd clean e2e
 
 ## deps: install missing system packages (Debian) and Python test clients.
 deps:
@@ -17,7 +17,8 @@ deps:
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
-	@python3 -c 'import varlink' 2>/dev/null || python3 -m pip install -q $(PYTHON_PACKAGES)
+	@python3 -c 'import varlink, pytest' 2>/dev/null && python3 -c 'import importlib.metadata as m; assert m.version("varlink") == "31.0.0"' 2>/dev/null \
+		|| python3 -m pip install -q $(PYTHON_PACKAGES)
 
 build: deps
 	$(SWIFT) build $(SWIFT_FLAGS)
@@ -25,21 +26,45 @@ build: deps
 release: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS)
 
-## run: the main job. Until the service exists, replays the usage log through the engine and prints the evaluation.
+## run: the main job: builds and starts smartstackd in the foreground on its default socket and state
+## directory (as a user: $XDG_RUNTIME_DIR/smartstack/io.smartstack; as root: /run/smartstack/io.smartstack).
+## Extra daemon arguments: make run ARGS="--listen /tmp/s.sock".
 run: release
-	.build/release/smartstack-eval $(USAGE_LOG)
+	exec .build/release/smartstackd $(ARGS)
 
-## test: every test (unit, invariants, evaluation protocol), warnings as errors.
+## test: every test: unit and invariant suites (warnings as errors), then the end-to-end suite that
+## starts the real smartstackd and drives it with the Python varlink client and raw sockets.
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build
+	python3 -m pytest -q Tests/e2e
 
+## eval: replays the usage log through the engine and the baselines and prints the evaluation.
 eval: release
-	.build/release/smartstack-eval --json $(USAGE_LOG)
+	.build/release/smartstack-eval $(USAGE_LOG)
+
+## e2e: only the end-to-end suite (after a debug build).
+e2e: build
+	python3 -m pytest -q Tests/e2e
 
 ## bench: the engine benchmark (release build, pinned to one core).
 bench: release
 	taskset -c 1 .build/release/smartstack-bench
+
+## install-systemd: units, sysusers entry, catalog and docs/systemd.md under $(DESTDIR)$(PREFIX) (see docs/systemd.md).
+PREFIX ?= /usr/local
+LIBDIR := $(DESTDIR)$(PREFIX)/lib
+install-systemd:
+	install -d $(LIBDIR)/systemd/system $(LIBDIR)/systemd/user $(LIBDIR)/systemd/catalog $(LIBDIR)/sysusers.d \
+		$(DESTDIR)$(PREFIX)/share/doc/smartstackd
+	for unit in smartstackd.service smartstackd.socket; do \
+		sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/$$unit > $(LIBDIR)/systemd/system/$$unit; \
+		sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/user/$$unit > $(LIBDIR)/systemd/user/$$unit; \
+	done
+	chmod 644 $(LIBDIR)/systemd/system/smartstackd.* $(LIBDIR)/systemd/user/smartstackd.*
+	sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/smartstackd.catalog > $(LIBDIR)/systemd/catalog/smartstackd.catalog
+	install -m 644 systemd/sysusers.d/smartstackd.conf $(LIBDIR)/sysusers.d/smartstackd.conf
+	install -m 644 docs/systemd.md $(DESTDIR)$(PREFIX)/share/doc/smartstackd/systemd.md
 
 clean:
 	rm -rf .build

@@ -14,9 +14,17 @@ let package = Package(
         .library(name: "SmartStackProtocol", targets: ["SmartStackProtocol"]),
         .executable(name: "smartstack-eval", targets: ["smartstack-eval"]),
         .executable(name: "smartstack-bench", targets: ["smartstack-bench"]),
+        .executable(name: "smartstackd", targets: ["smartstackd"]),
+        .executable(name: "smartstackctl", targets: ["smartstackctl"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         // The domain model and the ranking engine: value types, no I/O.
@@ -45,9 +53,63 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "smartstack-bench", dependencies: ["SmartStackCore"], swiftSettings: strict),
+        // The service: connections, dispatch, the engine's owner, subscriptions, lifecycle.
+        .target(
+            name: "SmartStackServer",
+            dependencies: [
+                "SmartStackCore", "SmartStackProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // The async client the command line and the tests use.
+        .target(
+            name: "SmartStackClient",
+            dependencies: [
+                "SmartStackProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "smartstackd",
+            dependencies: [
+                "SmartStackServer", "SmartStackProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "smartstackctl",
+            dependencies: [
+                "SmartStackClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "SmartStackServerTests", dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol"], swiftSettings: strict),
         .testTarget(name: "SmartStackCoreTests", dependencies: ["SmartStackCore"], swiftSettings: strict),
         .testTarget(name: "SmartStackEvalTests", dependencies: ["SmartStackEval"], swiftSettings: strict),
         .testTarget(name: "SmartStackProtocolTests", dependencies: ["SmartStackProtocol"], swiftSettings: strict),
+        // libsystemd through pkg-config; the module map and shim.h are all the C there is.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // Thin Swift wrappers over libsystemd: notify and watchdog, listen fds, the journal, message IDs.
+        .target(
+            name: "SmartStackSystemd",
+            dependencies: ["CSystemd", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict
+        ),
+        // Test-only helper: runs SmartStackSystemd under real systemd tools (socket activation, journald, PID 1).
+        .executableTarget(name: "smartstack-systemd-probe", dependencies: ["SmartStackSystemd"], swiftSettings: strict),
+        .testTarget(name: "SmartStackSystemdTests", dependencies: ["SmartStackSystemd"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

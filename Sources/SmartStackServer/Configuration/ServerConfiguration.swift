@@ -1,0 +1,131 @@
+public import Logging
+public import SmartStackCore
+
+/// Everything the service can be configured with: a `Sendable` value with defaults, a pure parser
+/// (`ServerConfiguration.parse`) and explicit validation naming the bad key.
+public struct ServerConfiguration: Sendable, Hashable {
+    /// The largest Varlink message accepted, in bytes; a larger one closes its connection.
+    public var maxFrameSize = 1 << 20
+    /// The most connections served at once.
+    public var maxConnections = 1_024
+    /// The engine's limits and ranking settings.
+    public var engine = EngineSettings()
+    /// The host's limits (donations, subscriptions, queues).
+    public var host = HostLimits()
+    /// The log level at start (`SetLogLevel` changes it at run time).
+    public var logLevel: Logger.Level = .info
+
+    public init() {}
+
+    /// The keys a configuration file may set, with what each means (for errors and documentation).
+    public static let keys: [(key: String, help: String)] = [
+        ("maxFrameSize", "largest message in bytes (1024…67108864)"),
+        ("maxConnections", "most connections at once (1…65536)"),
+        ("maxSubscriptions", "most open Subscribe/WatchReloads streams (1…65536)"),
+        ("subscriberQueue", "decisions queued for a subscriber before it is cut off (1…65536)"),
+        ("maxDonations", "most donations stored at once (1…100000000)"),
+        ("maxListLimit", "most donations one ListDonations page returns (1…100000)"),
+        ("maxStacks", "most stacks"),
+        ("maxWidgetsPerStack", "most widgets in one stack"),
+        ("maxKinds", "most registered widget kinds"),
+        ("maxContexts", "most context keys"),
+        ("maxTimelineEntries", "most entries in one timeline"),
+        ("reloadBudget", "timeline reloads per widget per 24 hours (40…1440)"),
+        ("retentionDays", "days donations are kept"),
+        ("logLevel", "trace, debug, info, notice, warning, error or critical"),
+    ]
+
+    /// Parses a configuration file's text: `key = value` lines, `#` comments, blank lines.
+    ///
+    /// An unknown key, a malformed line or a value out of range is an error naming the line and key.
+    public static func parse(_ text: String, source: String = "configuration") throws(ConfigurationError)
+        -> ServerConfiguration
+    {
+        var configuration = ServerConfiguration()
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let trimmed = line.trimmingSpaces
+            guard !trimmed.isEmpty else { continue }
+            let place = "\(source):\(index + 1)"
+            guard let equals = trimmed.firstIndex(of: "=") else {
+                throw ConfigurationError(place: place, key: nil, reason: "expected 'key = value'")
+            }
+            let key = trimmed[..<equals].trimmingSpaces
+            let value = trimmed[trimmed.index(after: equals)...].trimmingSpaces
+            try configuration.set(key, to: value, place: place)
+        }
+        return try configuration.validated(source: source)
+    }
+
+    mutating func set(_ key: String, to value: String, place: String) throws(ConfigurationError) {
+        func integer(_ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+            guard let number = Int(value), range.contains(number) else {
+                throw ConfigurationError(
+                    place: place, key: key,
+                    reason: "'\(value)' is not a whole number in \(range.lowerBound)…\(range.upperBound)")
+            }
+            return number
+        }
+        switch key {
+        case "maxFrameSize": maxFrameSize = try integer(1_024...(64 << 20))
+        case "maxConnections": maxConnections = try integer(1...65_536)
+        case "maxSubscriptions": host.maxSubscriptions = try integer(1...65_536)
+        case "subscriberQueue": host.subscriberQueue = try integer(1...65_536)
+        case "maxDonations": host.maxDonations = try integer(1...100_000_000)
+        case "maxListLimit": host.maxListLimit = try integer(1...100_000)
+        case "maxStacks": engine.maxStacks = try integer(1...1_000_000)
+        case "maxWidgetsPerStack": engine.maxWidgetsPerStack = try integer(1...1_000)
+        case "maxKinds": engine.maxKinds = try integer(1...1_000_000)
+        case "maxContexts": engine.maxContexts = try integer(1...65_536)
+        case "maxTimelineEntries": engine.maxTimelineEntries = try integer(1...100_000)
+        case "reloadBudget": engine.reloadBudget = try integer(1...100_000)
+        case "retentionDays": engine.retention = Double(try integer(1...3_650)) * 86_400
+        case "logLevel":
+            guard let level = Logger.Level(rawValue: value) else {
+                throw ConfigurationError(
+                    place: place, key: key,
+                    reason: "'\(value)' is not one of trace, debug, info, notice, warning, error, critical")
+            }
+            logLevel = level
+        default:
+            throw ConfigurationError(
+                place: place, key: key,
+                reason: "unknown key; known keys: \(Self.keys.map(\.key).joined(separator: ", "))")
+        }
+    }
+
+    /// Checks the combination of values (the engine's own rules included).
+    public func validated(source: String = "configuration") throws(ConfigurationError) -> ServerConfiguration {
+        do {
+            _ = try engine.validated()
+        } catch {
+            if case .invalidParameter(let parameter, let reason) = error {
+                throw ConfigurationError(place: source, key: parameter, reason: reason)
+            }
+            throw ConfigurationError(place: source, key: nil, reason: "\(error)")
+        }
+        return self
+    }
+}
+
+/// A configuration that can't be used, naming where and which key.
+public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file and line (or the source's name).
+    public var place: String
+    public var key: String?
+    public var reason: String
+    public var description: String { key.map { "\(place): \($0): \(reason)" } ?? "\(place): \(reason)" }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        let characters = self.drop(while: { $0 == " " || $0 == "\t" || $0 == "\r" })
+        var end = characters.endIndex
+        while end > characters.startIndex {
+            let before = characters.index(before: end)
+            guard characters[before] == " " || characters[before] == "\t" || characters[before] == "\r" else { break }
+            end = before
+        }
+        return String(characters[characters.startIndex..<end])
+    }
+}

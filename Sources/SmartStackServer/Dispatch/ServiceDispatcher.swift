@@ -1,0 +1,79 @@
+public import Logging
+public import SmartStackProtocol
+import SmartStackCore
+
+/// Routes each call to its handler: one function per method, declared by the interface files.
+///
+/// Handlers decode their request strictly (errors name the parameter), ask the engine's owner, and encode
+/// the reply. Engine errors become the calling interface's typed errors; storage failures become
+/// `io.smartstack.Admin.StorageFailed`-style errors of the calling interface.
+public struct ServiceDispatcher: CallHandler {
+    let host: EngineHost
+    let connections: ConnectionRegistry
+    let levels: LogLevelControl
+    let maxListLimit: Int
+    let logger: Logger
+    let info: JSONObject
+
+    public init(
+        host: EngineHost, connections: ConnectionRegistry, levels: LogLevelControl, maxListLimit: Int, logger: Logger
+    ) {
+        self.host = host
+        self.connections = connections
+        self.levels = levels
+        self.maxListLimit = maxListLimit
+        self.logger = logger
+        self.info = VarlinkServiceInfo(
+            vendor: "smartstackd", product: "smartstackd", version: ServiceVersion.current,
+            url: "https://github.com/smartstackd/smartstackd", interfaces: VarlinkInterfaces.all.map(\.name)
+        ).wireObject
+    }
+
+    public func handle(_ call: VarlinkCall, peer: PeerCredentials) async -> CallOutcome {
+        let context = CallContext(call: call, interface: String(call.interface), peer: peer)
+        do {
+            let request = try SmartStackRequest(call: call)
+            return try await handle(request, context)
+        } catch {
+            if error.name != "org.varlink.service.InvalidParameter" || logger.logLevel <= .debug {
+                logger.debug("call failed", metadata: ["method": "\(call.method)", "error": "\(error)"])
+            }
+            return .failure(error)
+        }
+    }
+
+    /// Runs a host operation, mapping its errors to the calling interface's typed errors.
+    func host<Result>(
+        _ context: CallContext, _ operation: (EngineHost) async throws(HostError) -> Result
+    ) async throws(VarlinkError) -> Result {
+        do {
+            return try await operation(host)
+        } catch {
+            throw context.error(error)
+        }
+    }
+}
+
+/// One call as a handler sees it.
+struct CallContext: Sendable {
+    var call: VarlinkCall
+    var interface: String
+    var peer: PeerCredentials
+    var parameters: JSONObject { call.parameters }
+
+    /// The typed wire error for a host failure.
+    func error(_ error: HostError) -> VarlinkError {
+        switch error {
+        case .core(let core): return VarlinkError(core, interface: interface)
+        case .store(let failure):
+            return VarlinkError(name: "\(interface).StorageFailed", parameters: ["reason": .string(failure.reason)])
+        case .stopping:
+            return VarlinkError(name: "\(interface).ServiceStopping")
+        }
+    }
+}
+
+/// The service's version, reported by `GetInfo`.
+public enum ServiceVersion {
+    public static let current = "0.3.0"
+}

@@ -1,0 +1,46 @@
+public import Logging
+import SmartStackCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The service's parts wired together: the engine's owner, the dispatcher and the listener.
+///
+/// `smartstackd`'s main and the tests build the service the same way, through `make`.
+public struct ServiceAssembly: Sendable {
+    public let host: EngineHost
+    public let connections: ConnectionRegistry
+    public let dispatcher: ServiceDispatcher
+    public let listener: VarlinkListener
+
+    /// Builds the service; fails (before anything listens) when the state directory can't be used.
+    public static func make(
+        configuration: ServerConfiguration, target: ListenTarget, stateDirectory: String, isSystem: Bool,
+        levels: LogLevelControl, logger: Logger, clock: any ServiceClock = SystemServiceClock(),
+        log: any EventLog = InMemoryEventLog(),
+        announce: @escaping @Sendable (ListenTarget) -> Void = ServiceAssembly.printAddress
+    ) async throws -> ServiceAssembly {
+        try StateDirectory.prepare(stateDirectory)
+        let host = EngineHost(
+            settings: configuration.engine, limits: configuration.host, clock: clock, log: log, logger: logger)
+        let connections = ConnectionRegistry(limit: configuration.maxConnections)
+        let dispatcher = ServiceDispatcher(
+            host: host, connections: connections, levels: levels, maxListLimit: configuration.host.maxListLimit,
+            logger: logger)
+        let listener = VarlinkListener(
+            target: target, handler: dispatcher, connections: connections, maxFrameSize: configuration.maxFrameSize,
+            socketMode: isSystem ? 0o666 : 0o600, directoryMode: isSystem ? 0o755 : 0o700, logger: logger,
+            onListening: { announce(target) }, onShutdown: { await host.stop() })
+        return ServiceAssembly(host: host, connections: connections, dispatcher: dispatcher, listener: listener)
+    }
+
+    /// Prints where the service listens and how to talk to it (standard output, for people running it by hand).
+    @Sendable public static func printAddress(_ target: ListenTarget) {
+        let address = target.description.split(separator: " ").first.map(String.init) ?? target.description
+        print("smartstackd is listening on \(address)")
+        print("try:  smartstackctl --address \(address) status")
+        print("      python3 -m varlink.cli call \(address)/org.varlink.service.GetInfo")
+        fflush(nil)
+    }
+}

@@ -1,0 +1,77 @@
+import SmartStackCore
+
+extension EngineHost {
+    /// Publishes what time alone changed up to now: entries that became current, durations that ended,
+    /// Live Activities that expired, reloads that came due. Then schedules the next wake-up.
+    func tick() {
+        let now = clock.now()
+        let (decisions, effects) = engine.publish(at: now)
+        fanOut(decisions: decisions, effects: effects)
+        if now.seconds(since: lastRetentionSweep) >= retentionSweepInterval {
+            lastRetentionSweep = now
+            sweepRetention()
+        }
+        scheduleWakeUp()
+    }
+
+    /// How often donations past the retention period are looked for.
+    var retentionSweepInterval: Double { 3_600 }
+
+    /// Sets the timer to the engine's next scheduled change (or the next retention sweep), so decisions
+    /// are published at that moment without anyone asking.
+    func scheduleWakeUp() {
+        guard !stopping else { return }
+        let sweep = lastRetentionSweep.adding(seconds: retentionSweepInterval)
+        let next = engine.nextWakeUp.map { min($0, sweep) } ?? sweep
+        if let timerFireTime, timer != nil, timerFireTime == next { return }
+        timer?.cancel()
+        timerFireTime = next
+        let delay = max(0, next.seconds(since: clock.now()))
+        timer = Task { [weak self] in
+            // Sleep a little past the due time so the clock reads at or after it on waking.
+            try? await Task.sleep(for: .microseconds(Int64(delay * 1_000_000) + 500))
+            guard !Task.isCancelled else { return }
+            await self?.timerFired()
+        }
+    }
+
+    private func timerFired() {
+        timer = nil
+        timerFireTime = nil
+        tick()
+    }
+
+    /// Drops donations past the retention period from the history and the model.
+    func sweepRetention() {
+        guard history.contains(where: { $0.donation.map { $0.date < retentionCutoff } ?? false }) else { return }
+        let result = engine.rebuild(from: history)
+        let expired = forget { $0.date < retentionCutoff }
+        _ = log.delete(donations: expired.map { ($0.app, $0.id) })
+        fanOut(decisions: result.changed, effects: [])
+        logger.info("retention removed donations", metadata: ["count": "\(expired.count)"])
+    }
+
+    /// Where retention cuts off donations, at the engine's time.
+    var retentionCutoff: Timestamp { engine.now.adding(seconds: -engine.settings.retention) }
+
+    /// Removes the donations `doomed` selects from the history and the per-app index; returns them.
+    func forget(_ doomed: (Donation) -> Bool) -> [Donation] {
+        var removed: [Donation] = []
+        history.removeAll { event in
+            guard let donation = event.donation, doomed(donation) else { return false }
+            removed.append(donation)
+            return true
+        }
+        for donation in removed { donations[donation.app]?.removeValue(forKey: donation.id) }
+        donationCount -= removed.count
+        return removed
+    }
+
+    /// Stops taking work and ends every stream (graceful shutdown).
+    public func stop() {
+        stopping = true
+        timer?.cancel()
+        timer = nil
+        subscriptions.finishAll()
+    }
+}

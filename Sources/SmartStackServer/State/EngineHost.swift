@@ -1,0 +1,239 @@
+import Collections
+public import Logging
+public import SmartStackCore
+
+/// Why a call to the engine's owner failed: the engine refused it, or it could not be stored.
+public enum HostError: Error, Sendable, Hashable {
+    /// The engine rejected the request (bad parameter, unknown id, conflict, a limit).
+    case core(CoreError)
+    /// The request was valid but could not be stored, so it was not acknowledged.
+    case store(StoreFailure)
+    /// The service is stopping and takes no new work.
+    case stopping
+}
+
+/// The single owner of the engine: every call that reads or changes it goes through this actor.
+///
+/// I/O never happens here. Recording calls apply their event, hand it to the event log inside the actor's
+/// isolation (so the log's order is the engine's), fan the resulting decisions out to subscribers and
+/// reload watchers, and then wait — outside the isolation — for the log's commit before acknowledging.
+public actor EngineHost {
+    let limits: HostLimits
+    let clock: any ServiceClock
+    let log: any EventLog
+    let logger: Logger
+    var engine: Engine
+    /// Every retained event in the order applied: what deletions and retention rebuild from.
+    var history: [EngineEvent] = []
+    /// Each app's stored donations, in the order they were recorded.
+    var donations: [AppID: OrderedDictionary<String, Donation>] = [:]
+    var donationCount = 0
+    var subscriptions = SubscriptionRegistry()
+    var timer: Task<Void, Never>?
+    var timerFireTime: Timestamp?
+    var lastRetentionSweep: Timestamp
+    var statistics = HostStatistics()
+    let started: Timestamp
+    var stopping = false
+    private var idCounter: UInt64 = 0
+    private let idPrefix: String
+
+    public init(
+        settings: EngineSettings, limits: HostLimits = HostLimits(), clock: any ServiceClock, log: any EventLog,
+        logger: Logger
+    ) {
+        let now = clock.now()
+        self.limits = limits
+        self.clock = clock
+        self.log = log
+        self.logger = logger
+        self.engine = Engine(settings: settings, now: now)
+        self.started = now
+        self.lastRetentionSweep = now
+        self.idPrefix = String(UInt64.random(in: 0...UInt64.max) >> 16, radix: 36)
+    }
+
+    /// The current time of the service's clock.
+    public func now() -> Timestamp { clock.now() }
+
+    // MARK: Recording
+
+    /// Applies one event, publishes what it changed, and returns once it is stored.
+    @discardableResult
+    public func record(_ event: EngineEvent) async throws(HostError) -> [EngineEffect] {
+        let (effects, ticket) = try apply(event)
+        do { try await ticket.committed() } catch { throw .store(error) }
+        return effects
+    }
+
+    /// Stores a donation, making up an id when the app gave none; returns the id.
+    ///
+    /// An id the app already used is accepted again only for the very same donation (a retried call), which
+    /// stores nothing new; a different donation under a used id is a conflict.
+    public func donate(_ donation: Donation, idGiven: Bool) async throws(HostError) -> String {
+        var donation = donation
+        if !idGiven { donation.id = nextDonationID() }
+        if let existing = donations[donation.app]?[donation.id] {
+            guard existing == donation else {
+                throw .core(.conflict(kind: "donation", id: donation.id, reason: "the app already used this id for another donation"))
+            }
+            return donation.id
+        }
+        guard donationCount < limits.maxDonations else {
+            throw .core(.limitExceeded(limit: "donations", maximum: limits.maxDonations))
+        }
+        let (_, ticket) = try apply(.donate(donation))
+        do { try await ticket.committed() } catch { throw .store(error) }
+        return donation.id
+    }
+
+    /// Deletes an app's donations by filter, rebuilding the model as if they had never been made.
+    public func deleteDonations(app: AppID, filter: DonationFilter) async throws(HostError) -> Int {
+        guard !stopping else { throw .stopping }
+        guard let stored = donations[app] else { return 0 }
+        let doomed = stored.values.filter { filter.matches($0, app: app) }
+        guard !doomed.isEmpty else { return 0 }
+        let ids = Set(doomed.map(\.id))
+        let result = engine.rebuild(from: history) { $0.app == app && ids.contains($0.id) }
+        let expired = forget { $0.date < retentionCutoff || ($0.app == app && ids.contains($0.id)) }
+        let ticket = log.delete(donations: expired.map { ($0.app, $0.id) })
+        fanOut(decisions: result.changed, effects: [])
+        scheduleWakeUp()
+        do { try await ticket.committed() } catch { throw .store(error) }
+        return ids.count
+    }
+
+    /// Applies an event, logs it and fans out its results; returns the effects and the log's ticket.
+    private func apply(_ event: EngineEvent) throws(HostError) -> ([EngineEffect], CommitTicket) {
+        guard !stopping else { throw .stopping }
+        let outcome: (decisions: [Decision], effects: [EngineEffect])
+        switch engine.step(event) {
+        case .success(let result): outcome = result
+        case .failure(let error): throw .core(error)
+        }
+        history.append(event)
+        if let donation = event.donation {
+            donations[donation.app, default: [:]][donation.id] = donation
+            donationCount += 1
+        }
+        statistics.eventsRecorded += 1
+        let ticket = log.enqueue([event])
+        fanOut(decisions: outcome.decisions, effects: outcome.effects)
+        scheduleWakeUp()
+        return (outcome.effects, ticket)
+    }
+
+    private func nextDonationID() -> String {
+        idCounter += 1
+        return "\(idPrefix)-\(String(idCounter, radix: 36))"
+    }
+
+    // MARK: Reading
+
+    /// The current decision for a stack: publishes what time changed first, so the answer is current.
+    public func stack(_ id: StackID) throws(HostError) -> Decision {
+        tick()
+        if let decision = engine.published(id) { return decision }
+        do { return try engine.evaluate(stack: id, at: clock.now()) } catch { throw .core(error) }
+    }
+
+    /// The decision a stack would have at `time`, without publishing anything.
+    public func stack(_ id: StackID, at time: Timestamp) throws(HostError) -> Decision {
+        do { return try engine.evaluate(stack: id, at: time) } catch { throw .core(error) }
+    }
+
+    /// Why a stack (or one widget of it) is where it is, at a time (now when `nil`).
+    public func explain(stack id: StackID, instance: InstanceID?, at time: Timestamp?) throws(HostError)
+        -> StackExplanation
+    {
+        if time == nil { tick() }
+        do { return try engine.explain(stack: id, instance: instance, at: time ?? clock.now()) } catch {
+            throw .core(error)
+        }
+    }
+
+    /// A widget's reload budget at a time (now when `nil`).
+    public func budget(of instance: InstanceID, at time: Timestamp?) throws(HostError) -> BudgetState {
+        do { return try engine.budget(of: instance, at: time ?? clock.now()) } catch { throw .core(error) }
+    }
+
+    /// The registered kinds among `ids` (for requests that read configurations against their kind).
+    public func kinds(_ ids: [WidgetKindID]) -> [WidgetKindID: WidgetKind] {
+        var found: [WidgetKindID: WidgetKind] = [:]
+        for id in ids { if let kind = engine.kind(id) { found[id] = kind } }
+        return found
+    }
+
+    /// Every stack with its configuration and latest published decision, by id.
+    public func stacks() -> [(configuration: StackConfiguration, decision: Decision?)] {
+        tick()
+        return engine.stackIDs.compactMap { id in
+            engine.configuration(of: id).map { ($0, engine.published(id)) }
+        }
+    }
+
+    /// An app's donations in the order recorded, after the one with id `after`, at most `limit`.
+    public func listDonations(app: AppID, after: String?, limit: Int) throws(HostError) -> [Donation] {
+        guard let stored = donations[app] else {
+            if let after { throw .core(.notFound(kind: "donation", id: after)) }
+            return []
+        }
+        var start = 0
+        if let after {
+            guard let index = stored.index(forKey: after) else { throw .core(.notFound(kind: "donation", id: after)) }
+            start = index + 1
+        }
+        let end = min(stored.count, start + limit)
+        guard start < end else { return [] }
+        return Array(stored.values[start..<end])
+    }
+
+    /// The counters `GetStatistics` reports.
+    public func snapshotStatistics() -> HostStatistics {
+        var result = statistics
+        let counts = engine.counts
+        result.stacks = counts.stacks
+        result.widgets = counts.widgets
+        result.kinds = counts.kinds
+        result.liveActivities = counts.liveActivities
+        result.donations = donationCount
+        result.subscribers = subscriptions.subscriberCount
+        result.reloadWatchers = subscriptions.watcherCount
+        result.uptimeSeconds = clock.now().seconds(since: started)
+        return result
+    }
+}
+
+/// The host's limits beyond the engine's own (which `EngineSettings` holds).
+public struct HostLimits: Sendable, Hashable {
+    /// The most donations stored at once, over all apps.
+    public var maxDonations = 5_000_000
+    /// The most concurrent subscriptions (`Subscribe` and `WatchReloads` streams).
+    public var maxSubscriptions = 1_024
+    /// How many published decisions may wait for a subscriber before it is cut off.
+    public var subscriberQueue = 256
+    /// The most donations one `ListDonations` page returns.
+    public var maxListLimit = 1_000
+
+    public init() {}
+}
+
+/// Counters for `GetStatistics`.
+public struct HostStatistics: Sendable, Hashable {
+    public var stacks = 0
+    public var widgets = 0
+    public var kinds = 0
+    public var liveActivities = 0
+    public var donations = 0
+    public var subscribers = 0
+    public var reloadWatchers = 0
+    public var uptimeSeconds = 0.0
+    /// Events the engine took since start.
+    public var eventsRecorded = 0
+    /// Decisions published (sent to subscribers) since start.
+    public var decisionsPublished = 0
+    /// Subscribers cut off because they did not read.
+    public var subscribersCutOff = 0
+    /// Reload requests sent to providers since start.
+    public var reloadsRequested = 0
+}

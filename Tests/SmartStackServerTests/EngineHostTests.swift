@@ -1,0 +1,111 @@
+import SmartStackCore
+import SmartStackServer
+import Testing
+
+@Suite("Engine host")
+struct EngineHostTests {
+    @Test("a donation without an id gets a unique one; a retried id is idempotent; a reused id conflicts")
+    func donationIDs() async throws {
+        let clock = ManualClock()
+        let host = try await ServerFixture.host(apps: ["mail", "news"], clock: clock)
+        let first = try await host.donate(ServerFixture.donation("mail", at: clock.now()), idGiven: false)
+        let second = try await host.donate(ServerFixture.donation("mail", at: clock.now()), idGiven: false)
+        #expect(first != second)
+        let given = ServerFixture.donation("mail", id: "abc", at: clock.now())
+        #expect(try await host.donate(given, idGiven: true) == "abc")
+        #expect(try await host.donate(given, idGiven: true) == "abc")
+        #expect(await host.snapshotStatistics().donations == 3)
+        var other = given
+        other.intent = "compose"
+        await #expect(throws: HostError.self) { try await host.donate(other, idGiven: true) }
+        // Ids are per app: another app may use the same id.
+        #expect(try await host.donate(ServerFixture.donation("news", id: "abc", at: clock.now()), idGiven: true) == "abc")
+    }
+
+    @Test("ListDonations pages in recorded order; DeleteDonations removes rows and rebuilds")
+    func listAndDelete() async throws {
+        let clock = ManualClock()
+        let host = try await ServerFixture.host(apps: ["mail"], clock: clock)
+        for index in 0..<10 {
+            clock.advance(seconds: 60)
+            _ = try await host.donate(
+                ServerFixture.donation("mail", id: "d\(index)", at: clock.now(), group: index.isMultiple(of: 2) ? "even" : nil),
+                idGiven: true)
+        }
+        let app = ServerFixture.app("mail")
+        let page1 = try await host.listDonations(app: app, after: nil, limit: 4)
+        #expect(page1.map(\.id) == ["d0", "d1", "d2", "d3"])
+        let page2 = try await host.listDonations(app: app, after: "d3", limit: 4)
+        #expect(page2.map(\.id) == ["d4", "d5", "d6", "d7"])
+        let page3 = try await host.listDonations(app: app, after: "d7", limit: 4)
+        #expect(page3.map(\.id) == ["d8", "d9"])
+        await #expect(throws: HostError.self) { try await host.listDonations(app: app, after: "nope", limit: 4) }
+
+        #expect(try await host.deleteDonations(app: app, filter: .group("even")) == 5)
+        #expect(try await host.listDonations(app: app, after: nil, limit: 100).map(\.id) == ["d1", "d3", "d5", "d7", "d9"])
+        #expect(try await host.deleteDonations(app: app, filter: .group("even")) == 0)
+        #expect(await host.snapshotStatistics().donations == 5)
+    }
+
+    @Test("a subscriber gets the current order first, then each published change")
+    func subscribe() async throws {
+        let clock = ManualClock()
+        let host = try await ServerFixture.host(apps: ["mail", "news", "maps"], clock: clock)
+        let subscription = try await host.subscribe(stacks: [ServerFixture.stack()])
+        #expect(subscription.initial.count == 1)
+        let before = try #require(subscription.initial.first)
+        // Use the widget at the bottom a lot, so it rises.
+        let bottom = try #require(before.order.last)
+        for _ in 0..<5 {
+            clock.advance(seconds: 30)
+            _ = try await host.donate(ServerFixture.donation(bottom, at: clock.now()), idGiven: false)
+        }
+        var iterator = subscription.stream.makeAsyncIterator()
+        let changed = try #require(await iterator.next())
+        #expect(changed.revision > before.revision)
+        #expect(changed.order != before.order)
+        await host.closeSubscription(subscription.id)
+    }
+
+    @Test("a subscriber that does not read is cut off when its queue is full; others are not slowed")
+    func slowSubscriberIsCutOff() async throws {
+        var limits = HostLimits()
+        limits.subscriberQueue = 2
+        let clock = ManualClock()
+        let apps = ["a", "b", "c", "d"]
+        let host = try await ServerFixture.host(apps: apps, limits: limits, clock: clock)
+        let slow = try await host.subscribe(stacks: nil)
+        // Alternate heavy use so the order keeps changing and decisions pile up unread.
+        for round in 0..<40 {
+            clock.advance(seconds: 30)
+            _ = try await host.donate(ServerFixture.donation(apps[round % apps.count], at: clock.now()), idGiven: false)
+        }
+        let statistics = await host.snapshotStatistics()
+        #expect(statistics.decisionsPublished > limits.subscriberQueue)
+        #expect(statistics.subscribersCutOff == 1)
+        #expect(statistics.subscribers == 0)
+        // The stream holds what was queued and then ends.
+        var received = 0
+        for await _ in slow.stream { received += 1 }
+        #expect(received == limits.subscriberQueue)
+    }
+
+    @Test("subscribing to an unknown stack is a typed not-found error")
+    func subscribeUnknownStack() async throws {
+        let host = try await ServerFixture.host(apps: ["mail"])
+        await #expect(throws: HostError.core(.notFound(kind: "stack", id: "nope"))) {
+            try await host.subscribe(stacks: [ServerFixture.stack("nope")])
+        }
+    }
+
+    @Test("after stop, recording calls are refused and streams end")
+    func stop() async throws {
+        let host = try await ServerFixture.host(apps: ["mail"])
+        let subscription = try await host.subscribe(stacks: nil)
+        await host.stop()
+        for await _ in subscription.stream {}
+        await #expect(throws: HostError.stopping) {
+            try await host.donate(ServerFixture.donation("mail", at: ServerFixture.start), idGiven: false)
+        }
+    }
+}

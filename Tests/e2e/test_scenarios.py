@@ -1,0 +1,136 @@
+"""Scenarios through the independent Python varlink client: register, configure, donate, rank, subscribe."""
+import threading
+import time
+
+import varlink
+
+from helpers import call, now_plus, setup_stack
+
+
+def get_stack(address, stack="home", **extra):
+    return call(address, "io.smartstack.Shell", "GetStack", stack=stack, **extra)
+
+
+def test_register_configure_donate_get_stack(daemon):
+    reply = setup_stack(daemon.address)
+    assert reply["revision"] >= 1
+    before = get_stack(daemon.address)
+    assert [entry["instance"] for entry in before["order"]] == ["mail", "news", "maps"]
+    assert before["stack"] == "home"
+    # The user keeps opening maps: it rises to the top.
+    with varlink.Client(address=daemon.address) as client:
+        with client.open("io.smartstack.Provider", namespaced=False) as provider:
+            for index in range(6):
+                donated = provider.Donate(app="com.example.maps", intent="open", id=f"m{index}")
+                assert donated["id"] == f"m{index}"
+            generated = provider.Donate(app="com.example.maps", intent="open")
+            assert generated["id"]
+    after = get_stack(daemon.address)
+    assert after["order"][0]["instance"] == "maps"
+    assert after["revision"] > before["revision"]
+    top = after["order"][0]
+    assert top["position"] == 0
+    assert top["reason"] in ("behaviour", "engagement")
+    assert isinstance(top["contributions"], dict) and top["contributions"]
+    assert all(isinstance(value, float) for value in top["contributions"].values())
+    listed = call(daemon.address, "io.smartstack.Provider", "ListDonations", app="com.example.maps")
+    assert [donation["id"] for donation in listed["donations"]][:6] == [f"m{index}" for index in range(6)]
+    assert len(listed["donations"]) == 7
+    page = call(daemon.address, "io.smartstack.Provider", "ListDonations", app="com.example.maps", after="m2", limit=2)
+    assert [donation["id"] for donation in page["donations"]] == ["m3", "m4"]
+    deleted = call(daemon.address, "io.smartstack.Provider", "DeleteDonations", app="com.example.maps", ids=["m0", "m1"])
+    assert deleted["deleted"] == 2
+    stats = call(daemon.address, "io.smartstack.Admin", "GetStatistics")
+    assert stats["stacks"] == 1 and stats["widgets"] == 3 and stats["donations"] == 5
+
+
+def test_timeline_relevance_rotates_to_top_at_entry_date_and_back_after_duration(daemon):
+    setup_stack(daemon.address, developer_mode=True)
+    # news becomes relevant in 2 s for 2 s.
+    start, end = 2.0, 2.0
+    reply = call(
+        daemon.address, "io.smartstack.Provider", "SubmitTimeline", app="com.example.news", kind="main",
+        entries=[{"date": now_plus(-60)}, {"date": now_plus(start), "relevance": {"score": 1.0, "duration": end}}])
+    assert "warnings" in reply
+    assert get_stack(daemon.address)["order"][0]["instance"] == "mail"
+    # The future is visible without waiting: GetStack at a time.
+    future = get_stack(daemon.address, at=now_plus(start + end / 2))
+    assert future["order"][0]["instance"] == "news"
+    assert future["order"][0]["reason"] == "relevance"
+
+    seen = []
+    with varlink.Client(address=daemon.address) as client:
+        with client.open("io.smartstack.Shell", namespaced=False) as shell:
+            began = time.monotonic()
+            for update in shell.Subscribe(stacks=["home"], _more=True):
+                seen.append((time.monotonic() - began, update["order"][0]["instance"], update["revision"]))
+                if len(seen) == 3 or time.monotonic() - began > 10:
+                    break
+    # The current order first, then news on top (pushed at the entry's date, nobody asked), then back.
+    assert [top for _, top, _ in seen] == ["mail", "news", "mail"], seen
+    assert 1.0 < seen[1][0] < 4.0, seen
+    assert seen[2][0] - seen[1][0] > 1.0, seen
+    assert seen[0][2] < seen[1][2] < seen[2][2]
+
+
+def test_subscribe_receives_current_order_then_the_change(daemon):
+    setup_stack(daemon.address)
+    updates = []
+    subscribed = threading.Event()
+
+    def listen():
+        with varlink.Client(address=daemon.address) as client:
+            with client.open("io.smartstack.Shell", namespaced=False) as shell:
+                for update in shell.Subscribe(stacks=["home"], _more=True):
+                    updates.append(update)
+                    subscribed.set()
+                    if len(updates) == 2:
+                        return
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    assert subscribed.wait(5)
+    # The shell reorders the stack by hand (a configuration with another order publishes at once).
+    call(
+        daemon.address, "io.smartstack.Shell", "ConfigureStack", stack="home", family="systemMedium",
+        widgets=[{"instance": app, "app": f"com.example.{app}", "kind": "main"} for app in ("maps", "mail", "news")],
+        smartRotate=False)
+    listener.join(5)
+    assert len(updates) == 2, updates
+    assert [entry["instance"] for entry in updates[0]["order"]] == ["mail", "news", "maps"]
+    assert [entry["instance"] for entry in updates[1]["order"]] == ["maps", "mail", "news"]
+    assert updates[1]["revision"] > updates[0]["revision"]
+
+
+def expect_error(name, function, **parameters):
+    try:
+        function(**parameters)
+    except varlink.VarlinkError as error:
+        assert error.error() == name, (error.error(), error.parameters())
+        return error.parameters()
+    raise AssertionError(f"expected {name}")
+
+
+def test_errors_are_typed_and_name_what_was_wrong(daemon):
+    setup_stack(daemon.address)
+    with varlink.Client(address=daemon.address) as client:
+        with client.open("io.smartstack.Shell", namespaced=False) as shell:
+            found = expect_error("io.smartstack.Shell.NotFound", shell.GetStack, stack="nope")
+            assert found["kind"] == "stack" and found["id"] == "nope"
+            bad = expect_error(
+                "org.varlink.service.InvalidParameter", shell.GetStack, stack="home", at="yesterday")
+            assert bad["parameter"] == "at"
+            bad = expect_error(
+                "org.varlink.service.InvalidParameter", shell.RecordEngagement, stack="home", instance="mail",
+                kind="tap", duration=-1.0)
+            assert bad["parameter"] == "duration"
+            # The same connection keeps working after errors.
+            assert shell.GetStack(stack="home")["stack"] == "home"
+        with client.open("io.smartstack.Provider", namespaced=False) as provider:
+            bad = expect_error(
+                "org.varlink.service.InvalidParameter", provider.Donate, app="not an app id", intent="open")
+            assert bad["parameter"] == "app"
+            conflict = expect_error(
+                "io.smartstack.Provider.NotFound", provider.SubmitTimeline, app="com.example.nope", kind="main",
+                entries=[{"date": now_plus(0)}])
+            assert conflict["kind"] in ("widgetKind", "kind")
