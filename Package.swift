@@ -89,10 +89,24 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Reads smartstackd's decision entries from the journal and aggregates them: summaries, JSON, HTML/SVG.
+        .target(
+            name: "SmartStackAnalysis",
+            dependencies: ["SmartStackCore", "SmartStackProtocol", "SmartStackSystemd"],
+            swiftSettings: strict
+        ),
+        // What smartstackctl does besides parsing arguments: tables and colour, rendering replies, errors and
+        // exit codes, usage-log replay over the socket. Testable without the executable.
+        .target(
+            name: "SmartStackCtlKit",
+            dependencies: ["SmartStackClient", "SmartStackProtocol", "SmartStackAnalysis", "SmartStackEval"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "smartstackctl",
             dependencies: [
-                "SmartStackClient",
+                "SmartStackClient", "SmartStackCtlKit", "SmartStackAnalysis", "SmartStackProtocol", "SmartStackEval",
+                "SmartStackSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -112,6 +126,11 @@ let package = Package(
         // Test-only helper: runs SmartStackSystemd under real systemd tools (socket activation, journald, PID 1).
         .executableTarget(name: "smartstack-systemd-probe", dependencies: ["SmartStackSystemd"], swiftSettings: strict),
         .testTarget(name: "SmartStackSystemdTests", dependencies: ["SmartStackSystemd"], swiftSettings: strict),
+        .testTarget(
+            name: "SmartStackCtlTests",
+            dependencies: ["SmartStackCtlKit", "SmartStackAnalysis", "SmartStackSystemd", "SmartStackProtocol"],
+            swiftSettings: strict
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
