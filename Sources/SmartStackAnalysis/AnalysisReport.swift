@@ -183,6 +183,11 @@ public struct StackSummary: Sendable, Hashable {
 public struct Swipe: Sendable, Hashable {
     public var time: Int64
     public var widget: String
+
+    public init(time: Int64, widget: String) {
+        self.time = time
+        self.widget = widget
+    }
 }
 
 /// What the journal says about one widget.

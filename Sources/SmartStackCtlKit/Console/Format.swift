@@ -63,13 +63,15 @@ public enum Format {
         return delta > 0 ? "in " + duration(delta) : duration(-delta) + " ago"
     }
 
-    /// A time on its own wall clock: `09:45:12` when on `reference`'s local day, `2026-11-21 09:45` otherwise.
+    /// A time on its own wall clock: `09:45:12` when on `reference`'s local day, `2026-11-21 09:45` on another,
+    /// `2026-11-21 09:45:12` without a reference.
     public static func time(_ time: Timestamp, reference: Timestamp? = nil) -> String {
         let text = time.rfc3339
         // rfc3339 is YYYY-MM-DDTHH:MM:SS(.fff)(Z|±hh:mm) on the timestamp's own offset.
         let date = String(text.prefix(10))
         let clock = String(text.dropFirst(11).prefix(8))
-        if let reference, reference.withOffset(time.utcOffsetSeconds).localDay == time.localDay { return clock }
+        guard let reference else { return date + " " + clock }
+        if reference.withOffset(time.utcOffsetSeconds).localDay == time.localDay { return clock }
         return date + " " + clock.prefix(5)
     }
 

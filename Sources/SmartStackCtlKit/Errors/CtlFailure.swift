@@ -124,6 +124,8 @@ public enum CtlFailure: Error, Sendable, Equatable {
         if text.hasPrefix("cannot connect to "), let colon = text.firstRange(of: ": ") { text = String(text[colon.upperBound...]) }
         // NIO describes a failed connect as "connect(descriptor:addr:size:): No such file or directory (errno: 2)".
         if let call = text.firstRange(of: "): ") { text = String(text[call.upperBound...]) }
+        // ... and closes a parenthesis it never opened: "No such file or directory) (errno: 2)".
+        if let stray = text.firstRange(of: ") (errno: ") { text.replaceSubrange(stray, with: " (errno ") }
         return text
     }
 }
