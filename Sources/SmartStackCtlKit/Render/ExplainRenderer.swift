@@ -157,7 +157,9 @@ public enum ExplainRenderer {
             let label = name + String(repeating: " ", count: nameWidth - name.count)
             let number = Format.signed(value)
             let padded = String(repeating: " ", count: max(0, 6 - number.count)) + number
-            lines.append(row(index == 0 ? "Signals" : "", "\(label)  \(padded)  \(coloured)"))
+            var line = row(index == 0 ? "Signals" : "", "\(label)  \(padded)  \(coloured)")
+            while line.hasSuffix(" ") { line.removeLast() }
+            lines.append(line)
         }
         lines.append(row("", style.dim("(signals: share of its log-odds against the stack's average widget)")))
         return lines
