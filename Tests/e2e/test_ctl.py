@@ -308,7 +308,7 @@ def test_replay_progress_bar_on_a_terminal(daemon, workdir):
 
 
 def test_completions_and_manual(workdir):
-    for shell, marker in (("bash", "-F _smartstackctl smartstackctl"), ("zsh", "#compdef smartstackctl"), ("fish", "complete -c smartstackctl")):
+    for shell, marker in (("bash", "-F _smartstackctl smartstackctl"), ("zsh", "#compdef smartstackctl"), ("fish", "complete -c 'smartstackctl'")):
         script = subprocess.run([str(CTL), "--generate-completion-script", shell], capture_output=True, text=True,
                                 check=True).stdout
         assert marker in script and "analyze" in script and "replay" in script
@@ -322,3 +322,15 @@ def test_completions_and_manual(workdir):
                               env={**os.environ, "MANWIDTH": "100"})
     if rendered.returncode == 0:
         assert "smartstackctl" in rendered.stdout
+
+
+def test_make_install_ctl(workdir):
+    """make install-ctl puts the completions and the man page under DESTDIR/PREFIX."""
+    destination = pathlib.Path(workdir) / "root"
+    subprocess.run(["make", "-s", "install-ctl", "CTL_CONFIGURATION=debug", f"DESTDIR={destination}",
+                    "PREFIX=/usr"], cwd=ROOT, check=True, capture_output=True, timeout=600)
+    share = destination / "usr" / "share"
+    for path in ("bash-completion/completions/smartstackctl", "zsh/site-functions/_smartstackctl",
+                 "fish/vendor_completions.d/smartstackctl.fish", "man/man1/smartstackctl.1"):
+        assert (share / path).stat().st_size > 0, path
+    assert (share / "man/man1/smartstackctl.1").read_text().startswith(".TH SMARTSTACKCTL 1")
