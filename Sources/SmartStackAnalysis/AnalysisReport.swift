@@ -15,7 +15,7 @@ public struct AnalysisReport: Sendable, Hashable {
     public var entries: EntryCounts
     /// One summary per stack, by stack id.
     public var stacks: [StackSummary]
-    /// One summary per widget, by stack then widget id.
+    /// One summary per widget: by stack, then most time on top, most surfaced, widget id.
     public var widgets: [WidgetSummary]
     /// Caveats a reader should know (no engagement entries, reloads of widgets in no stack, …).
     public var notes: [String]

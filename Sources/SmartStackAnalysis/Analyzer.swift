@@ -91,7 +91,13 @@ public struct Analyzer: Sendable {
         }
 
         report.stacks = stacks.values.sorted { $0.stack < $1.stack }
-        report.widgets = widgets.values.sorted { ($0.stack, $0.widget) < ($1.stack, $1.widget) }
+        // By stack, then the most time on top first.
+        report.widgets = widgets.values.sorted {
+            if $0.stack != $1.stack { return $0.stack < $1.stack }
+            if $0.timeOnTop != $1.timeOnTop { return $0.timeOnTop > $1.timeOnTop }
+            if $0.surfaced != $1.surfaced { return $0.surfaced > $1.surfaced }
+            return $0.widget < $1.widget
+        }
         if report.entries.engagement == 0 {
             report.notes.append(
                 "no engagement entries in the range (SMARTSTACK_ENGAGEMENT): taps and engagement rates are unknown")

@@ -20,8 +20,8 @@ public struct HTMLReport: Sendable {
 
     /// Layout of a timeline, in SVG user units.
     enum Layout {
-        static let width = 960.0
-        static let labelWidth = 170.0
+        static let width = 1000.0
+        static let labelWidth = 210.0
         static let laneHeight = 18.0
         static let laneGap = 4.0
         static let top = 8.0
@@ -95,6 +95,15 @@ public struct HTMLReport: Sendable {
     func time(_ microseconds: Int64) -> String {
         let text = Timestamp(microseconds: microseconds, utcOffsetSeconds: utcOffsetSeconds).rfc3339
         return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(12))
+    }
+
+    /// An axis label as short as the span allows: `09:03:06.728` within a minute, `09:03:06` within a day,
+    /// `11-21 09:03` beyond.
+    func tickLabel(_ microseconds: Int64, span: Int64) -> String {
+        let text = time(microseconds)
+        if span < 60_000_000 { return String(text.dropFirst(11)) }
+        if span < 86_400_000_000 { return String(text.dropFirst(11).prefix(8)) }
+        return String(text.dropFirst(5).prefix(11))
     }
 
     // MARK: Tables
@@ -219,7 +228,7 @@ public struct HTMLReport: Sendable {
             svg += "<line x1=\"\(Self.number(px, 1))\" y1=\"\(Self.number(axisY, 1))\" x2=\"\(Self.number(px, 1))\""
             svg += " y2=\"\(Self.number(axisY + 4, 1))\"/>\n"
             svg += "<text x=\"\(Self.number(px, 1))\" y=\"\(Self.number(axisY + 16, 1))\" text-anchor=\"\(anchor)\">"
-            svg += "\(Self.escape(self.time(time)))</text>\n"
+            svg += "\(Self.escape(tickLabel(time, span: end - start)))</text>\n"
         }
         svg += "</g>\n</svg>\n"
         return svg
@@ -249,8 +258,8 @@ public struct HTMLReport: Sendable {
         table.summary th{background:#f3f3f3}
         .note{color:#8a5a00}.range{color:#555}
         svg.timeline{display:block;max-width:100%;height:auto}
-        .lane-bg{fill:#f6f6f6}.lane-label{font-size:11px;text-anchor:end;fill:#333}
-        .axis line{stroke:#999}.axis text{font-size:10px;fill:#555}
+        .lane-bg{fill:#f6f6f6}.lane-label{font:11px system-ui,sans-serif;text-anchor:end;fill:#333}
+        .axis line{stroke:#999}.axis text{font:10px system-ui,sans-serif;fill:#555}
         .swipe{fill:#222}
         ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.4em 1.2em}
         .swatch{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em;border-radius:2px}
@@ -283,9 +292,9 @@ public struct HTMLReport: Sendable {
         String(text.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "-" })
     }
 
-    /// A lane label of at most 26 characters.
+    /// A lane label of at most 32 characters (the full id is the lane's `data-widget` and the bars' titles).
     static func shortened(_ text: String) -> String {
-        text.count <= 26 ? text : String(text.prefix(12)) + "…" + String(text.suffix(13))
+        text.count <= 32 ? text : String(text.prefix(15)) + "…" + String(text.suffix(16))
     }
 
     static func number(_ value: Double, _ decimals: Int) -> String {

@@ -145,7 +145,9 @@ public enum ExplainRenderer {
     /// One line per signal, largest first, with a bar: the shares of the widget's log-odds against the stack's
     /// average widget (relevance is added to the score directly).
     static func signalRows(_ contributions: JSONObject?, style: Style) -> [String] {
-        let pairs = (contributions ?? [:]).compactMap { key, value in value.doubleValue.map { (key, $0) } }
+        let all = (contributions ?? [:]).compactMap { key, value in value.doubleValue.map { (key, $0) } }
+        // Signals that round to 0.00 are left out, as the interface leaves out those that contributed nothing.
+        let pairs = all.filter { abs($0.1) >= 0.005 }
             .sorted { abs($0.1) != abs($1.1) ? abs($0.1) > abs($1.1) : $0.0 < $1.0 }
         guard !pairs.isEmpty else { return [row("Signals", style.dim("none contributed"))] }
         let largest = max(pairs.map { abs($0.1) }.max() ?? 1, 1e-9)
