@@ -198,8 +198,10 @@ public struct Analyzer: Sendable {
         var onTop: [String: Double] = [:]
         for tenure in summary.tenures { onTop[tenure.widget, default: 0] += tenure.seconds }
         let covered = onTop.values.reduce(0, +)
-        summary.timeOnTop = onTop.map { TopShare(widget: $0.key, seconds: $0.value, share: covered > 0 ? $0.value / covered : 0) }
-            .sorted { $0.seconds != $1.seconds ? $0.seconds > $1.seconds : $0.widget < $1.widget }
+        summary.timeOnTop = onTop.map {
+            TopShare(widget: $0.key, seconds: $0.value, share: covered > 0 ? $0.value / covered : 0)
+        }
+        .sorted { $0.seconds != $1.seconds ? $0.seconds > $1.seconds : $0.widget < $1.widget }
         for share in summary.timeOnTop {
             update(share.widget) { widget in
                 widget.timeOnTop = share.seconds
@@ -210,7 +212,9 @@ public struct Analyzer: Sendable {
         if let spanStart = start, let end, end > spanStart {
             summary.topChangesPerHour = Double(summary.topChanges) / (Double(end - spanStart) / 3_600_000_000)
         }
-        for widget in lanes where widgets[widget] == nil { widgets[widget] = WidgetSummary(widget: widget, stack: stack) }
+        for widget in lanes where widgets[widget] == nil {
+            widgets[widget] = WidgetSummary(widget: widget, stack: stack)
+        }
         return summary
     }
 
@@ -222,4 +226,3 @@ public struct Analyzer: Sendable {
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 }
-

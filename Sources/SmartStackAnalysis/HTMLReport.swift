@@ -135,7 +135,8 @@ public struct HTMLReport: Sendable {
         let haveEngagement = report.entries.engagement > 0
         var html = "<h2>Widgets</h2>\n<table class=\"summary\">\n<thead><tr>"
         for header in [
-            "widget", "stack", "share of top", "time on top", "surfaced", "by relevance", "by behaviour", "taps after surfaced",
+            "widget", "stack", "share of top", "time on top", "surfaced", "by relevance", "by behaviour",
+            "taps after surfaced",
             "engagement rate", "reloads requested", "reloads withheld",
         ] {
             html += "<th>\(header)</th>"
@@ -168,23 +169,27 @@ public struct HTMLReport: Sendable {
         }
         func y(_ lane: Int) -> Double { Layout.top + Double(lane) * (Layout.laneHeight + Layout.laneGap) }
 
-        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" data-stack=\"\(Self.escape(stack.stack))\""
+        var svg =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" data-stack=\"\(Self.escape(stack.stack))\""
         svg += " width=\"\(Self.number(Layout.width, 0))\" height=\"\(Self.number(height, 0))\""
         svg += " viewBox=\"0 0 \(Self.number(Layout.width, 0)) \(Self.number(height, 0))\" role=\"img\">\n"
         svg += "<title>Which widget of stack \(Self.escape(stack.stack)) was on top when</title>\n"
         for (index, widget) in lanes.enumerated() {
             let colour = colours[widget] ?? "#888888"
             svg += "<g class=\"lane\" data-widget=\"\(Self.escape(widget))\">\n"
-            svg += "<rect class=\"lane-bg\" x=\"\(Self.number(Layout.labelWidth, 1))\" y=\"\(Self.number(y(index), 1))\""
+            svg +=
+                "<rect class=\"lane-bg\" x=\"\(Self.number(Layout.labelWidth, 1))\" y=\"\(Self.number(y(index), 1))\""
             svg += " width=\"\(Self.number(Layout.plotWidth, 1))\" height=\"\(Self.number(Layout.laneHeight, 1))\"/>\n"
             svg += "<text class=\"lane-label\" x=\"\(Self.number(Layout.labelWidth - 6, 1))\""
-            svg += " y=\"\(Self.number(y(index) + Layout.laneHeight * 0.7, 1))\">\(Self.escape(Self.shortened(widget)))</text>\n"
+            svg +=
+                " y=\"\(Self.number(y(index) + Layout.laneHeight * 0.7, 1))\">\(Self.escape(Self.shortened(widget)))</text>\n"
             // Bars closer than half a unit are drawn as one: a busy journal would otherwise draw thousands.
             var pending: (x0: Double, x1: Double, title: String)?
             func flush() {
                 guard let bar = pending else { return }
                 svg += "<rect class=\"on-top\" x=\"\(Self.number(bar.x0, 2))\" y=\"\(Self.number(y(index) + 2, 1))\""
-                svg += " width=\"\(Self.number(max(0.8, bar.x1 - bar.x0), 2))\" height=\"\(Self.number(Layout.laneHeight - 4, 1))\""
+                svg +=
+                    " width=\"\(Self.number(max(0.8, bar.x1 - bar.x0), 2))\" height=\"\(Self.number(Layout.laneHeight - 4, 1))\""
                 svg += " fill=\"\(colour)\"><title>\(Self.escape(bar.title))</title></rect>\n"
                 pending = nil
             }
@@ -211,8 +216,10 @@ public struct HTMLReport: Sendable {
                 let px = x(swipe.time)
                 let top = y(lane)
                 svg += "<path class=\"swipe\" d=\"M\(Self.number(px - 4, 2)),\(Self.number(top - 3, 2)) "
-                svg += "L\(Self.number(px + 4, 2)),\(Self.number(top - 3, 2)) L\(Self.number(px, 2)),\(Self.number(top + 4, 2)) Z\">"
-                svg += "<title>\(Self.escape("swiped to \(swipe.widget) by hand at \(time(swipe.time))"))</title></path>\n"
+                svg +=
+                    "L\(Self.number(px + 4, 2)),\(Self.number(top - 3, 2)) L\(Self.number(px, 2)),\(Self.number(top + 4, 2)) Z\">"
+                svg +=
+                    "<title>\(Self.escape("swiped to \(swipe.widget) by hand at \(time(swipe.time))"))</title></path>\n"
             }
             svg += "</g>\n"
         }
@@ -279,7 +286,9 @@ public struct HTMLReport: Sendable {
             case "'": result += "&#39;"
             default:
                 // Control characters other than tab and newline are not allowed in XML 1.0.
-                if scalar.value < 0x20, scalar != "\t", scalar != "\n" { result += "\u{FFFD}" } else {
+                if scalar.value < 0x20, scalar != "\t", scalar != "\n" {
+                    result += "\u{FFFD}"
+                } else {
                     result.unicodeScalars.append(scalar)
                 }
             }
@@ -314,7 +323,9 @@ public struct HTMLReport: Sendable {
         if seconds < 1 { return "\(Int((seconds * 1_000).rounded()))ms" }
         if seconds < 60 { return number(seconds, 1) + "s" }
         let total = Int64(seconds.rounded())
-        let parts: [(Int64, String)] = [(total / 86_400, "d"), (total % 86_400 / 3_600, "h"), (total % 3_600 / 60, "min"), (total % 60, "s")]
+        let parts: [(Int64, String)] = [
+            (total / 86_400, "d"), (total % 86_400 / 3_600, "h"), (total % 3_600 / 60, "min"), (total % 60, "s"),
+        ]
         let first = parts.firstIndex { $0.0 > 0 } ?? 3
         return parts[first..<min(first + 2, 4)].filter { $0.0 > 0 }.map { "\($0.0)\($0.1)" }.joined(separator: " ")
     }

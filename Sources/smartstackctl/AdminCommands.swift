@@ -66,7 +66,8 @@ struct Introspect: AsyncParsableCommand {
             if let chosen {
                 names = [chosen]
             } else {
-                names = try await client.call("org.varlink.service.GetInfo")["interfaces"]?.arrayValue?
+                names =
+                    try await client.call("org.varlink.service.GetInfo")["interfaces"]?.arrayValue?
                     .compactMap(\.stringValue) ?? []
             }
             var result: [(String, String)] = []
@@ -80,7 +81,9 @@ struct Introspect: AsyncParsableCommand {
         if global.json {
             var object = JSONObject()
             for (name, text) in descriptions { object[name] = .string(text) }
-            Output.line(JSONText.compact(chosen == nil ? ["interfaces": .object(object)] : ["description": object[chosen ?? ""] ?? .null]))
+            Output.line(
+                JSONText.compact(
+                    chosen == nil ? ["interfaces": .object(object)] : ["description": object[chosen ?? ""] ?? .null]))
         } else {
             Output.line(descriptions.map(\.1).joined(separator: "\n"))
         }

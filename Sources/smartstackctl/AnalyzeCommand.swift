@@ -23,7 +23,8 @@ struct Analyze: AsyncParsableCommand {
             timeline per stack.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Entries at or after this time: RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', today, yesterday, -1h, '2d ago'.")
+    @Option(
+        help: "Entries at or after this time: RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', today, yesterday, -1h, '2d ago'.")
     var since: String?
     @Option(help: "Entries at or before this time (same forms as --since).") var until: String?
     @Option(help: "Entries of this system unit (_SYSTEMD_UNIT), such as smartstackd.service.") var unit: String?

@@ -21,13 +21,17 @@ struct WidgetCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The app id (reverse DNS).") var app: String
         @Argument(help: "The kind's name within the app.") var kind: String
-        @Option(name: .customLong("family"), help: "A family the kind can be drawn in (repeatable; systemMedium when none).")
+        @Option(
+            name: .customLong("family"), help: "A family the kind can be drawn in (repeatable; systemMedium when none)."
+        )
         var families: [String] = []
         @Option(help: "What a shell shows for the kind.") var displayName: String?
         @Option(help: "The configuration intent's type name.") var intent: String?
-        @Option(name: .customLong("parameter"), help: "An intent parameter as NAME:TYPE[:CASES][?][=DEFAULT] (repeatable).")
+        @Option(
+            name: .customLong("parameter"), help: "An intent parameter as NAME:TYPE[:CASES][?][=DEFAULT] (repeatable).")
         var parameters: [String] = []
-        @Option(name: .customLong("mapping"), help: "A prediction mapping as INTENT[:DONATED=PARAMETER,…] (repeatable).")
+        @Option(
+            name: .customLong("mapping"), help: "A prediction mapping as INTENT[:DONATED=PARAMETER,…] (repeatable).")
         var mappings: [String] = []
         @Option(help: "More fields as a JSON object, merged over the others.") var definition: String?
         @Option(help: "When the kind was registered (RFC 3339).") var date: String?
@@ -40,12 +44,15 @@ struct WidgetCommand: AsyncParsableCommand {
             Arguments.add("displayName", displayName, to: &fields)
             if let intent {
                 fields["intent"] = .object([
-                    "type": .string(intent), "parameters": .array(try parameters.map { .object(try Self.parameter($0)) }),
+                    "type": .string(intent),
+                    "parameters": .array(try parameters.map { .object(try Self.parameter($0)) }),
                 ])
             } else if !parameters.isEmpty {
                 throw ValidationError("--parameter needs --intent TYPE")
             }
-            if !mappings.isEmpty { fields["predictionMapping"] = .array(try mappings.map { .object(try Self.mapping($0)) }) }
+            if !mappings.isEmpty {
+                fields["predictionMapping"] = .array(try mappings.map { .object(try Self.mapping($0)) })
+            }
             Arguments.add("date", date, to: &fields)
             if let definition {
                 for (key, value) in try Arguments.object(definition, option: "--definition") { fields[key] = value }
@@ -140,7 +147,8 @@ struct DonationsCommand: AsyncParsableCommand {
                 while true {
                     var parameters: JSONObject = ["app": .string(app), "limit": .int(Int64(min(limit ?? 1000, 1000)))]
                     Arguments.add("after", cursor, to: &parameters)
-                    let page = try await client.call("io.smartstack.Provider.ListDonations", parameters).objects("donations")
+                    let page = try await client.call("io.smartstack.Provider.ListDonations", parameters).objects(
+                        "donations")
                     collected += page
                     if limit != nil || page.count < 1000 { return collected }
                     cursor = page.last?.string("id")
@@ -166,7 +174,9 @@ struct DonationsCommand: AsyncParsableCommand {
             let filters = [!ids.isEmpty, group != nil, intent != nil].filter { $0 }.count
             if filters > 1 { throw ValidationError("give at most one of --id, --group and --intent") }
             if entity != nil, intent == nil { throw ValidationError("--entity needs --intent") }
-            if filters == 0, !all { throw ValidationError("give --id, --group or --intent, or --all to delete every donation") }
+            if filters == 0, !all {
+                throw ValidationError("give --id, --group or --intent, or --all to delete every donation")
+            }
             if filters == 1, all { throw ValidationError("--all deletes every donation: give no other filter") }
         }
 
@@ -197,20 +207,26 @@ struct TimelineCommand: AsyncParsableCommand {
         var configuration: [String] = []
         @Option(
             name: .customLong("entry"),
-            help: "An entry as DATE or DATE,SCORE,DURATION (RFC 3339; duration in seconds, 0 = until the next); repeatable.")
+            help:
+                "An entry as DATE or DATE,SCORE,DURATION (RFC 3339; duration in seconds, 0 = until the next); repeatable."
+        )
         var entries: [String] = []
         @Option(help: "Reload policy: atEnd, never, or after=DATE.") var policy: String?
         @Option(help: "When the timeline was submitted (RFC 3339).") var date: String?
 
         func validate() throws {
             if entries.isEmpty { throw ValidationError("give at least one --entry") }
-            if instance != nil, !configuration.isEmpty { throw ValidationError("--instance and --config exclude each other") }
+            if instance != nil, !configuration.isEmpty {
+                throw ValidationError("--instance and --config exclude each other")
+            }
         }
 
         func run() async throws {
             var fields: JSONObject = ["app": .string(app), "kind": .string(kind)]
             Arguments.add("instance", instance, to: &fields)
-            if !configuration.isEmpty { fields["configuration"] = .object(try Arguments.pairs(configuration, option: "--config")) }
+            if !configuration.isEmpty {
+                fields["configuration"] = .object(try Arguments.pairs(configuration, option: "--config"))
+            }
             fields["entries"] = .array(try entries.map { .object(try Self.entry($0)) })
             if let policy {
                 if policy.hasPrefix("after=") {
@@ -223,7 +239,8 @@ struct TimelineCommand: AsyncParsableCommand {
             let reply = try await global.call("io.smartstack.Provider.SubmitTimeline", fields)
             global.emit(reply) {
                 let warnings = reply["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
-                return (["timeline accepted: \(entries.count) entr\(entries.count == 1 ? "y" : "ies")"]
+                return
+                    (["timeline accepted: \(entries.count) entr\(entries.count == 1 ? "y" : "ies")"]
                     + warnings.map { global.style.warn("warning: ") + $0 }).joined(separator: "\n")
             }
         }
@@ -307,22 +324,29 @@ struct RelevanceCommand: AsyncParsableCommand {
         func run() async throws {
             var fields: JSONObject = ["app": .string(app), "kind": .string(kind)]
             Arguments.add("instance", instance, to: &fields)
-            if !configuration.isEmpty { fields["configuration"] = .object(try Arguments.pairs(configuration, option: "--config")) }
+            if !configuration.isEmpty {
+                fields["configuration"] = .object(try Arguments.pairs(configuration, option: "--config"))
+            }
             fields["contexts"] = .array(
                 try contexts.map { text -> JSONValue in
                     if let equals = text.firstIndex(of: "=") {
                         return .object([
-                            "key": .string(String(text[..<equals])), "value": .string(String(text[text.index(after: equals)...])),
+                            "key": .string(String(text[..<equals])),
+                            "value": .string(String(text[text.index(after: equals)...])),
                         ])
                     }
                     let bounds = text.split(separator: "/", maxSplits: 1).map(String.init)
-                    guard bounds.count == 2 else { throw ValidationError("--context must be KEY=VALUE or START/END, got '\(text)'") }
+                    guard bounds.count == 2 else {
+                        throw ValidationError("--context must be KEY=VALUE or START/END, got '\(text)'")
+                    }
                     return .object(["start": .string(bounds[0]), "end": .string(bounds[1])])
                 })
             Arguments.add("group", group, to: &fields)
             Arguments.add("date", date, to: &fields)
             let reply = try await global.call("io.smartstack.Provider.DeclareRelevance", fields)
-            global.emit(reply) { "declared \(contexts.count) relevant context\(contexts.count == 1 ? "" : "s") for \(app)/\(kind)" }
+            global.emit(reply) {
+                "declared \(contexts.count) relevant context\(contexts.count == 1 ? "" : "s") for \(app)/\(kind)"
+            }
         }
     }
 }
@@ -336,13 +360,17 @@ struct LiveCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The app id.") var app: String
         @Argument(help: "The activity's id.") var id: String
-        @Option(name: .customLong("attribute"), help: "A fixed attribute as NAME=VALUE (repeatable).") var attributes: [String] = []
-        @Option(name: .customLong("state"), help: "Initial content as NAME=VALUE (repeatable).") var state: [String] = []
+        @Option(name: .customLong("attribute"), help: "A fixed attribute as NAME=VALUE (repeatable).") var attributes:
+            [String] = []
+        @Option(name: .customLong("state"), help: "Initial content as NAME=VALUE (repeatable).") var state: [String] =
+            []
         @Option(help: "When it started (RFC 3339).") var date: String?
 
         func run() async throws {
             var fields: JSONObject = ["app": .string(app), "id": .string(id)]
-            if !attributes.isEmpty { fields["attributes"] = .object(try Arguments.pairs(attributes, option: "--attribute")) }
+            if !attributes.isEmpty {
+                fields["attributes"] = .object(try Arguments.pairs(attributes, option: "--attribute"))
+            }
             if !state.isEmpty { fields["contentState"] = .object(try Arguments.pairs(state, option: "--state")) }
             Arguments.add("date", date, to: &fields)
             let reply = try await global.call("io.smartstack.Provider.StartLiveActivity", fields)
@@ -351,11 +379,13 @@ struct LiveCommand: AsyncParsableCommand {
     }
 
     struct Update: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Replace a Live Activity's content (UpdateLiveActivity).")
+        static let configuration = CommandConfiguration(
+            abstract: "Replace a Live Activity's content (UpdateLiveActivity).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The app id.") var app: String
         @Argument(help: "The activity's id.") var id: String
-        @Option(name: .customLong("state"), help: "The new content as NAME=VALUE (repeatable).") var state: [String] = []
+        @Option(name: .customLong("state"), help: "The new content as NAME=VALUE (repeatable).") var state: [String] =
+            []
         @Option(help: "When the content changed (RFC 3339).") var date: String?
 
         func run() async throws {
@@ -374,7 +404,8 @@ struct LiveCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The app id.") var app: String
         @Argument(help: "The activity's id.") var id: String
-        @Option(name: .customLong("state"), help: "The final content as NAME=VALUE (repeatable).") var state: [String] = []
+        @Option(name: .customLong("state"), help: "The final content as NAME=VALUE (repeatable).") var state: [String] =
+            []
         @Option(help: "Seconds the ended activity stays visible (0-14400).") var dismissAfter: Double?
         @Option(help: "When it ended (RFC 3339).") var date: String?
 

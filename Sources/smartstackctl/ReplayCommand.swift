@@ -55,7 +55,12 @@ struct Replay: AsyncParsableCommand {
         if showProgress { bar.finish() }
         var document = outcome.jsonObject
         document["stacks"] = .array(
-            plan.users.map { .object(["user": .string($0.user), "stack": .string($0.stack), "widgets": .array($0.widgets.map(JSONValue.string))]) })
+            plan.users.map {
+                .object([
+                    "user": .string($0.user), "stack": .string($0.stack),
+                    "widgets": .array($0.widgets.map(JSONValue.string)),
+                ])
+            })
         global.emit(document) { outcome.render(style: global.style) }
         if outcome.errorCount > 0 { throw ExitCode(ExitStatus.serviceError.rawValue) }
     }

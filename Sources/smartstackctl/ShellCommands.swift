@@ -5,7 +5,8 @@ import SmartStackProtocol
 // io.smartstack.Shell: stacks, their order, what the user did, context, explanations, budgets.
 
 struct Stacks: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the stacks with their settings and top widget (ListStacks).")
+    static let configuration = CommandConfiguration(
+        abstract: "List the stacks with their settings and top widget (ListStacks).")
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -55,7 +56,8 @@ struct StackCommand: AsyncParsableCommand {
         var widgetsJSON: String?
         @Flag(inversion: .prefixedNo, help: "Whether the service may move a widget to the top.") var smartRotate = true
         @Flag(inversion: .prefixedNo, help: "Whether the service may insert suggested widgets.") var suggestions = true
-        @Flag(inversion: .prefixedNo, help: "Whether the stack shows its apps' Live Activities.") var liveActivities = true
+        @Flag(inversion: .prefixedNo, help: "Whether the stack shows its apps' Live Activities.") var liveActivities =
+            true
         @Flag(help: "Lift the stability limits so providers can test their relevance.") var developerMode = false
         @Option(help: "An instance of the stack to keep on top.") var pin: String?
         @Option(help: "When the stack was configured (RFC 3339).") var date: String?
@@ -67,7 +69,9 @@ struct StackCommand: AsyncParsableCommand {
                 do { value = try JSON.parse(Array(widgetsJSON.utf8)) } catch {
                     throw ValidationError("--widgets-json is not JSON: \(error)")
                 }
-                guard case .array(let array) = value else { throw ValidationError("--widgets-json must be a JSON array") }
+                guard case .array(let array) = value else {
+                    throw ValidationError("--widgets-json must be a JSON array")
+                }
                 list = array
             } else {
                 list = try widgets.map { .object(try Self.widget($0)) }
@@ -141,7 +145,9 @@ struct Watch: AsyncParsableCommand {
         let limit = count
         try await global.stream("io.smartstack.Shell.Subscribe", parameters) { reply in
             seen += 1
-            if global.json { Output.line(JSONText.compact(reply)) } else {
+            if global.json {
+                Output.line(JSONText.compact(reply))
+            } else {
                 Output.line(OrderRenderer.render(reply, style: style) + "\n")
             }
             return limit.map { seen < $0 } ?? true
@@ -217,7 +223,8 @@ struct ContextCommand: AsyncParsableCommand {
     }
 
     struct Clear: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Clear a context signal (SetContext without a value).")
+        static let configuration = CommandConfiguration(
+            abstract: "Clear a context signal (SetContext without a value).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The context key.") var key: String
         @Option(help: "When the context changed (RFC 3339).") var date: String?

@@ -32,8 +32,10 @@ enum SmartStackCtlMain {
         } catch {
             // With the global options moved behind it, an unknown verb reads as an unknown option: name the verb.
             if let verb = arguments.first, !verb.hasPrefix("-"),
-                !SmartStackCtl.configuration.subcommands.contains(where: { $0._commandName == verb || $0.configuration.aliases.contains(verb) })
-                && verb != "help"
+                !SmartStackCtl.configuration.subcommands.contains(where: {
+                    $0._commandName == verb || $0.configuration.aliases.contains(verb)
+                })
+                    && verb != "help"
             {
                 Output.error("Error: unknown command '\(verb)'\n" + SmartStackCtl.usageString())
                 SmartStackCtl.exit(withError: ExitCode(ExitStatus.usage.rawValue))

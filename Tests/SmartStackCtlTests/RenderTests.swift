@@ -45,22 +45,29 @@ struct RenderTests {
         #expect(lines[1] == "Smart Rotate on · Widget Suggestions on · developer mode off · learned from 12 looks")
         #expect(lines[2] == "last rotation 08:58:00 (2min ago) · next rotation allowed 09:03:00 (in 3min)")
         #expect(text.contains("1  weather                             1.210      0.210      1.000  relevance\n"))
-        #expect(text.contains("2  mail                                0.790      0.790      0.000  pinned      pinned\n"))
-        #expect(text.contains("3  suggestion:org.example.maps/nearby  0.300          -          -  suggestion  suggested\n"))
+        #expect(
+            text.contains("2  mail                                0.790      0.790      0.000  pinned      pinned\n"))
+        #expect(
+            text.contains("3  suggestion:org.example.maps/nearby  0.300          -          -  suggestion  suggested\n")
+        )
         // Widgets in order of position, each with every input.
         let weather = try #require(text.firstRange(of: "1. weather (org.example.weather / forecast)"))
         let mail = try #require(text.firstRange(of: "2. mail (org.example.mail / inbox)"))
         #expect(weather.lowerBound < mail.lowerBound)
-        #expect(text.contains("Score       1.210 = behaviour 0.210 (chance the user goes to it next) + relevance 1.000"))
+        #expect(
+            text.contains("Score       1.210 = behaviour 0.210 (chance the user goes to it next) + relevance 1.000"))
         #expect(text.contains("Signals     relevance   +1.00  ████████████████████\n"))
         #expect(text.contains("            recency     -0.40  ████████\n"))
         #expect(
             text.contains(
-                "Relevance   relevant: score 80.000, normalised 1.00, since 08:58:00, expires 10:00:00 (in 1h), current entry 08:58:00"))
+                "Relevance   relevant: score 80.000, normalised 1.00, since 08:58:00, expires 10:00:00 (in 1h), current entry 08:58:00"
+            ))
         #expect(text.contains("relevant context #1 of the provider's list is in force"))
         #expect(text.contains("relevance group travel"))
         #expect(text.contains("Stability   on top for 2min · rotations in the last 24h: 3, 5 left"))
-        #expect(text.contains("Budget      0 of 70 reloads left (70 used in the last 24h) · next reload possible 11:00:00 (in 2h)"))
+        #expect(
+            text.contains(
+                "Budget      0 of 70 reloads left (70 used in the last 24h) · next reload possible 11:00:00 (in 2h)"))
         #expect(text.contains("Pinned      yes, kept on top by the shell"))
         #expect(text.contains("3. suggestion:org.example.maps/nearby (suggestion)"))
         #expect(!text.contains("\u{1B}["))
@@ -102,7 +109,9 @@ struct RenderTests {
         #expect(unreachable.status == .unavailable)
         #expect(unreachable.status.rawValue == 69)
         let message = unreachable.message()
-        #expect(message.hasPrefix("smartstackctl: cannot reach smartstackd at unix:/run/x: No such file or directory (errno 2)\n"))
+        #expect(
+            message.hasPrefix(
+                "smartstackctl: cannot reach smartstackd at unix:/run/x: No such file or directory (errno 2)\n"))
         #expect(message.contains("systemctl status smartstackd"))
 
         let remote = CtlFailure(

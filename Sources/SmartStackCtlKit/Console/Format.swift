@@ -52,7 +52,9 @@ public enum Format {
         ]
         // The two most significant units from the first that is not zero: 1h 1min, 3d 4h, 5min.
         let first = amounts.firstIndex { $0.amount > 0 } ?? amounts.count - 1
-        let parts = amounts[first..<min(first + 2, amounts.count)].filter { $0.amount > 0 }.map { "\($0.amount)\($0.name)" }
+        let parts = amounts[first..<min(first + 2, amounts.count)].filter { $0.amount > 0 }.map {
+            "\($0.amount)\($0.name)"
+        }
         return sign + parts.joined(separator: " ")
     }
 

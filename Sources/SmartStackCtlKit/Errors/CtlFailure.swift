@@ -121,7 +121,9 @@ public enum CtlFailure: Error, Sendable, Equatable {
     /// The client's "cannot connect to PATH: " prefix and NIO's call syntax dropped; the errno text kept.
     static func strip(_ reason: String) -> String {
         var text = reason
-        if text.hasPrefix("cannot connect to "), let colon = text.firstRange(of: ": ") { text = String(text[colon.upperBound...]) }
+        if text.hasPrefix("cannot connect to "), let colon = text.firstRange(of: ": ") {
+            text = String(text[colon.upperBound...])
+        }
         // NIO describes a failed connect as "connect(descriptor:addr:size:): No such file or directory (errno: 2)".
         if let call = text.firstRange(of: "): ") { text = String(text[call.upperBound...]) }
         // ... and closes a parenthesis it never opened: "No such file or directory) (errno: 2)".

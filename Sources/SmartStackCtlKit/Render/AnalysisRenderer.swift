@@ -62,7 +62,8 @@ public enum AnalysisRenderer {
         lines.append("")
         var widgets = Table([
             .init("widget"), .init("stack"), .init("surfaced", .right), .init("relevance", .right),
-            .init("behaviour", .right), .init("other", .right), .init("taps after", .right), .init("engagement", .right),
+            .init("behaviour", .right), .init("other", .right), .init("taps after", .right),
+            .init("engagement", .right),
             .init("reloads", .right), .init("withheld", .right),
         ])
         for widget in report.widgets {

@@ -9,7 +9,8 @@ public enum ExplainRenderer {
         var lines: [String] = []
         let stack = reply.string("stack") ?? "?"
         lines.append(
-            style.bold("Stack \(stack)") + " · revision \(reply.int("revision").map(String.init) ?? "?") · explained at "
+            style.bold("Stack \(stack)")
+                + " · revision \(reply.int("revision").map(String.init) ?? "?") · explained at "
                 + (reply.string("date").map { _ in Format.time(reference) } ?? "?"))
         let developerMode = reply.bool("developerMode") == true
         var settings = [
@@ -67,7 +68,8 @@ public enum ExplainRenderer {
             lines += block(widget, reference: reference, developerMode: developerMode, style: style)
         }
         let suggestions = order.filter { $0.bool("suggested") == true }
-        for suggestion in suggestions where !widgets.contains(where: { $0.string("instance") == suggestion.string("instance") }) {
+        for suggestion in suggestions
+        where !widgets.contains(where: { $0.string("instance") == suggestion.string("instance") }) {
             lines.append("")
             lines.append(
                 style.bold("\(position(suggestion) + 1). \(suggestion.string("instance") ?? "?")") + " "
@@ -75,7 +77,8 @@ public enum ExplainRenderer {
             lines.append(row("Reason", "suggestion — " + ReasonText.describe("suggestion")))
             lines.append(
                 row(
-                    "Score", (suggestion.double("score").map { Format.number($0) } ?? "?")
+                    "Score",
+                    (suggestion.double("score").map { Format.number($0) } ?? "?")
                         + "  (not in the stack: Widget Suggestions inserted it for now)"))
             lines += signalRows(suggestion.object("contributions"), style: style)
         }
@@ -124,12 +127,21 @@ public enum ExplainRenderer {
             let suppressed = widget.bool("suppressedByGroup") == true
             lines.append(
                 row(
-                    "", "relevance group \(group)"
-                        + (suppressed ? style.warn(": another widget of the group is surfaced, so its relevance does not count now") : "")))
+                    "",
+                    "relevance group \(group)"
+                        + (suppressed
+                            ? style.warn(
+                                ": another widget of the group is surfaced, so its relevance does not count now") : ""))
+            )
         }
-        lines.append(row("Stability", stabilityText(widget, reference: reference, developerMode: developerMode, style: style)))
+        lines.append(
+            row("Stability", stabilityText(widget, reference: reference, developerMode: developerMode, style: style)))
         if let until = widget.time("manualSwipeUntil"), until > reference {
-            lines.append(row("", "the user swiped to it: it keeps the top until " + Format.timeAndRelative(until, reference: reference)))
+            lines.append(
+                row(
+                    "",
+                    "the user swiped to it: it keeps the top until "
+                        + Format.timeAndRelative(until, reference: reference)))
         }
         if widget.bool("rotationLimited") == true {
             lines.append(row("", style.warn("a stability limit withheld its rotation to the top")))
@@ -138,7 +150,8 @@ public enum ExplainRenderer {
         if let next = widget.time("nextReload") {
             lines.append(row("", "next reload " + Format.timeAndRelative(next, reference: reference)))
         }
-        lines.append(row("Pinned", widget.bool("pinned") == true ? style.accent("yes, kept on top by the shell") : "no"))
+        lines.append(
+            row("Pinned", widget.bool("pinned") == true ? style.accent("yes, kept on top by the shell") : "no"))
         return lines
     }
 
@@ -182,7 +195,8 @@ public enum ExplainRenderer {
         }
         if let since = state.time("since") { parts.append("since " + Format.time(since, reference: reference)) }
         if let expires = state.time("expires") {
-            parts.append((expires > reference ? "expires " : "expired ") + Format.timeAndRelative(expires, reference: reference))
+            parts.append(
+                (expires > reference ? "expires " : "expired ") + Format.timeAndRelative(expires, reference: reference))
         }
         if let current = state.time("currentEntryDate") {
             parts.append("current entry " + Format.time(current, reference: reference))
@@ -192,14 +206,18 @@ public enum ExplainRenderer {
 
     static func stabilityText(_ widget: JSONObject, reference: Timestamp, developerMode: Bool, style: Style) -> String {
         var parts: [String] = []
-        if let onTop = widget.double("timeOnTop") { parts.append("on top for " + Format.duration(onTop)) } else {
+        if let onTop = widget.double("timeOnTop") {
+            parts.append("on top for " + Format.duration(onTop))
+        } else {
             parts.append("not on top")
         }
         let used = widget.int("rotationsToday") ?? 0
         let left = widget.int("rotationsLeftToday") ?? 0
         let leftText = "\(left) left"
         parts.append(
-            "rotations in the last 24h: \(used), " + (developerMode ? leftText + " (not enforced: developer mode)" : left == 0 ? style.warn(leftText) : leftText))
+            "rotations in the last 24h: \(used), "
+                + (developerMode
+                    ? leftText + " (not enforced: developer mode)" : left == 0 ? style.warn(leftText) : leftText))
         return parts.joined(separator: " · ")
     }
 

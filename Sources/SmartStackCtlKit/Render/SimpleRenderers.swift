@@ -16,7 +16,8 @@ public enum StatisticsRenderer {
         var pairs: [(String, String)] = []
         let names: [(String, String)] = [
             ("stacks", "Stacks"), ("widgets", "Widgets"), ("kinds", "Kinds"), ("donations", "Donations"),
-            ("liveActivities", "Live Activities"), ("subscribers", "Subscribers"), ("reloadWatchers", "Reload watchers"),
+            ("liveActivities", "Live Activities"), ("subscribers", "Subscribers"),
+            ("reloadWatchers", "Reload watchers"),
             ("connections", "Connections"), ("calls", "Calls"), ("logLevel", "Log level"),
         ]
         for (key, label) in names {

@@ -122,12 +122,14 @@ public struct ReplayPlan: Sendable {
                     }
                     calls.append(
                         Call(
-                            method: "io.smartstack.Shell.GetStack", parameters: ["stack": .string(stackID), "at": date],
+                            method: "io.smartstack.Shell.GetStack",
+                            parameters: ["stack": .string(stackID), "at": date],
                             row: row, moment: Moment(target: target, stack: users[chosen].widgets)))
                 }
                 calls.append(
                     Call(
-                        method: "io.smartstack.Shell.RecordLook", parameters: ["stack": .string(stackID), "date": date],
+                        method: "io.smartstack.Shell.RecordLook",
+                        parameters: ["stack": .string(stackID), "date": date],
                         row: row))
             }
         }
@@ -144,7 +146,8 @@ public struct ReplayPlan: Sendable {
         for byte in text.utf8 {
             let scalar = Unicode.Scalar(byte)
             let plain =
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
                 || byte == UInt8(ascii: "-")
             if plain {

@@ -1,5 +1,6 @@
 import SmartStackClient
 public import SmartStackProtocol
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -94,29 +95,29 @@ public enum ReplayRunner {
         let first = initial
         var outcome = try await withFailures(address: "unix:" + path) {
             try await VarlinkClient.withConnection(path: path) { client in
-            var result = first
-            var lastReported = -1
-            try await client.pipeline(count: calls.count, window: window) { index in
-                (calls[index].method, calls[index].parameters)
-            } reply: { index, reply in
-                let call = calls[index]
-                switch reply {
-                case .success(let parameters):
-                    if let moment = call.moment { score(moment, parameters, into: &result) }
-                case .failure(let error):
-                    result.errors[error.name, default: 0] += 1
-                    if result.firstErrors[error.name] == nil {
-                        let parameters = String(decoding: JSON.serialize(.object(error.parameters)), as: UTF8.self)
-                        result.firstErrors[error.name] = "\(call.method) of row \(call.row + 1): \(parameters)"
+                var result = first
+                var lastReported = -1
+                try await client.pipeline(count: calls.count, window: window) { index in
+                    (calls[index].method, calls[index].parameters)
+                } reply: { index, reply in
+                    let call = calls[index]
+                    switch reply {
+                    case .success(let parameters):
+                        if let moment = call.moment { score(moment, parameters, into: &result) }
+                    case .failure(let error):
+                        result.errors[error.name, default: 0] += 1
+                        if result.firstErrors[error.name] == nil {
+                            let parameters = String(decoding: JSON.serialize(.object(error.parameters)), as: UTF8.self)
+                            result.firstErrors[error.name] = "\(call.method) of row \(call.row + 1): \(parameters)"
+                        }
+                    }
+                    let done = index == calls.count - 1 ? total : call.row
+                    if done != lastReported, done % 64 == 0 || done == total {
+                        lastReported = done
+                        progress(done, total)
                     }
                 }
-                let done = index == calls.count - 1 ? total : call.row
-                if done != lastReported, done % 64 == 0 || done == total {
-                    lastReported = done
-                    progress(done, total)
-                }
-            }
-            return result
+                return result
             }
         }
         outcome.seconds = monotonicSeconds() - started
@@ -125,7 +126,9 @@ public enum ReplayRunner {
 
     /// Runs `body`, turning client errors into ``CtlFailure``s naming `address`.
     static func withFailures<Result>(address: String, _ body: () async throws -> Result) async throws -> Result {
-        do { return try await body() } catch let error as VarlinkClientError { throw CtlFailure(error, address: address) }
+        do { return try await body() } catch let error as VarlinkClientError {
+            throw CtlFailure(error, address: address)
+        }
     }
 
     /// Scores one home moment from the `GetStack` reply, as docs/usage-log.md does.
@@ -150,12 +153,12 @@ public enum ReplayRunner {
 }
 
 /// A one-line progress bar on standard error, redrawn at most ten times a second.
-public final class ProgressBar: @unchecked Sendable {
+public final class ProgressBar: Sendable {
     private let label: String
     private let width: Int
     private let started = ReplayRunner.monotonicSeconds()
-    // Touched only from the replay's reply callback, which runs on one task at a time.
-    private var lastDraw = 0.0
+    /// When the bar was last drawn.
+    private let lastDraw = Mutex(0.0)
 
     public init(label: String, width: Int = 30) {
         self.label = label
@@ -165,9 +168,15 @@ public final class ProgressBar: @unchecked Sendable {
     /// Draws `done` of `total`.
     public func update(_ done: Int, _ total: Int) {
         let now = ReplayRunner.monotonicSeconds()
-        guard done == total || now - lastDraw >= 0.1 else { return }
-        lastDraw = now
-        Output.write("\r\u{1B}[K" + Self.line(label: label, done: done, total: total, elapsed: now - started, width: width), to: 2)
+        let due = lastDraw.withLock { last in
+            guard done == total || now - last >= 0.1 else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        Output.write(
+            "\r\u{1B}[K" + Self.line(label: label, done: done, total: total, elapsed: now - started, width: width),
+            to: 2)
     }
 
     /// Clears the bar's line.
