@@ -256,7 +256,7 @@ extension Engine {
             let info = keys[Int(key)]
             guard let kind = kinds[info.kind],
                 kind.families.contains(state.configuration.family),
-                usage.keys[Int(key)].lastUse.map({ Double(now.microseconds - $0) / 1_000_000 < 86_400 }) ?? false
+                usage.lastUse(of: key).map({ Double(now.microseconds - $0) / 1_000_000 < 86_400 }) ?? false
             else { continue }
             if let group = keyRelevance[key]?.group, groups.contains("\(info.kind.app)\u{0}\(group)") { continue }
             result.append(key)
