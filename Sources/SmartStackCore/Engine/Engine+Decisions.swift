@@ -1,6 +1,9 @@
 /// How one widget stands in a decision, before it is turned into an entry.
 struct WidgetStanding {
     var index: Int
+    /// Where the widget is kept (`InstanceStore`) and its usage key.
+    var slot: Int32
+    var key: Int32
     var instance: InstanceID
     var kind: WidgetKindID
     var behaviour: Double
@@ -78,28 +81,57 @@ extension Engine {
     }
 
     /// The full evaluation of a stack at a time: a pure function of the engine's state.
+    ///
+    /// The hot path of every query: widgets are read in place through their slots (no copies of their state, no
+    /// hashing of their ids), and the feature matrix goes into `matrix`, which callers reuse.
     func evaluation(of state: StackState, at time: Timestamp, scratch matrix: inout [Double]) -> Evaluation {
         let configuration = state.configuration
-        let widgets = state.instances.compactMap { instances[$0] }
-        let n = widgets.count
+        let store = instances.slots
+
+        // Relevance: the provider's normalised timeline score, or a relevant context in force.
         var standings: [WidgetStanding] = []
-        standings.reserveCapacity(n)
+        standings.reserveCapacity(state.slots.count)
+        for (position, slot) in state.slots.enumerated() {
+            guard let instance = store[Int(slot)]?.id, let kind = store[Int(slot)]?.kind,
+                let relevanceState = store[Int(slot)]?.relevance.state(at: time)
+            else { continue }
+            var relevance = relevanceState.status == .relevant ? relevanceState.normalized : 0
+            var active: Int?
+            if let relevantContexts = store[Int(slot)]?.relevantContexts, !relevantContexts.isEmpty {
+                active = RelevantContext.firstActive(relevantContexts, at: time, contexts: contexts)
+            }
+            if let active { relevance = max(relevance, max(0.5, 1 - 0.1 * Double(active))) }
+            var shares = SignalShares()
+            if relevance > 0 { shares[.relevance] = relevance }
+            let key = position < state.keys.count ? state.keys[position] : store[Int(slot)]?.key ?? -1
+            standings.append(
+                WidgetStanding(
+                    index: standings.count, slot: slot, key: key, instance: instance, kind: kind,
+                    behaviour: 0, relevance: configuration.smartRotate ? relevance : 0, relevanceState: relevanceState,
+                    relevantContext: active, contributions: shares))
+        }
+        let n = standings.count
+        for index in 0..<n { standings[index].behaviour = 1 / Double(n) }
 
         // Behaviour: the learned model's probability that the user goes to each widget next.
-        var behaviour = Array(repeating: n > 0 ? 1 / Double(n) : 0, count: n)
-        var contributions = Array(repeating: SignalShares(), count: n)
         var candidate: (key: Int32, probability: Double)?
         if configuration.smartRotate, n > 0 {
-            let candidates = configuration.suggestions ? suggestionCandidates(for: state, widgets: widgets) : []
-            let keys = widgets.map(\.key) + candidates
+            let candidates = configuration.suggestions ? suggestionCandidates(for: state, standings: standings) : []
+            let keys = candidates.isEmpty && n == state.keys.count ? state.keys : standings.map(\.key) + candidates
             usage.features(
                 for: FeatureQuery(
                     keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget),
                 into: &matrix)
-            let probabilities = OnlineRanker.probabilities(state.ranker.scores(matrix, rows: keys.count))
-            let widgetTotal = probabilities.prefix(n).reduce(0, +)
-            for i in 0..<n { behaviour[i] = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n) }
-            contributions = state.ranker.contributions(matrix: matrix, rows: keys.count, count: n)
+            let probabilities = state.ranker.probabilities(matrix: matrix, rows: keys.count)
+            var widgetTotal = 0.0
+            for i in 0..<n { widgetTotal += probabilities[i] }
+            let contributions = state.ranker.contributions(matrix: matrix, rows: keys.count, count: n)
+            for i in 0..<n {
+                standings[i].behaviour = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n)
+                let relevance = standings[i].contributions[.relevance]
+                standings[i].contributions = contributions[i]
+                if let relevance { standings[i].contributions[.relevance] = relevance }
+            }
             // A candidate is suggested when the user is more likely to want it than every placed widget.
             if let best = candidates.indices.max(by: { probabilities[n + $0] < probabilities[n + $1] }),
                 probabilities[n + best] > (probabilities.prefix(n).max() ?? 0)
@@ -108,26 +140,11 @@ extension Engine {
             }
         }
 
-        // Relevance: the provider's normalised timeline score, or a relevant context in force.
-        for (index, widget) in widgets.enumerated() {
-            let relevanceState = widget.relevance.state(at: time)
-            var relevance = relevanceState.status == .relevant ? relevanceState.normalized : 0
-            let active = RelevantContext.firstActive(widget.relevantContexts, at: time, contexts: contexts)
-            if let active { relevance = max(relevance, max(0.5, 1 - 0.1 * Double(active))) }
-            var shares = contributions[index]
-            if relevance > 0 { shares[.relevance] = relevance }
-            standings.append(
-                WidgetStanding(
-                    index: index, instance: widget.id, kind: widget.kind, behaviour: behaviour[index],
-                    relevance: configuration.smartRotate ? relevance : 0, relevanceState: relevanceState,
-                    relevantContext: active, contributions: shares))
-        }
-
         // Relevance groups: of an app's widgets in one group, only the most relevant may be surfaced.
         var grouped: Set<Int> = []
         var strongest: [String: Int] = [:]
         for standing in standings where standing.relevance > 0 {
-            guard let group = widgets[standing.index].group else { continue }
+            guard let group = store[Int(standing.slot)]?.group else { continue }
             let groupKey = "\(standing.kind.app)\u{0}\(group)"
             if let other = strongest[groupKey] {
                 let loser = standings[other].relevance >= standing.relevance ? standing.index : other
@@ -156,7 +173,9 @@ extension Engine {
         let topCanRotate = configuration.developerMode
             || state.lastRotation.map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
         if configuration.smartRotate, !configuration.developerMode {
-            while let first = order.first, standings[first].relevance > 0, widgets[first].id.rawValue != publishedTop {
+            while let first = order.first, standings[first].relevance > 0,
+                standings[first].instance.rawValue != publishedTop
+            {
                 // Behaviour alone would put it on top (ties go to the user's order): no rotation.
                 let own = standings[first].behaviour
                 let beaten = order.dropFirst().contains { other in
@@ -164,7 +183,7 @@ extension Engine {
                 }
                 // A top whose reason would read `relevance` counts as a rotation either way.
                 guard beaten || standings[first].relevance >= own else { break }
-                let rotationsToday = widgets[first].rotations.count { time.seconds(since: $0) < 86_400 }
+                let rotationsToday = store[Int(standings[first].slot)]?.rotations.count { time.seconds(since: $0) < 86_400 } ?? 0
                 guard !topCanRotate || rotationsToday >= settings.maxRotationsPerWidgetPerDay else { break }
                 limited.insert(first)
                 standings[first].relevance = 0
@@ -174,20 +193,21 @@ extension Engine {
 
         // The user's own choices come first: a recent manual swipe, then the pin.
         if let swipe = state.manualSwipe, time.seconds(since: swipe.time) < settings.swipeGracePeriod,
-            let index = widgets.firstIndex(where: { $0.id == swipe.instance })
+            let index = standings.firstIndex(where: { $0.instance == swipe.instance })
         {
             order.removeAll { $0 == index }
             order.insert(index, at: 0)
         }
-        if let pinned = configuration.pinned, let index = widgets.firstIndex(where: { $0.id == pinned }) {
+        if let pinned = configuration.pinned, let index = standings.firstIndex(where: { $0.instance == pinned }) {
             order.removeAll { $0 == index }
             order.insert(index, at: 0)
         }
 
         var entries: [DecisionEntry] = []
+        entries.reserveCapacity(n + 1)
         let activities = configuration.liveActivities ? liveActivities.activities(at: time) : []
         if !activities.isEmpty {
-            let apps = Set(widgets.map(\.kind.app))
+            let apps = Set(standings.map(\.kind.app))
             for activity in activities where apps.contains(activity.app) {
                 entries.append(
                     DecisionEntry(
@@ -237,20 +257,23 @@ extension Engine {
         case .expired: return .expired
         case .none, .relevant: break
         }
-        var engagement = 0.0
-        var others = 0.0
-        for (signal, share) in standing.contributions.nonZero {
-            if signal == .engagement { engagement = share } else if signal != .relevance { others = max(others, share) }
+        // Engagement leads when its share is positive and above every other behaviour signal's.
+        let engagement = standing.contributions.share(at: Signal.engagement.index)
+        guard engagement > 0 else { return .behaviour }
+        for signal in Signal.byIndex where signal != .engagement && signal != .relevance {
+            if standing.contributions.share(at: signal.index) >= engagement { return .behaviour }
         }
-        return engagement > 0 && engagement > others ? .engagement : .behaviour
+        return .engagement
     }
 
     /// Candidate keys that may be suggested in a stack: recent, of a kind that fits the stack's family, not
     /// placed in it, and not in a relevance group with one of its widgets.
-    func suggestionCandidates(for state: StackState, widgets: [InstanceState]) -> [Int32] {
+    func suggestionCandidates(for state: StackState, standings: [WidgetStanding]) -> [Int32] {
         guard !suggestionCandidates.isEmpty else { return [] }
-        let placed = Set(widgets.map(\.key))
-        let groups = Set(widgets.compactMap { widget in widget.group.map { "\(widget.kind.app)\u{0}\($0)" } })
+        let placed = Set(standings.map(\.key))
+        let groups = Set(standings.compactMap { standing in
+            instances.slots[Int(standing.slot)]?.group.map { "\(standing.kind.app)\u{0}\($0)" }
+        })
         var result: [Int32] = []
         for key in suggestionCandidates.reversed() where !placed.contains(key) {
             let info = keys[Int(key)]

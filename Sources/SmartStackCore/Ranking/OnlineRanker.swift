@@ -30,29 +30,51 @@ struct OnlineRanker: Sendable, Hashable {
     /// Linear scores (log-odds up to a constant) of the rows of a feature matrix.
     func scores(_ matrix: [Double], rows: Int) -> [Double] {
         let width = Feature.count
-        var scores = Array(repeating: 0.0, count: rows)
-        for row in 0..<rows {
-            var sum = 0.0
-            let base = row * width
-            for column in 0..<width { sum += weights[column] * matrix[base + column] }
-            scores[row] = sum
+        return [Double](unsafeUninitializedCapacity: rows) { scores, initialized in
+            weights.withUnsafeBufferPointer { weights in
+                matrix.withUnsafeBufferPointer { matrix in
+                    for row in 0..<rows {
+                        var sum = 0.0
+                        let base = row * width
+                        for column in 0..<width { sum += weights[column] * matrix[base + column] }
+                        scores[row] = sum
+                    }
+                }
+            }
+            initialized = rows
         }
-        return scores
+    }
+
+    /// Softmax probabilities of the rows of a feature matrix (the scores' buffer, reused).
+    func probabilities(matrix: [Double], rows: Int) -> [Double] {
+        var result = scores(matrix, rows: rows)
+        Self.softmax(&result)
+        return result
     }
 
     /// Softmax probabilities of the scores.
     static func probabilities(_ scores: [Double]) -> [Double] {
-        guard let top = scores.max() else { return [] }
-        let exps = scores.map { exp($0 - top) }
-        let total = exps.reduce(0, +)
-        return exps.map { $0 / total }
+        var result = scores
+        softmax(&result)
+        return result
+    }
+
+    /// Turns scores into softmax probabilities in place.
+    static func softmax(_ values: inout [Double]) {
+        guard let top = values.max() else { return }
+        var total = 0.0
+        for index in values.indices {
+            values[index] = exp(values[index] - top)
+            total += values[index]
+        }
+        for index in values.indices { values[index] /= total }
     }
 
     /// One learning step: the user went to row `target` of the matrix the stack was shown with.
     mutating func learn(matrix: [Double], rows: Int, target: Int) {
         guard rows > 1, target >= 0, target < rows else { return }
         let width = Feature.count
-        let probabilities = Self.probabilities(scores(matrix, rows: rows))
+        let probabilities = probabilities(matrix: matrix, rows: rows)
         for column in 0..<width {
             var expected = 0.0
             for row in 0..<rows { expected += probabilities[row] * matrix[row * width + column] }
@@ -70,20 +92,29 @@ struct OnlineRanker: Sendable, Hashable {
     /// across widgets: a positive share is what lifts this widget above the others.
     func contributions(matrix: [Double], rows: Int, count: Int) -> [SignalShares] {
         let width = Feature.count
-        var means = Array(repeating: 0.0, count: width)
-        for row in 0..<rows {
-            for column in 0..<width { means[column] += matrix[row * width + column] }
-        }
-        for column in 0..<width { means[column] /= Double(rows) }
-        var result: [SignalShares] = []
-        result.reserveCapacity(count)
-        for row in 0..<count {
-            var shares = SignalShares()
-            for column in 0..<width where weights[column] != 0 {
-                shares.add(weights[column] * (matrix[row * width + column] - means[column]), at: Feature.signalIndex[column])
+        guard rows > 0, count > 0 else { return [] }
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: width) { means in
+            means.initialize(repeating: 0)
+            return weights.withUnsafeBufferPointer { weights in
+                matrix.withUnsafeBufferPointer { matrix in
+                    for row in 0..<rows {
+                        for column in 0..<width { means[column] += matrix[row * width + column] }
+                    }
+                    for column in 0..<width { means[column] /= Double(rows) }
+                    return (0..<count).map { row in
+                        // Column by column within each signal's run of features, as a sum in feature order.
+                        var shares = SIMD16<Double>()
+                        for run in Feature.signalRuns {
+                            var sum = 0.0
+                            for column in run.columns where weights[column] != 0 {
+                                sum += weights[column] * (matrix[row * width + column] - means[column])
+                            }
+                            shares[run.signal] += sum
+                        }
+                        return SignalShares(values: shares)
+                    }
+                }
             }
-            result.append(shares)
         }
-        return result
     }
 }

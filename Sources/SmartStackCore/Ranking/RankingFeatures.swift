@@ -85,6 +85,19 @@ public enum Signal: String, Sendable, Hashable, CaseIterable, Codable {
 extension Feature {
     /// The signal index of every feature, by feature index.
     static let signalIndex: [Int] = allCases.map(\.signal.index)
+
+    /// The features in runs of consecutive columns of one signal, in column order.
+    static let signalRuns: [(signal: Int, columns: Range<Int>)] = {
+        var runs: [(signal: Int, columns: Range<Int>)] = []
+        for (column, signal) in signalIndex.enumerated() {
+            if let last = runs.last, last.signal == signal, last.columns.upperBound == column {
+                runs[runs.count - 1].columns = last.columns.lowerBound..<(column + 1)
+            } else {
+                runs.append((signal, column..<(column + 1)))
+            }
+        }
+        return runs
+    }()
 }
 
 /// Inputs for computing the feature matrix of one stack at one time.

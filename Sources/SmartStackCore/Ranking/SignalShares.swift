@@ -6,6 +6,9 @@ public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
 
     public init() {}
 
+    /// Shares by `Signal.index`.
+    init(values: SIMD16<Double>) { self.values = values }
+
     /// An explicit set of shares.
     public init(_ dictionary: [Signal: Double]) {
         for (signal, share) in dictionary { values[signal.index] = share }
@@ -16,8 +19,9 @@ public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
         set { values[signal.index] = newValue ?? 0 }
     }
 
+    /// The share of the signal with `Signal.index` `index`, 0 when it contributed nothing.
     @inline(__always)
-    mutating func add(_ share: Double, at index: Int) { values[index] += share }
+    func share(at index: Int) -> Double { values[index] }
 
     /// The signals that contributed, in `Signal.allCases` order.
     public var nonZero: [(signal: Signal, share: Double)] {
