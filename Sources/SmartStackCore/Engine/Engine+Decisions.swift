@@ -82,42 +82,43 @@ extension Engine {
 
     /// The full evaluation of a stack at a time: a pure function of the engine's state.
     ///
-    /// The hot path of every query: widgets are read in place through their slots (no copies of their state, no
-    /// hashing of their ids), and the feature matrix goes into `matrix`, which callers reuse.
+    /// The hot path of every query: widget ids, kinds and keys come from the stack's own lists, a widget's state
+    /// is read (in place, through its slot) only when it has relevance inputs, and the feature matrix goes into
+    /// `matrix`, which callers may reuse.
     func evaluation(of state: StackState, at time: Timestamp, scratch matrix: inout [Double]) -> Evaluation {
         let configuration = state.configuration
-        let store = instances.slots
+        let n = state.slots.count
 
         // Relevance: the provider's normalised timeline score, or a relevant context in force.
         var standings: [WidgetStanding] = []
-        standings.reserveCapacity(state.slots.count)
-        for (position, slot) in state.slots.enumerated() {
-            guard let instance = store[Int(slot)]?.id, let kind = store[Int(slot)]?.kind,
-                let relevanceState = store[Int(slot)]?.relevance.state(at: time)
-            else { continue }
-            var relevance = relevanceState.status == .relevant ? relevanceState.normalized : 0
+        standings.reserveCapacity(n)
+        for index in 0..<n {
+            let slot = state.slots[index]
+            var relevanceState = RelevanceState.nothing
             var active: Int?
-            if let relevantContexts = store[Int(slot)]?.relevantContexts, !relevantContexts.isEmpty {
-                active = RelevantContext.firstActive(relevantContexts, at: time, contexts: contexts)
+            if instances.hasRelevanceInputs[Int(slot)] {
+                relevanceState = instances.slots[Int(slot)]?.relevance.state(at: time) ?? .nothing
+                if let relevantContexts = instances.slots[Int(slot)]?.relevantContexts, !relevantContexts.isEmpty {
+                    active = RelevantContext.firstActive(relevantContexts, at: time, contexts: contexts)
+                }
             }
+            var relevance = relevanceState.status == .relevant ? relevanceState.normalized : 0
             if let active { relevance = max(relevance, max(0.5, 1 - 0.1 * Double(active))) }
             var shares = SignalShares()
             if relevance > 0 { shares[.relevance] = relevance }
-            let key = position < state.keys.count ? state.keys[position] : store[Int(slot)]?.key ?? -1
             standings.append(
                 WidgetStanding(
-                    index: standings.count, slot: slot, key: key, instance: instance, kind: kind,
-                    behaviour: 0, relevance: configuration.smartRotate ? relevance : 0, relevanceState: relevanceState,
+                    index: index, slot: slot, key: state.keys[index], instance: state.instances[index],
+                    kind: state.kinds[index], behaviour: 1 / Double(n),
+                    relevance: configuration.smartRotate ? relevance : 0, relevanceState: relevanceState,
                     relevantContext: active, contributions: shares))
         }
-        let n = standings.count
-        for index in 0..<n { standings[index].behaviour = 1 / Double(n) }
 
         // Behaviour: the learned model's probability that the user goes to each widget next.
         var candidate: (key: Int32, probability: Double)?
         if configuration.smartRotate, n > 0 {
-            let candidates = configuration.suggestions ? suggestionCandidates(for: state, standings: standings) : []
-            let keys = candidates.isEmpty && n == state.keys.count ? state.keys : standings.map(\.key) + candidates
+            let candidates = configuration.suggestions ? suggestionCandidates(for: state) : []
+            let keys = candidates.isEmpty ? state.keys : state.keys + candidates
             usage.features(
                 for: FeatureQuery(
                     keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget),
@@ -125,11 +126,10 @@ extension Engine {
             let probabilities = state.ranker.probabilities(matrix: matrix, rows: keys.count)
             var widgetTotal = 0.0
             for i in 0..<n { widgetTotal += probabilities[i] }
-            let contributions = state.ranker.contributions(matrix: matrix, rows: keys.count, count: n)
-            for i in 0..<n {
-                standings[i].behaviour = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n)
+            for i in 0..<n { standings[i].behaviour = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n) }
+            state.ranker.contributions(matrix: matrix, rows: keys.count, count: n) { i, shares in
                 let relevance = standings[i].contributions[.relevance]
-                standings[i].contributions = contributions[i]
+                standings[i].contributions = shares
                 if let relevance { standings[i].contributions[.relevance] = relevance }
             }
             // A candidate is suggested when the user is more likely to want it than every placed widget.
@@ -143,28 +143,23 @@ extension Engine {
         // Relevance groups: of an app's widgets in one group, only the most relevant may be surfaced.
         var grouped: Set<Int> = []
         var strongest: [String: Int] = [:]
-        for standing in standings where standing.relevance > 0 {
-            guard let group = store[Int(standing.slot)]?.group else { continue }
-            let groupKey = "\(standing.kind.app)\u{0}\(group)"
+        for index in 0..<n where standings[index].relevance > 0 {
+            guard let group = instances.slots[Int(standings[index].slot)]?.group else { continue }
+            let groupKey = "\(standings[index].kind.app)\u{0}\(group)"
             if let other = strongest[groupKey] {
-                let loser = standings[other].relevance >= standing.relevance ? standing.index : other
-                if loser == other { strongest[groupKey] = standing.index }
+                let loser = standings[other].relevance >= standings[index].relevance ? index : other
+                if loser == other { strongest[groupKey] = index }
                 grouped.insert(loser)
             } else {
-                strongest[groupKey] = standing.index
+                strongest[groupKey] = index
             }
         }
         for index in grouped { standings[index].relevance = 0 }
 
+        // Highest score first, ties in the user's order.
+        var scores = standings.map(\.score)
         var order = Array(0..<n)
-        func sortOrder() {
-            order.sort { a, b in
-                let sa = standings[a].score
-                let sb = standings[b].score
-                return sa != sb ? sa > sb : a < b
-            }
-        }
-        if configuration.smartRotate { sortOrder() }
+        if configuration.smartRotate { Self.sortByScore(&order, scores) }
 
         // Stability: a rotation by relevance is withheld while the last rotation is younger than the minimum
         // time on top, or when the widget has used its rotations for the day. Developer mode lifts both.
@@ -179,26 +174,28 @@ extension Engine {
                 // Behaviour alone would put it on top (ties go to the user's order): no rotation.
                 let own = standings[first].behaviour
                 let beaten = order.dropFirst().contains { other in
-                    standings[other].score > own || (standings[other].score == own && other < first)
+                    scores[other] > own || (scores[other] == own && other < first)
                 }
                 // A top whose reason would read `relevance` counts as a rotation either way.
                 guard beaten || standings[first].relevance >= own else { break }
-                let rotationsToday = store[Int(standings[first].slot)]?.rotations.count { time.seconds(since: $0) < 86_400 } ?? 0
+                let rotations = instances.slots[Int(standings[first].slot)]?.rotations ?? []
+                let rotationsToday = rotations.count { time.seconds(since: $0) < 86_400 }
                 guard !topCanRotate || rotationsToday >= settings.maxRotationsPerWidgetPerDay else { break }
                 limited.insert(first)
                 standings[first].relevance = 0
-                sortOrder()
+                scores[first] = standings[first].score
+                Self.sortByScore(&order, scores)
             }
         }
 
         // The user's own choices come first: a recent manual swipe, then the pin.
         if let swipe = state.manualSwipe, time.seconds(since: swipe.time) < settings.swipeGracePeriod,
-            let index = standings.firstIndex(where: { $0.instance == swipe.instance })
+            let index = state.instances.firstIndex(of: swipe.instance)
         {
             order.removeAll { $0 == index }
             order.insert(index, at: 0)
         }
-        if let pinned = configuration.pinned, let index = standings.firstIndex(where: { $0.instance == pinned }) {
+        if let pinned = configuration.pinned, let index = state.instances.firstIndex(of: pinned) {
             order.removeAll { $0 == index }
             order.insert(index, at: 0)
         }
@@ -207,7 +204,7 @@ extension Engine {
         entries.reserveCapacity(n + 1)
         let activities = configuration.liveActivities ? liveActivities.activities(at: time) : []
         if !activities.isEmpty {
-            let apps = Set(standings.map(\.kind.app))
+            let apps = Set(state.kinds.map(\.app))
             for activity in activities where apps.contains(activity.app) {
                 entries.append(
                     DecisionEntry(
@@ -216,13 +213,12 @@ extension Engine {
             }
         }
         for index in order {
-            let standing = standings[index]
             entries.append(
                 DecisionEntry(
-                    instance: standing.instance.rawValue, kind: standing.kind, position: 0, score: standing.score,
-                    suggested: false, pinned: configuration.pinned == standing.instance,
-                    reason: reason(for: standing, state: state, limited: limited, grouped: grouped, at: time),
-                    contributions: standing.contributions))
+                    instance: state.instances[index].rawValue, kind: state.kinds[index], position: entries.count,
+                    score: scores[index], suggested: false, pinned: configuration.pinned == state.instances[index],
+                    reason: reason(for: standings[index], state: state, limited: limited, grouped: grouped, at: time),
+                    contributions: standings[index].contributions))
         }
         // A suggestion goes on top of the widgets (below a pin or a manual swipe) when the top may change.
         if let candidate, topCanRotate || publishedTop == suggestionID(candidate.key) {
@@ -233,10 +229,30 @@ extension Engine {
                     instance: suggestionID(candidate.key), kind: info.kind, position: 0, score: candidate.probability,
                     suggested: true, pinned: false, reason: .suggestion, contributions: SignalShares()),
                 at: protected.count)
+            for position in entries.indices { entries[position].position = position }
         }
-        for position in entries.indices { entries[position].position = position }
         let decision = Decision(stack: configuration.id, revision: state.revision, time: time, entries: entries)
         return Evaluation(decision: decision, standings: standings, limited: limited, grouped: grouped)
+    }
+
+    /// Sorts widget indices by score, highest first, ties in the user's order (an insertion sort: stacks are small).
+    static func sortByScore(_ order: inout [Int], _ scores: [Double]) {
+        order.withUnsafeMutableBufferPointer { order in
+            scores.withUnsafeBufferPointer { scores in
+                for i in order.indices.dropFirst() {
+                    let item = order[i]
+                    var j = i
+                    while j > 0 {
+                        let previous = order[j - 1]
+                        let before = scores[previous] != scores[item] ? scores[previous] > scores[item] : previous < item
+                        if before { break }
+                        order[j] = previous
+                        j -= 1
+                    }
+                    order[j] = item
+                }
+            }
+        }
     }
 
     func reason(
@@ -268,11 +284,11 @@ extension Engine {
 
     /// Candidate keys that may be suggested in a stack: recent, of a kind that fits the stack's family, not
     /// placed in it, and not in a relevance group with one of its widgets.
-    func suggestionCandidates(for state: StackState, standings: [WidgetStanding]) -> [Int32] {
+    func suggestionCandidates(for state: StackState) -> [Int32] {
         guard !suggestionCandidates.isEmpty else { return [] }
-        let placed = Set(standings.map(\.key))
-        let groups = Set(standings.compactMap { standing in
-            instances.slots[Int(standing.slot)]?.group.map { "\(standing.kind.app)\u{0}\($0)" }
+        let placed = Set(state.keys)
+        let groups = Set(state.slots.indices.compactMap { index in
+            instances.slots[Int(state.slots[index])]?.group.map { "\(state.kinds[index].app)\u{0}\($0)" }
         })
         var result: [Int32] = []
         for key in suggestionCandidates.reversed() where !placed.contains(key) {

@@ -5,6 +5,9 @@
 struct InstanceStore: Sendable {
     /// The widgets by slot; `nil` for a free slot.
     private(set) var slots: [InstanceState?] = []
+    /// By slot: whether the widget has a timeline or relevant contexts. A query reads nothing else of a widget
+    /// without them (its relevance is none), so it need not touch the widget's state at all.
+    private(set) var hasRelevanceInputs: [Bool] = []
     private var slotsByID: [InstanceID: Int32] = [:]
     private var freeSlots: [Int32] = []
 
@@ -37,6 +40,7 @@ struct InstanceStore: Sendable {
                     slotsByID[id] = nil
                     freeSlots.append(slot)
                 }
+                noteRelevanceInputs(of: slot)
             } else {
                 var added: InstanceState?
                 yield &added
@@ -51,17 +55,27 @@ struct InstanceStore: Sendable {
         guard let slot = slotsByID.removeValue(forKey: id) else { return nil }
         let state = slots[Int(slot)]
         slots[Int(slot)] = nil
+        hasRelevanceInputs[Int(slot)] = false
         freeSlots.append(slot)
         return state
     }
 
     private mutating func place(_ state: InstanceState, as id: InstanceID) {
-        if let slot = freeSlots.popLast() {
+        let slot: Int32
+        if let free = freeSlots.popLast() {
+            slot = free
             slots[Int(slot)] = state
-            slotsByID[id] = slot
         } else {
-            slotsByID[id] = Int32(slots.count)
+            slot = Int32(slots.count)
             slots.append(state)
+            hasRelevanceInputs.append(false)
         }
+        slotsByID[id] = slot
+        noteRelevanceInputs(of: slot)
+    }
+
+    private mutating func noteRelevanceInputs(of slot: Int32) {
+        hasRelevanceInputs[Int(slot)] =
+            slots[Int(slot)].map { $0.relevance.timeline != nil || !$0.relevantContexts.isEmpty } ?? false
     }
 }

@@ -22,49 +22,57 @@ extension UInt64: CountTableKey {
 /// Positive sums (decayed counts against a `DecayClock`) keyed by small values, in one open-addressing table.
 ///
 /// Built for the behaviour aggregates' sparse pair tables (app → widget transitions, look outcomes per context):
-/// a lookup hashes a fixed-size key with one multiply-xorshift mix instead of `Hasher`, probes linearly in two
-/// flat arrays, and an entry costs its key and 8 bytes. A sum of 0 marks an empty slot, so only positive
+/// a lookup hashes a fixed-size key with one multiply-xorshift mix instead of `Hasher` and probes linearly in
+/// one flat array of key-and-sum slots, and an entry costs its key and 8 bytes. A sum of 0 marks an empty slot, so only positive
 /// amounts are stored. The table grows by doubling past three quarters full; `scale(by:droppingBelow:)`
 /// rescales every sum and drops the ones that decayed to nothing.
 struct CountTable<Key: CountTableKey>: Sendable {
-    private var keys: [Key] = []
-    private var sums: [Double] = []
+    /// One slot: a key and its sum, side by side so a probe touches one cache line.
+    private struct Slot: Sendable {
+        var key: Key
+        var sum: Double
+    }
+
+    private var slots: [Slot] = []
     /// Entries in use.
     private(set) var count = 0
 
     /// Slots allocated (a power of two, or 0).
-    var capacity: Int { sums.count }
+    var capacity: Int { slots.count }
 
     /// The sum of `key`, 0 when absent.
     @inline(__always)
     func sum(_ key: Key) -> Double {
         guard count > 0 else { return 0 }
-        let mask = sums.count - 1
-        var slot = Int(truncatingIfNeeded: key.hashBits) & mask
-        while true {
-            let sum = sums[slot]
-            if sum == 0 { return 0 }
-            if keys[slot] == key { return sum }
-            slot = (slot + 1) & mask
+        return slots.withUnsafeBufferPointer { slots in
+            let mask = slots.count - 1
+            var slot = Int(truncatingIfNeeded: key.hashBits) & mask
+            while true {
+                let sum = slots[slot].sum
+                if sum == 0 { return 0 }
+                if slots[slot].key == key { return sum }
+                slot = (slot + 1) & mask
+            }
         }
     }
 
-    /// Adds `amount` (> 0; anything else is ignored) to the sum of `key`.
-    mutating func add(_ amount: Double, to key: Key) {
-        guard amount > 0, amount.isFinite else { return }
-        if (count + 1) * 4 > sums.count * 3 { resize(to: Swift.max(16, sums.count * 2)) }
-        let mask = sums.count - 1
+    /// Adds `amount` (> 0; anything else is ignored) to the sum of `key`; returns whether that made a new entry.
+    @discardableResult
+    mutating func add(_ amount: Double, to key: Key) -> Bool {
+        guard amount > 0, amount.isFinite else { return false }
+        if (count + 1) * 4 > slots.count * 3 { resize(to: Swift.max(16, slots.count * 2)) }
+        let mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: key.hashBits) & mask
-        while sums[slot] != 0 {
-            if keys[slot] == key {
-                sums[slot] += amount
-                return
+        while slots[slot].sum != 0 {
+            if slots[slot].key == key {
+                slots[slot].sum += amount
+                return false
             }
             slot = (slot + 1) & mask
         }
-        keys[slot] = key
-        sums[slot] = amount
+        slots[slot] = Slot(key: key, sum: amount)
         count += 1
+        return true
     }
 
     /// Multiplies every sum by `factor` and drops those that end below `threshold`, in place.
@@ -72,28 +80,29 @@ struct CountTable<Key: CountTableKey>: Sendable {
     /// In place, because rebuilding would hold the old and the new table at once and leave the old one as a
     /// hole in the heap: the table keeps its size, which is what its busiest stretch needed. It shrinks (and
     /// only then reallocates) when what is left fills less than an eighth of it.
-    mutating func scale(by factor: Double, droppingBelow threshold: Double) {
+    mutating func scale(by factor: Double, droppingBelow threshold: Double, onDrop: (Key) -> Void = { _ in }) {
         guard count > 0 else { return }
-        let mask = sums.count - 1
+        let mask = slots.count - 1
         // Scan from an empty slot, so no run of occupied slots wraps past the scan's start: a removal only
         // moves entries from slots the scan has not reached into the slot it is looking at.
-        guard let start = sums.firstIndex(of: 0) else { return }
+        guard let start = slots.firstIndex(where: { $0.sum == 0 }) else { return }
         var step = 1
         while step <= mask {
             let slot = (start + step) & mask
-            guard sums[slot] != 0 else {
+            guard slots[slot].sum != 0 else {
                 step += 1
                 continue
             }
-            let scaled = sums[slot] * factor
+            let scaled = slots[slot].sum * factor
             if scaled >= threshold, scaled > 0 {
-                sums[slot] = scaled
+                slots[slot].sum = scaled
                 step += 1
             } else {
+                onDrop(slots[slot].key)
                 remove(at: slot)  // Another entry may have moved here: look at this slot again.
             }
         }
-        if sums.count > 16, count * 8 < sums.count {
+        if slots.count > 16, count * 8 < slots.count {
             var capacity = 16
             while count * 2 > capacity { capacity *= 2 }
             resize(to: capacity)
@@ -103,45 +112,38 @@ struct CountTable<Key: CountTableKey>: Sendable {
     /// Empties `slot` and moves later entries of its run back so every entry stays reachable from its home
     /// slot (backward-shift deletion; linear probing needs no tombstones).
     private mutating func remove(at slot: Int) {
-        let mask = sums.count - 1
+        let mask = slots.count - 1
         var hole = slot
         var next = slot
         while true {
             next = (next + 1) & mask
-            guard sums[next] != 0 else { break }
-            let home = Int(truncatingIfNeeded: keys[next].hashBits) & mask
+            guard slots[next].sum != 0 else { break }
+            let home = Int(truncatingIfNeeded: slots[next].key.hashBits) & mask
             // The entry may move back into the hole when the hole lies between its home and where it is.
             if (next - hole) & mask <= (next - home) & mask {
-                keys[hole] = keys[next]
-                sums[hole] = sums[next]
+                slots[hole] = slots[next]
                 hole = next
             }
         }
-        sums[hole] = 0
+        slots[hole].sum = 0
         count -= 1
     }
 
     /// Every entry, in slot order (for tests and statistics).
     var entries: [(key: Key, sum: Double)] {
-        sums.indices.compactMap { sums[$0] != 0 ? (keys[$0], sums[$0]) : nil }
+        slots.compactMap { $0.sum != 0 ? ($0.key, $0.sum) : nil }
     }
 
     private mutating func resize(to capacity: Int) {
-        let oldKeys = keys
-        let oldSums = sums
-        keys = Array(repeating: Key(), count: capacity)
-        sums = Array(repeating: 0, count: capacity)
+        let old = slots
+        slots = Array(repeating: Slot(key: Key(), sum: 0), count: capacity)
         count = 0
-        for slot in oldSums.indices where oldSums[slot] != 0 { insertNew(oldKeys[slot], oldSums[slot]) }
-    }
-
-    /// Inserts a key known to be absent, into a table with room for it.
-    private mutating func insertNew(_ key: Key, _ sum: Double) {
-        let mask = sums.count - 1
-        var slot = Int(truncatingIfNeeded: key.hashBits) & mask
-        while sums[slot] != 0 { slot = (slot + 1) & mask }
-        keys[slot] = key
-        sums[slot] = sum
-        count += 1
+        let mask = capacity - 1
+        for entry in old where entry.sum != 0 {
+            var slot = Int(truncatingIfNeeded: entry.key.hashBits) & mask
+            while slots[slot].sum != 0 { slot = (slot + 1) & mask }
+            slots[slot] = entry
+            count += 1
+        }
     }
 }

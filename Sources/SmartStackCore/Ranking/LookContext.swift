@@ -1,7 +1,7 @@
 /// Where a look happens, at four levels of detail: the app in front; and the app before it; and the idle
 /// gap; and the app before that. What follows a look is learned per level and backed off from the most
 /// general to the most specific, so a rare context borrows from its general level.
-struct LookContext: Hashable, Sendable {
+struct LookContext: CountTableKey, Hashable {
     /// App indices, -1 for none or for a level that leaves them out.
     var last: Int32
     var previous: Int32
@@ -12,6 +12,18 @@ struct LookContext: Hashable, Sendable {
 
     /// The levels of the back-off chain.
     static let levels = 4
+
+    init(last: Int32, previous: Int32, third: Int32, level: Int8, gap: Int8) {
+        self.last = last
+        self.previous = previous
+        self.third = third
+        self.level = level
+        self.gap = gap
+    }
+
+    init() { self.init(last: -1, previous: -1, third: -1, level: -1, gap: -1) }
+
+    var hashBits: UInt64 { LookOutcomeKey(context: self, key: -1).hashBits }
 }
 
 /// A look context and the widget key the user went to: the key of `UsageModel.lookOutcomes`.
@@ -24,13 +36,13 @@ struct LookOutcomeKey: CountTableKey, Hashable {
         self.key = key
     }
 
-    init() { self.init(context: LookContext(last: -1, previous: -1, third: -1, level: -1, gap: -1), key: -1) }
+    init() { self.init(context: LookContext(), key: -1) }
 
     var hashBits: UInt64 {
         let apps = UInt64(UInt32(bitPattern: context.last)) | UInt64(UInt32(bitPattern: context.previous)) << 32
         let rest = UInt64(UInt32(bitPattern: context.third)) | UInt64(UInt32(bitPattern: key)) << 32
         let small = UInt64(UInt8(bitPattern: context.level)) | UInt64(UInt8(bitPattern: context.gap)) << 8
-        return mix64(apps &+ mix64(rest &+ mix64(small)))
+        return mix64(apps &+ rest &* 0x9E37_79B9_7F4A_7C15 &+ small &* 0xC2B2_AE3D_27D4_EB4F)
     }
 }
 

@@ -22,26 +22,37 @@ struct OnlineRanker: Sendable, Hashable {
         return weights
     }()
 
-    private(set) var weights: [Double] = OnlineRanker.prior
+    /// The stack's own copy from the start (not the shared prior's buffer), so learning never allocates.
+    private(set) var weights: [Double] = OnlineRanker.prior.map { $0 }
     private var squaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
     /// Labels learned from so far.
     private(set) var updates: Int = 0
 
     /// Linear scores (log-odds up to a constant) of the rows of a feature matrix.
     func scores(_ matrix: [Double], rows: Int) -> [Double] {
-        let width = Feature.count
-        return [Double](unsafeUninitializedCapacity: rows) { scores, initialized in
-            weights.withUnsafeBufferPointer { weights in
-                matrix.withUnsafeBufferPointer { matrix in
-                    for row in 0..<rows {
-                        var sum = 0.0
-                        let base = row * width
-                        for column in 0..<width { sum += weights[column] * matrix[base + column] }
-                        scores[row] = sum
-                    }
-                }
+        [Double](unsafeUninitializedCapacity: rows) { scores, initialized in
+            Self.withRows(of: matrix, rows: rows, weights: weights) { row, x, w in
+                var sum = 0.0
+                for column in 0..<Feature.count { sum += w[column] * x[column] }
+                scores[row] = sum
             }
             initialized = rows
+        }
+    }
+
+    /// Calls `body` with each row of `matrix` (the first `rows`) and the weights, as pointers: the loops over a
+    /// row then have a fixed width and no bounds or overflow checks.
+    @inline(__always)
+    private static func withRows(
+        of matrix: [Double], rows: Int, weights: [Double],
+        _ body: (Int, UnsafePointer<Double>, UnsafePointer<Double>) -> Void
+    ) {
+        precondition(matrix.count >= rows * Feature.count && weights.count == Feature.count)
+        matrix.withUnsafeBufferPointer { matrix in
+            weights.withUnsafeBufferPointer { weights in
+                guard let x = matrix.baseAddress, let w = weights.baseAddress else { return }
+                for row in 0..<rows { body(row, x + row &* Feature.count, w) }
+            }
         }
     }
 
@@ -86,34 +97,35 @@ struct OnlineRanker: Sendable, Hashable {
         updates += 1
     }
 
-    /// Each signal's additive share of every row's score, relative to the stack's average row.
+    /// Each signal's additive share of the score of each of the first `count` rows, relative to the stack's
+    /// average row, handed to `body` row by row.
     ///
     /// The softmax ignores anything added to every row alike, so centring makes the shares comparable
     /// across widgets: a positive share is what lifts this widget above the others.
-    func contributions(matrix: [Double], rows: Int, count: Int) -> [SignalShares] {
+    func contributions(matrix: [Double], rows: Int, count: Int, _ body: (_ row: Int, SignalShares) -> Void) {
         let width = Feature.count
-        guard rows > 0, count > 0 else { return [] }
-        return withUnsafeTemporaryAllocation(of: Double.self, capacity: width) { means in
-            means.initialize(repeating: 0)
-            return weights.withUnsafeBufferPointer { weights in
-                matrix.withUnsafeBufferPointer { matrix in
-                    for row in 0..<rows {
-                        for column in 0..<width { means[column] += matrix[row * width + column] }
-                    }
-                    for column in 0..<width { means[column] /= Double(rows) }
-                    return (0..<count).map { row in
-                        // Column by column within each signal's run of features, as a sum in feature order.
-                        var shares = SIMD16<Double>()
-                        for run in Feature.signalRuns {
-                            var sum = 0.0
-                            for column in run.columns where weights[column] != 0 {
-                                sum += weights[column] * (matrix[row * width + column] - means[column])
-                            }
-                            shares[run.signal] += sum
-                        }
-                        return SignalShares(values: shares)
+        guard rows > 0, count > 0 else { return }
+        let runs = Feature.signalRuns
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * width) { scratch in
+            guard let means = scratch.baseAddress else { return }
+            let terms = means + width
+            means.initialize(repeating: 0, count: width)
+            Self.withRows(of: matrix, rows: rows, weights: weights) { _, x, _ in
+                for column in 0..<width { means[column] += x[column] }
+            }
+            for column in 0..<width { means[column] /= Double(rows) }
+            Self.withRows(of: matrix, rows: count, weights: weights) { row, x, w in
+                for column in 0..<width { terms[column] = w[column] * (x[column] - means[column]) }
+                // Each signal's terms summed in feature order. Features are finite, so the term of a zero
+                // weight is ±0 and leaves a sum as it was.
+                let shares = SignalShares { shares in
+                    for run in runs {
+                        var sum = 0.0
+                        for column in run.columns { sum += terms[column] }
+                        shares[run.signal] = sum
                     }
                 }
+                body(row, shares)
             }
         }
     }

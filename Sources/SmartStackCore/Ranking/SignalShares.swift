@@ -2,26 +2,56 @@
 ///
 /// Reads like a dictionary: `shares[.recency]` is `nil` when the signal contributed nothing.
 public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
-    private var values = SIMD16<Double>()
+    /// One share per signal, by `Signal.index`. A tuple rather than a SIMD vector: it keeps the value's
+    /// alignment at 8 bytes, so arrays of values holding shares (entries, standings) come from plain `malloc`
+    /// instead of its slower aligned path, and it holds exactly the nine signals.
+    private var values: (Double, Double, Double, Double, Double, Double, Double, Double, Double) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0)
+
+    /// How many shares `values` holds.
+    static let capacity = 9
 
     public init() {}
 
-    /// Shares by `Signal.index`.
-    init(values: SIMD16<Double>) { self.values = values }
+    /// Shares that `fill` writes by `Signal.index` straight into the value's storage.
+    init(filling fill: (Writer) -> Void) {
+        withUnsafeMutableBytes(of: &values) { fill(Writer(bytes: $0)) }
+    }
+
+    /// Sets shares of a `SignalShares` being built, by `Signal.index`.
+    struct Writer {
+        fileprivate let bytes: UnsafeMutableRawBufferPointer
+
+        subscript(index: Int) -> Double {
+            get { bytes.load(fromByteOffset: index * MemoryLayout<Double>.stride, as: Double.self) }
+            nonmutating set {
+                precondition(index >= 0 && index < SignalShares.capacity)
+                bytes.storeBytes(of: newValue, toByteOffset: index * MemoryLayout<Double>.stride, as: Double.self)
+            }
+        }
+    }
 
     /// An explicit set of shares.
     public init(_ dictionary: [Signal: Double]) {
-        for (signal, share) in dictionary { values[signal.index] = share }
+        for (signal, share) in dictionary { self[signal] = share }
     }
 
     public subscript(signal: Signal) -> Double? {
-        get { values[signal.index] != 0 ? values[signal.index] : nil }
-        set { values[signal.index] = newValue ?? 0 }
+        get {
+            let share = share(at: signal.index)
+            return share != 0 ? share : nil
+        }
+        set {
+            withUnsafeMutableBytes(of: &values) { Writer(bytes: $0)[signal.index] = newValue ?? 0 }
+        }
     }
 
     /// The share of the signal with `Signal.index` `index`, 0 when it contributed nothing.
     @inline(__always)
-    func share(at index: Int) -> Double { values[index] }
+    func share(at index: Int) -> Double {
+        precondition(index >= 0 && index < Self.capacity)
+        return withUnsafeBytes(of: values) { $0.load(fromByteOffset: index * MemoryLayout<Double>.stride, as: Double.self) }
+    }
 
     /// The signals that contributed, in `Signal.allCases` order.
     public var nonZero: [(signal: Signal, share: Double)] {
@@ -37,5 +67,14 @@ public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         nonZero.map { "\($0.signal.rawValue)=\($0.share)" }.joined(separator: " ")
+    }
+
+    /// Equal when every share is (`==` on each: 0 and -0 are equal).
+    public static func == (lhs: SignalShares, rhs: SignalShares) -> Bool {
+        (0..<capacity).allSatisfy { lhs.share(at: $0) == rhs.share(at: $0) }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for index in 0..<Self.capacity { hasher.combine(share(at: index)) }
     }
 }

@@ -74,6 +74,8 @@ struct UsageModel: Sendable {
     /// What the user went to after a look, per look context (a back-off chain of the last apps and the idle
     /// gap) and widget key.
     private(set) var lookOutcomes = CountTable<LookOutcomeKey>()
+    /// Which look contexts have entries in `lookOutcomes`: most a query meets have none.
+    private(set) var lookContextFilter = LookContextFilter()
     /// "App A donated, then key K matched the next donation", keyed by `pair(A, K)`.
     private(set) var transitions = CountTable<UInt64>()
     /// Donations that followed each app, by app.
@@ -153,7 +155,15 @@ struct UsageModel: Sendable {
         counters[row + KeyCounter.afterView] += clock.weight(at: now, tau: Self.afterViewScale.tau)
         let lookWeight = clock.weight(at: lookTime.microseconds, tau: Self.lookContextScale.tau)
         counters[row + KeyCounter.afterLookLong] += lookWeight
-        for context in contexts { lookOutcomes.add(lookWeight, to: LookOutcomeKey(context: context, key: key)) }
+        for context in contexts {
+            guard lookOutcomes.add(lookWeight, to: LookOutcomeKey(context: context, key: key)) else { continue }
+            // A new entry: count its context, or recount all if the table grew.
+            if lookContextFilter.capacity == lookOutcomes.capacity {
+                lookContextFilter.insert(context)
+            } else {
+                rebuildLookContextFilter()
+            }
+        }
         if let lastAppAtView {
             afterViewTransitions.add(
                 clock.weight(at: now, tau: Self.afterViewTransitionScale.tau), to: Self.pair(lastAppAtView, key))
@@ -175,6 +185,10 @@ struct UsageModel: Sendable {
         counters[Int(key) * KeyCounter.width + slot] += clock.weight(at: now, tau: Self.engagementScale.tau)
     }
 
+    private mutating func rebuildLookContextFilter() {
+        lookContextFilter.rebuild(capacity: lookOutcomes.capacity, contexts: lookOutcomes.entries.lazy.map(\.key.context))
+    }
+
     /// Moves the clock to `time`, first rescaling every sum when the reference has grown too old.
     private mutating func prepareToRecord(at time: Int64) {
         let rescale = clock.needsRescale(toRecordAt: time)
@@ -190,6 +204,9 @@ struct UsageModel: Sendable {
         transitions.scale(by: transitionFactor, droppingBelow: Self.negligibleCount)
         afterViewTransitions.scale(by: factors[Self.afterViewTransitionScale], droppingBelow: Self.negligibleCount)
         contextCounts.scale(by: factors[Self.contextScale], droppingBelow: Self.negligibleCount)
-        lookOutcomes.scale(by: factors[Self.lookContextScale], droppingBelow: Self.negligibleCount)
+        lookOutcomes.scale(by: factors[Self.lookContextScale], droppingBelow: Self.negligibleCount) { dropped in
+            lookContextFilter.remove(dropped.context)
+        }
+        if lookContextFilter.capacity != lookOutcomes.capacity { rebuildLookContextFilter() }
     }
 }
