@@ -1,11 +1,12 @@
 /// How one widget stands in a decision, before it is turned into an entry.
+///
+/// Its id and kind are the stack's (`StackState.instances[index]`, `kinds[index]`): a standing holds no
+/// reference, so building and dropping one costs no reference counting.
 struct WidgetStanding {
+    /// The widget's place in the user's order.
     var index: Int
-    /// Where the widget is kept (`InstanceStore`) and its usage key.
+    /// Where the widget is kept (`InstanceStore`).
     var slot: Int32
-    var key: Int32
-    var instance: InstanceID
-    var kind: WidgetKindID
     var behaviour: Double
     var relevance: Double
     var relevanceState: RelevanceState
@@ -27,9 +28,10 @@ struct Evaluation {
 extension Engine {
     /// The decision for a stack at a time, without publishing it. Its revision is the latest published one.
     public func evaluate(stack id: StackID, at time: Timestamp) throws(CoreError) -> Decision {
-        guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
+        // Evaluated where it lies in the dictionary, not copied out of it.
+        guard let index = stacks.index(forKey: id) else { throw .notFound(kind: "stack", id: id.rawValue) }
         var matrix: [Double] = []
-        return evaluation(of: state, at: time, scratch: &matrix).decision
+        return evaluation(of: stacks.values[index], at: time, scratch: &matrix).decision
     }
 
     /// Advances to `time` and publishes every stack whose order changed; returns the published decisions.
@@ -108,8 +110,7 @@ extension Engine {
             if relevance > 0 { shares[.relevance] = relevance }
             standings.append(
                 WidgetStanding(
-                    index: index, slot: slot, key: state.keys[index], instance: state.instances[index],
-                    kind: state.kinds[index], behaviour: 1 / Double(n),
+                    index: index, slot: slot, behaviour: 1 / Double(n),
                     relevance: configuration.smartRotate ? relevance : 0, relevanceState: relevanceState,
                     relevantContext: active, contributions: shares))
         }
@@ -145,7 +146,7 @@ extension Engine {
         var strongest: [String: Int] = [:]
         for index in 0..<n where standings[index].relevance > 0 {
             guard let group = instances.slots[Int(standings[index].slot)]?.group else { continue }
-            let groupKey = "\(standings[index].kind.app)\u{0}\(group)"
+            let groupKey = "\(state.kinds[index].app)\u{0}\(group)"
             if let other = strongest[groupKey] {
                 let loser = standings[other].relevance >= standings[index].relevance ? index : other
                 if loser == other { strongest[groupKey] = index }
@@ -169,7 +170,7 @@ extension Engine {
             || state.lastRotation.map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
         if configuration.smartRotate, !configuration.developerMode {
             while let first = order.first, standings[first].relevance > 0,
-                standings[first].instance.rawValue != publishedTop
+                state.instances[first].rawValue != publishedTop
             {
                 // Behaviour alone would put it on top (ties go to the user's order): no rotation.
                 let own = standings[first].behaviour
@@ -259,8 +260,9 @@ extension Engine {
         for standing: WidgetStanding, state: StackState, limited: Set<Int>, grouped: Set<Int>, at time: Timestamp
     ) -> DecisionReason {
         let configuration = state.configuration
-        if configuration.pinned == standing.instance { return .pinned }
-        if let swipe = state.manualSwipe, swipe.instance == standing.instance,
+        let instance = state.instances[standing.index]
+        if configuration.pinned == instance { return .pinned }
+        if let swipe = state.manualSwipe, swipe.instance == instance,
             time.seconds(since: swipe.time) < settings.swipeGracePeriod
         {
             return .manualSwipe
@@ -276,8 +278,8 @@ extension Engine {
         // Engagement leads when its share is positive and above every other behaviour signal's.
         let engagement = standing.contributions.share(at: Signal.engagement.index)
         guard engagement > 0 else { return .behaviour }
-        for signal in Signal.byIndex where signal != .engagement && signal != .relevance {
-            if standing.contributions.share(at: signal.index) >= engagement { return .behaviour }
+        for index in 0..<SignalShares.capacity where index != Signal.engagement.index && index != Signal.relevance.index {
+            if standing.contributions.share(at: index) >= engagement { return .behaviour }
         }
         return .engagement
     }

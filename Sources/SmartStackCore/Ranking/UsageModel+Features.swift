@@ -8,31 +8,35 @@ import Darwin
 @inline(__always)
 func safeLog(_ x: Double) -> Double { log(max(x, 1e-9)) }
 
-/// Columns of the per-widget decayed counts a feature matrix is computed from (column-major scratch).
+/// Columns of the per-widget decayed counts read from the keys' rows (column-major scratch).
 private enum CountColumn {
     /// Donation counts at the three count scales (3 columns).
     static let frequency = 0
     static let timeOfDay = 3
     static let dayOfWeek = 4
     static let afterLook = 5
-    static let afterLookFromLast = 6
-    static let taps = 7
-    static let swipesTo = 8
-    static let swipesAway = 9
-    static let context = 10
-    static let count = 11
+    static let taps = 6
+    static let swipesTo = 7
+    static let swipesAway = 8
+    static let count = 9
 }
 
-/// Columns of the what-follows-a-look back-off (column-major scratch, apart from `CountColumn`'s so that each
-/// scratch buffer of a 10-widget stack stays small enough for the stack).
-private enum LookColumn {
+/// Columns of the per-widget counts read from the pair tables, and of the what-follows-a-look back-off
+/// (column-major scratch, apart from `CountColumn`'s so that each buffer of a 10-widget stack stays small
+/// enough to live on the stack).
+private enum PairColumn {
+    static let afterLookFromLast = 0
+    static let context = 1
+    /// Transitions from the last and the previous app, as stored (not yet decayed).
+    static let fromLast = 2
+    static let fromPrevious = 3
     /// What follows looks in general.
-    static let general = 0
+    static let general = 4
     /// The same backed off through the look contexts.
-    static let inContext = 1
+    static let inContext = 5
     /// One context's outcome counts.
-    static let outcomes = 2
-    static let count = 3
+    static let outcomes = 6
+    static let count = 7
 }
 
 extension UsageModel {
@@ -52,8 +56,10 @@ extension UsageModel {
         matrix.withUnsafeMutableBufferPointer { matrix in
             query.keys.withUnsafeBufferPointer { keys in
                 withUnsafeTemporaryAllocation(of: Double.self, capacity: n * CountColumn.count) { counts in
-                    withUnsafeTemporaryAllocation(of: Double.self, capacity: n * LookColumn.count) { looks in
-                        fillFeatures(query, keys: keys, counts: counts, looks: looks, matrix: matrix)
+                    withUnsafeTemporaryAllocation(of: Double.self, capacity: n * PairColumn.count) { pairs in
+                        withUnsafeTemporaryAllocation(of: Int64.self, capacity: n) { uses in
+                            fillFeatures(query, keys: keys, counts: counts, pairs: pairs, uses: uses, matrix: matrix)
+                        }
                     }
                 }
             }
@@ -62,13 +68,34 @@ extension UsageModel {
 
     private func fillFeatures(
         _ query: FeatureQuery, keys: UnsafeBufferPointer<Int32>, counts: UnsafeMutableBufferPointer<Double>,
-        looks: UnsafeMutableBufferPointer<Double>, matrix: UnsafeMutableBufferPointer<Double>
+        pairs: UnsafeMutableBufferPointer<Double>, uses: UnsafeMutableBufferPointer<Int64>,
+        matrix: UnsafeMutableBufferPointer<Double>
     ) {
         let n = keys.count
         let now = query.time.microseconds
         let decay = clock.factors(at: now)
         counts.initialize(repeating: 0)
-        looks.initialize(repeating: 0)
+        pairs.initialize(repeating: 0)
+
+        // Pair-table counts, each table's lookups in a loop of their own so that their cache misses overlap.
+        if let lastApp {
+            let decay = decay[Self.afterViewTransitionScale]
+            for i in 0..<n {
+                pairs[PairColumn.afterLookFromLast * n + i] = afterViewTransitions.sum(Self.pair(lastApp, keys[i])) * decay
+            }
+            for i in 0..<n { pairs[PairColumn.fromLast * n + i] = transitions.sum(Self.pair(lastApp, keys[i])) }
+        }
+        if let previousApp {
+            for i in 0..<n { pairs[PairColumn.fromPrevious * n + i] = transitions.sum(Self.pair(previousApp, keys[i])) }
+        }
+        if !query.contextPairs.isEmpty {
+            let decay = decay[Self.contextScale]
+            for i in 0..<n {
+                var total = 0.0
+                for pair in query.contextPairs { total += contextCounts.sum(Self.pair(pair, keys[i])) * decay }
+                pairs[PairColumn.context * n + i] = total
+            }
+        }
 
         // Decayed counts, one column per signal.
         let hour = query.time.localHour
@@ -77,20 +104,9 @@ extension UsageModel {
         let weekday = query.time.localWeekday
         let hourDecay = decay[Self.hourScale]
         let engagementDecay = decay[Self.engagementScale]
-        let transitionDecay = decay[Self.afterViewTransitionScale]
-        let contextDecay = decay[Self.contextScale]
         counters.withUnsafeBufferPointer { counters in
             for i in 0..<n {
                 let key = keys[i]
-                if let lastApp {
-                    counts[CountColumn.afterLookFromLast * n + i] =
-                        afterViewTransitions.sum(Self.pair(lastApp, key)) * transitionDecay
-                }
-                if !query.contextPairs.isEmpty {
-                    var total = 0.0
-                    for pair in query.contextPairs { total += contextCounts.sum(Self.pair(pair, key)) * contextDecay }
-                    counts[CountColumn.context * n + i] = total
-                }
                 guard key >= 0, Int(key) < keyCount else { continue }
                 let row = Int(key) * KeyCounter.width
                 for (scale, tau) in Self.countScales.enumerated() {
@@ -107,7 +123,7 @@ extension UsageModel {
                 counts[CountColumn.taps * n + i] = counters[row + KeyCounter.taps] * engagementDecay
                 counts[CountColumn.swipesTo * n + i] = counters[row + KeyCounter.swipesTo] * engagementDecay
                 counts[CountColumn.swipesAway * n + i] = counters[row + KeyCounter.swipesAway] * engagementDecay
-                looks[LookColumn.general * n + i] =
+                pairs[PairColumn.general * n + i] =
                     counters[row + KeyCounter.afterLookLong] * decay[Self.lookContextScale]
             }
         }
@@ -127,25 +143,25 @@ extension UsageModel {
         shares(counts, CountColumn.timeOfDay * n)
         shares(counts, CountColumn.dayOfWeek * n)
         shares(counts, CountColumn.afterLook * n, prior: 0.1)
-        shares(counts, CountColumn.afterLookFromLast * n, prior: 0.1)
+        shares(pairs, PairColumn.afterLookFromLast * n, prior: 0.1)
         let noTaps = shares(counts, CountColumn.taps * n, prior: 0.5)
         let noSwipesTo = shares(counts, CountColumn.swipesTo * n, prior: 0.5)
         var noSwipesAway = true
         for i in 0..<n where counts[CountColumn.swipesAway * n + i] != 0 { noSwipesAway = false }
         let noContext: Bool
         if query.contextPairs.isEmpty {
-            for i in 0..<n { counts[CountColumn.context * n + i] = 1 / Double(n) }
+            for i in 0..<n { pairs[PairColumn.context * n + i] = 1 / Double(n) }
             noContext = true
         } else {
-            noContext = shares(counts, CountColumn.context * n, prior: 0.5)
+            noContext = shares(pairs, PairColumn.context * n, prior: 0.5)
         }
 
         // What follows a look here: back off from looks in general through ever more specific contexts.
-        shares(looks, LookColumn.general * n, prior: 0.1)
-        let general = LookColumn.general * n
-        let inContext = LookColumn.inContext * n
-        let outcomes = LookColumn.outcomes * n
-        for i in 0..<n { looks[inContext + i] = looks[general + i] }
+        shares(pairs, PairColumn.general * n, prior: 0.1)
+        let general = PairColumn.general * n
+        let inContext = PairColumn.inContext * n
+        let outcomes = PairColumn.outcomes * n
+        for i in 0..<n { pairs[inContext + i] = pairs[general + i] }
         let gap = lookGap(at: now)
         let lookDecay = decay[Self.lookContextScale]
         for level in 0..<LookContext.levels {
@@ -155,10 +171,10 @@ extension UsageModel {
             var total = 0.0
             for i in 0..<n {
                 let count = lookOutcomes.sum(LookOutcomeKey(context: context, key: keys[i])) * lookDecay
-                looks[outcomes + i] = count
+                pairs[outcomes + i] = count
                 total += count
             }
-            for i in 0..<n { looks[inContext + i] = (looks[outcomes + i] + 2 * looks[inContext + i]) / (total + 2) }
+            for i in 0..<n { pairs[inContext + i] = (pairs[outcomes + i] + 2 * pairs[inContext + i]) / (total + 2) }
         }
 
         // Sequence and recency state shared by every row, and the features of signals with no counts.
@@ -173,8 +189,10 @@ extension UsageModel {
         let uniformTaps = noTaps ? safeLog(counts[CountColumn.taps * n] * Double(n)) : nil
         let uniformSwipesTo = noSwipesTo ? safeLog(counts[CountColumn.swipesTo * n] * Double(n)) : nil
         let uniformSwipesAway = noSwipesAway ? -log1p(0.0) : nil
-        let uniformContext = noContext ? safeLog(counts[CountColumn.context * n] * Double(n)) : nil
+        let uniformContext = noContext ? safeLog(pairs[PairColumn.context * n] * Double(n)) : nil
 
+        // Last uses (`Int64.min`: never), read once for the rank counts below.
+        for i in 0..<n { uses[i] = lastUse(of: keys[i]) ?? .min }
         for i in 0..<n {
             let key = keys[i]
             let base = i * Feature.count
@@ -182,23 +200,20 @@ extension UsageModel {
             @inline(__always) func flag(_ condition: Bool) -> Double { condition ? 1 : 0 }
             @inline(__always) func count(_ column: Int) -> Double { counts[column * n + i] }
             // Most-recently-used rank among the stack's widgets (ties by the user's order); never used: none.
-            let lastUse = lastUse(of: key)
+            let lastUse = uses[i]
             var r = Int.max
-            if let lastUse {
+            if lastUse != .min {
                 r = 0
-                for j in 0..<n where j != i {
-                    let other = self.lastUse(of: keys[j]) ?? .min
-                    if other > lastUse || (other == lastUse && j < i) { r += 1 }
-                }
+                for j in 0..<n where uses[j] > lastUse || (uses[j] == lastUse && j < i) { r += 1 }
             }
-            set(.afterLookInContext, safeLog(looks[inContext + i] / looks[general + i]))
+            set(.afterLookInContext, safeLog(pairs[inContext + i] / pairs[general + i]))
             set(.mostRecent, flag(r == 0))
             set(.secondRecent, flag(r == 1))
             set(.thirdRecent, flag(r == 2))
             set(.fourthOrFifthRecent, flag(r == 3 || r == 4))
             set(.mostRecentTimesGap, flag(r == 0) * logGap)
             set(.secondRecentTimesGap, flag(r == 1) * logGap)
-            let since = lastUse.map { max(0, Double(now - $0) / 1_000_000) } ?? 1e9
+            let since = lastUse != .min ? max(0, Double(now - lastUse) / 1_000_000) : 1e9
             set(.timeSinceUse, -log1p(since / 60) / 5)
             set(.mostRecentTimesPreviousDwell, flag(r == 0) * previousDwell)
             set(.secondRecentTimesPreviousDwell, flag(r == 1) * previousDwell)
@@ -214,14 +229,14 @@ extension UsageModel {
             set(.frequencyWeeks, safeLog(count(CountColumn.frequency + 2) + 1e-3))
             set(.timeOfDay, safeLog(count(CountColumn.timeOfDay) + 1e-3))
             set(.dayOfWeek, safeLog(count(CountColumn.dayOfWeek) + 1e-3))
-            let fromLast = lastApp.map { transitions.sum(Self.pair($0, key)) * transitionScale } ?? 0
-            let fromPrevious = previousApp.map { transitions.sum(Self.pair($0, key)) * transitionScale } ?? 0
+            let fromLast = lastApp != nil ? pairs[PairColumn.fromLast * n + i] * transitionScale : 0
+            let fromPrevious = previousApp != nil ? pairs[PairColumn.fromPrevious * n + i] * transitionScale : 0
             let afterLast = (fromLast + 0.5 * frequencyDays) / (lastTotal + 0.5)
             let afterPrevious = (fromPrevious + 0.5 * frequencyDays) / (previousTotal + 0.5)
             set(.afterLastApp, safeLog(afterLast + 1e-3))
             set(.afterPreviousApp, safeLog(afterPrevious + 1e-3))
             set(.afterLook, safeLog(count(CountColumn.afterLook)))
-            set(.afterLookFromLastApp, safeLog(count(CountColumn.afterLookFromLast)))
+            set(.afterLookFromLastApp, safeLog(pairs[PairColumn.afterLookFromLast * n + i]))
             let wasPreviousTarget = query.previousLookTarget == key
             set(.previousLookTarget, flag(wasPreviousTarget))
             set(.previousLookTargetSecond, flag(wasPreviousTarget && r == 1))
@@ -229,7 +244,7 @@ extension UsageModel {
             set(.taps, uniformTaps ?? safeLog(count(CountColumn.taps) * Double(n)))
             set(.swipesTo, uniformSwipesTo ?? safeLog(count(CountColumn.swipesTo) * Double(n)))
             set(.swipesAway, uniformSwipesAway ?? -log1p(count(CountColumn.swipesAway)))
-            set(.context, uniformContext ?? safeLog(count(CountColumn.context) * Double(n)))
+            set(.context, uniformContext ?? safeLog(pairs[PairColumn.context * n + i] * Double(n)))
             set(.userOrder, 1 / Double(1 + i))
         }
     }
