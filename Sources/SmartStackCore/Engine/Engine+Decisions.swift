@@ -236,21 +236,23 @@ extension Engine {
         return Evaluation(decision: decision, standings: standings, limited: limited, grouped: grouped)
     }
 
-    /// Sorts widget indices by score, highest first, ties in the user's order (an insertion sort: stacks are small).
+    /// Sorts widget indices by score, highest first, ties in the user's order.
+    ///
+    /// Each widget's place is counted (how many come before it) rather than found by comparisons that branch:
+    /// stacks are small and their scores unpredictable. Scores that are not numbers fall back to a sort.
     static func sortByScore(_ order: inout [Int], _ scores: [Double]) {
+        guard order.count == scores.count, !scores.contains(where: \.isNaN) else {
+            order.sort { a, b in scores[a] != scores[b] ? scores[a] > scores[b] : a < b }
+            return
+        }
+        let n = scores.count
         order.withUnsafeMutableBufferPointer { order in
             scores.withUnsafeBufferPointer { scores in
-                for i in order.indices.dropFirst() {
-                    let item = order[i]
-                    var j = i
-                    while j > 0 {
-                        let previous = order[j - 1]
-                        let before = scores[previous] != scores[item] ? scores[previous] > scores[item] : previous < item
-                        if before { break }
-                        order[j] = previous
-                        j -= 1
-                    }
-                    order[j] = item
+                for i in 0..<n {
+                    var place = 0
+                    for j in 0..<i { place += scores[j] >= scores[i] ? 1 : 0 }
+                    for j in (i + 1)..<n { place += scores[j] > scores[i] ? 1 : 0 }
+                    order[place] = i
                 }
             }
         }

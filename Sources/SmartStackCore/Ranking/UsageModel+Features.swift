@@ -203,8 +203,10 @@ extension UsageModel {
             let lastUse = uses[i]
             var r = Int.max
             if lastUse != .min {
+                // Widgets used later, or at the same time and earlier in the user's order (no branches to mispredict).
                 r = 0
-                for j in 0..<n where uses[j] > lastUse || (uses[j] == lastUse && j < i) { r += 1 }
+                for j in 0..<i { r += uses[j] >= lastUse ? 1 : 0 }
+                for j in (i + 1)..<n { r += uses[j] > lastUse ? 1 : 0 }
             }
             set(.afterLookInContext, safeLog(pairs[inContext + i] / pairs[general + i]))
             set(.mostRecent, flag(r == 0))
