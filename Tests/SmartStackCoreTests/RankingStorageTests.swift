@@ -47,6 +47,11 @@ struct RankingStorageTests {
             #expect(table.count == model.count)
             for (k, sum) in model { #expect(abs(table.sum(k) - sum) <= 1e-9 * sum) }
             #expect(table.sum(key(10_000)) == 0)
+            // Looked up together, present and absent keys alike, the sums are the same.
+            let probes = (0..<40).map { _ in key(UInt64(random.below(600))) }
+            var together = [Double](repeating: -1, count: probes.count)
+            together.withUnsafeMutableBufferPointer { table.sums(count: probes.count, of: { probes[$0] }, into: $0) }
+            #expect(together == probes.map { table.sum($0) })
         }
         #expect(table.entries.count == model.count)
     }

@@ -56,6 +56,36 @@ struct CountTable<Key: CountTableKey>: Sendable {
         }
     }
 
+    /// The sums of `count` keys (`key(i)`, 0 when absent) into `output[i]`, looked up together: every key's
+    /// first slot is loaded before any is examined, so their cache misses overlap instead of each waiting
+    /// behind the mispredicted branches of the one before.
+    @inline(__always)
+    func sums(count: Int, of key: (Int) -> Key, into output: UnsafeMutableBufferPointer<Double>) {
+        guard self.count > 0 else {
+            for i in 0..<count { output[i] = 0 }
+            return
+        }
+        slots.withUnsafeBufferPointer { slots in
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { homes in
+                let mask = slots.count - 1
+                for i in 0..<count {
+                    let home = Int(truncatingIfNeeded: key(i).hashBits) & mask
+                    homes[i] = home
+                    output[i] = slots[home].sum
+                }
+                for i in 0..<count {
+                    var slot = homes[i]
+                    var sum = output[i]
+                    while sum != 0, slots[slot].key != key(i) {
+                        slot = (slot + 1) & mask
+                        sum = slots[slot].sum
+                    }
+                    output[i] = sum
+                }
+            }
+        }
+    }
+
     /// Adds `amount` (> 0; anything else is ignored) to the sum of `key`; returns whether that made a new entry.
     @discardableResult
     mutating func add(_ amount: Double, to key: Key) -> Bool {

@@ -77,16 +77,19 @@ extension UsageModel {
         counts.initialize(repeating: 0)
         pairs.initialize(repeating: 0)
 
-        // Pair-table counts, each table's lookups in a loop of their own so that their cache misses overlap.
+        // Pair-table counts, every widget's lookup of a table together so that their cache misses overlap.
+        func column(_ column: Int) -> UnsafeMutableBufferPointer<Double> {
+            UnsafeMutableBufferPointer(rebasing: pairs[(column * n)..<(column * n + n)])
+        }
         if let lastApp {
+            let afterLookFromLast = column(PairColumn.afterLookFromLast)
+            afterViewTransitions.sums(count: n, of: { Self.pair(lastApp, keys[$0]) }, into: afterLookFromLast)
             let decay = decay[Self.afterViewTransitionScale]
-            for i in 0..<n {
-                pairs[PairColumn.afterLookFromLast * n + i] = afterViewTransitions.sum(Self.pair(lastApp, keys[i])) * decay
-            }
-            for i in 0..<n { pairs[PairColumn.fromLast * n + i] = transitions.sum(Self.pair(lastApp, keys[i])) }
+            for i in 0..<n { afterLookFromLast[i] *= decay }
+            transitions.sums(count: n, of: { Self.pair(lastApp, keys[$0]) }, into: column(PairColumn.fromLast))
         }
         if let previousApp {
-            for i in 0..<n { pairs[PairColumn.fromPrevious * n + i] = transitions.sum(Self.pair(previousApp, keys[i])) }
+            transitions.sums(count: n, of: { Self.pair(previousApp, keys[$0]) }, into: column(PairColumn.fromPrevious))
         }
         if !query.contextPairs.isEmpty {
             let decay = decay[Self.contextScale]
@@ -168,11 +171,12 @@ extension UsageModel {
             let context = lookContext(level: level, gap: gap)
             // A context with no outcomes leaves every widget as it was: (0 + 2x) / (0 + 2) is exactly x.
             guard lookContextFilter.mayHaveOutcomes(context) else { continue }
+            let counts = column(PairColumn.outcomes)
+            lookOutcomes.sums(count: n, of: { LookOutcomeKey(context: context, key: keys[$0]) }, into: counts)
             var total = 0.0
             for i in 0..<n {
-                let count = lookOutcomes.sum(LookOutcomeKey(context: context, key: keys[i])) * lookDecay
-                pairs[outcomes + i] = count
-                total += count
+                counts[i] *= lookDecay
+                total += counts[i]
             }
             for i in 0..<n { pairs[inContext + i] = (pairs[outcomes + i] + 2 * pairs[inContext + i]) / (total + 2) }
         }
