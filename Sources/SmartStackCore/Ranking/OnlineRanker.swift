@@ -31,27 +31,52 @@ struct OnlineRanker: Sendable, Hashable {
     /// Linear scores (log-odds up to a constant) of the rows of a feature matrix.
     func scores(_ matrix: [Double], rows: Int) -> [Double] {
         [Double](unsafeUninitializedCapacity: rows) { scores, initialized in
-            Self.withRows(of: matrix, rows: rows, weights: weights) { row, x, w in
-                var sum = 0.0
-                for column in 0..<Feature.count { sum += w[column] * x[column] }
-                scores[row] = sum
+            Self.withRowBlocks(of: matrix, rows: rows, weights: weights) { first, block, w in
+                var sums = (0.0, 0.0, 0.0, 0.0)
+                for column in 0..<Feature.count {
+                    let weight = w[column]
+                    sums.0 += weight * block.0[column]
+                    sums.1 += weight * block.1[column]
+                    sums.2 += weight * block.2[column]
+                    sums.3 += weight * block.3[column]
+                }
+                scores[first] = sums.0
+                if first + 1 < rows { scores[first + 1] = sums.1 }
+                if first + 2 < rows { scores[first + 2] = sums.2 }
+                if first + 3 < rows { scores[first + 3] = sums.3 }
             }
             initialized = rows
         }
     }
 
-    /// Calls `body` with each row of `matrix` (the first `rows`) and the weights, as pointers: the loops over a
-    /// row then have a fixed width and no bounds or overflow checks.
+    /// Four rows of a feature matrix.
+    typealias RowBlock = (UnsafePointer<Double>, UnsafePointer<Double>, UnsafePointer<Double>, UnsafePointer<Double>)
+
+    /// Calls `body` with the first `rows` rows of `matrix` four at a time (rows past the end read as zeros),
+    /// and the weights, as pointers.
+    ///
+    /// Four rows side by side give four independent sums: each row still adds its terms in column order, so
+    /// every result is bitwise what one row at a time gives, but an addition no longer waits for the one before.
+    /// The loops over a row have a fixed width and no bounds or overflow checks.
     @inline(__always)
-    private static func withRows(
-        of matrix: [Double], rows: Int, weights: [Double],
-        _ body: (Int, UnsafePointer<Double>, UnsafePointer<Double>) -> Void
+    private static func withRowBlocks(
+        of matrix: [Double], rows: Int, weights: [Double], _ body: (Int, RowBlock, UnsafePointer<Double>) -> Void
     ) {
         precondition(matrix.count >= rows * Feature.count && weights.count == Feature.count)
-        matrix.withUnsafeBufferPointer { matrix in
-            weights.withUnsafeBufferPointer { weights in
-                guard let x = matrix.baseAddress, let w = weights.baseAddress else { return }
-                for row in 0..<rows { body(row, x + row &* Feature.count, w) }
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: Feature.count) { zeros in
+            zeros.initialize(repeating: 0)
+            matrix.withUnsafeBufferPointer { matrix in
+                weights.withUnsafeBufferPointer { weights in
+                    guard let x = matrix.baseAddress, let w = weights.baseAddress, let zero = zeros.baseAddress else {
+                        return
+                    }
+                    func row(_ index: Int) -> UnsafePointer<Double> {
+                        index < rows ? x + index &* Feature.count : UnsafePointer(zero)
+                    }
+                    for first in stride(from: 0, to: rows, by: 4) {
+                        body(first, (row(first), row(first + 1), row(first + 2), row(first + 3)), w)
+                    }
+                }
             }
         }
     }
@@ -106,26 +131,38 @@ struct OnlineRanker: Sendable, Hashable {
         let width = Feature.count
         guard rows > 0, count > 0 else { return }
         let runs = Feature.signalRuns
-        withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * width) { scratch in
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: width + 4 * SignalShares.capacity) { scratch in
             guard let means = scratch.baseAddress else { return }
-            let terms = means + width
+            let shares = means + width
             means.initialize(repeating: 0, count: width)
-            Self.withRows(of: matrix, rows: rows, weights: weights) { _, x, _ in
-                for column in 0..<width { means[column] += x[column] }
+            matrix.withUnsafeBufferPointer { matrix in
+                for row in 0..<rows {
+                    for column in 0..<width { means[column] += matrix[row &* width &+ column] }
+                }
             }
             for column in 0..<width { means[column] /= Double(rows) }
-            Self.withRows(of: matrix, rows: count, weights: weights) { row, x, w in
-                for column in 0..<width { terms[column] = w[column] * (x[column] - means[column]) }
-                // Each signal's terms summed in feature order. Features are finite, so the term of a zero
-                // weight is ±0 and leaves a sum as it was.
-                let shares = SignalShares { shares in
-                    for run in runs {
-                        var sum = 0.0
-                        for column in run.columns { sum += terms[column] }
-                        shares[run.signal] = sum
+            Self.withRowBlocks(of: matrix, rows: count, weights: weights) { first, block, w in
+                // Each signal's terms w·(x − mean), summed in feature order. Features are finite, so the term of
+                // a zero weight is ±0 and leaves a sum as it was.
+                shares.initialize(repeating: 0, count: 4 * SignalShares.capacity)
+                for run in runs {
+                    var sums = (0.0, 0.0, 0.0, 0.0)
+                    for column in run.columns {
+                        let weight = w[column]
+                        let mean = means[column]
+                        sums.0 += weight * (block.0[column] - mean)
+                        sums.1 += weight * (block.1[column] - mean)
+                        sums.2 += weight * (block.2[column] - mean)
+                        sums.3 += weight * (block.3[column] - mean)
                     }
+                    shares[run.signal] = sums.0
+                    shares[SignalShares.capacity + run.signal] = sums.1
+                    shares[2 * SignalShares.capacity + run.signal] = sums.2
+                    shares[3 * SignalShares.capacity + run.signal] = sums.3
                 }
-                body(row, shares)
+                for lane in 0..<4 where first + lane < count {
+                    body(first + lane, SignalShares(copying: shares + lane * SignalShares.capacity))
+                }
             }
         }
     }

@@ -13,20 +13,11 @@ public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
 
     public init() {}
 
-    /// Shares that `fill` writes by `Signal.index` straight into the value's storage.
-    init(filling fill: (Writer) -> Void) {
-        withUnsafeMutableBytes(of: &values) { fill(Writer(bytes: $0)) }
-    }
-
-    /// Sets shares of a `SignalShares` being built, by `Signal.index`.
-    struct Writer {
-        fileprivate let bytes: UnsafeMutableRawBufferPointer
-
-        subscript(index: Int) -> Double {
-            get { bytes.load(fromByteOffset: index * MemoryLayout<Double>.stride, as: Double.self) }
-            nonmutating set {
-                precondition(index >= 0 && index < SignalShares.capacity)
-                bytes.storeBytes(of: newValue, toByteOffset: index * MemoryLayout<Double>.stride, as: Double.self)
+    /// The `capacity` shares at `shares`, by `Signal.index`.
+    init(copying shares: UnsafePointer<Double>) {
+        withUnsafeMutableBytes(of: &values) { bytes in
+            for index in 0..<Self.capacity {
+                bytes.storeBytes(of: shares[index], toByteOffset: index * MemoryLayout<Double>.stride, as: Double.self)
             }
         }
     }
@@ -42,7 +33,9 @@ public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
             return share != 0 ? share : nil
         }
         set {
-            withUnsafeMutableBytes(of: &values) { Writer(bytes: $0)[signal.index] = newValue ?? 0 }
+            withUnsafeMutableBytes(of: &values) { bytes in
+                bytes.storeBytes(of: newValue ?? 0, toByteOffset: signal.index * MemoryLayout<Double>.stride, as: Double.self)
+            }
         }
     }
 
