@@ -28,10 +28,9 @@ struct Evaluation {
 extension Engine {
     /// The decision for a stack at a time, without publishing it. Its revision is the latest published one.
     public func evaluate(stack id: StackID, at time: Timestamp) throws(CoreError) -> Decision {
-        // Evaluated where it lies in the dictionary, not copied out of it.
-        guard let index = stacks.index(forKey: id) else { throw .notFound(kind: "stack", id: id.rawValue) }
+        guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
         var matrix: [Double] = []
-        return evaluation(of: stacks.values[index], at: time, scratch: &matrix).decision
+        return evaluation(of: state, at: time, scratch: &matrix).decision
     }
 
     /// Advances to `time` and publishes every stack whose order changed; returns the published decisions.

@@ -54,10 +54,11 @@ struct UsageModel: Sendable {
     static let engagementScale = DecayScale.sevenDays
     static let contextScale = DecayScale.fourteenDays
     static let lookContextScale = DecayScale.thirtyDays
-    /// A pair-table count below this is dropped at a rescale. Every feature that reads these counts adds a
-    /// prior of at least 0.1 or compares against totals, so such a count (one event more than nine time
-    /// constants old) moves no probability by more than about 10⁻³ of itself.
-    static let negligibleCount = 1e-4
+    /// A pair-table count below this (one event more than 11.5 time constants old) is dropped at a rescale.
+    /// The features that read these counts smooth them with priors of 0.1–2 per widget, or (transitions) with
+    /// half the widget's frequency share and a floor of 10⁻³ inside the logarithm, so dropping such a count
+    /// moves a feature by at most about 0.02 — and that only for a widget barely used in months.
+    static let negligibleCount = 1e-5
 
     private(set) var clock = DecayClock()
     /// `KeyCounter.width` sums per key, key after key.
