@@ -8,8 +8,6 @@ import Darwin
 enum DecayScale: Int, CaseIterable, Sendable {
     case fourHours, threeDays, sevenDays, fourteenDays, twentyOneDays, twentyEightDays, thirtyDays
 
-    static let count = allCases.count
-
     /// The time constant, seconds.
     var tau: Double {
         switch self {
@@ -34,7 +32,7 @@ enum DecayScale: Int, CaseIterable, Sendable {
 /// constant instead of one per count, and a count is one `Double` with no time of its own.
 ///
 /// Sums grow by `e` every `tau` of event time; before the shortest time constant's factor passes `e^64` the
-/// owner rescales every sum to a new reference (`rescale(to:)` gives the factors), which is also when it drops
+/// owner rescales every sum to a new reference (`rescale()` gives the factors), which is also when it drops
 /// counts that have decayed to nothing.
 struct DecayClock: Sendable, Hashable {
     /// Rescale once the reference is this many shortest time constants old (e^64 ≈ 6·10^27: far from overflow).

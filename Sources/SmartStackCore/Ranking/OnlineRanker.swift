@@ -88,13 +88,6 @@ struct OnlineRanker: Sendable, Hashable {
         return result
     }
 
-    /// Softmax probabilities of the scores.
-    static func probabilities(_ scores: [Double]) -> [Double] {
-        var result = scores
-        softmax(&result)
-        return result
-    }
-
     /// Turns scores into softmax probabilities in place.
     static func softmax(_ values: inout [Double]) {
         guard let top = values.max() else { return }
