@@ -49,7 +49,9 @@ extension Engine {
     @discardableResult
     public mutating func commit(stack id: StackID, at time: Timestamp) -> Decision? {
         guard var state = stacks[id] else { return nil }
+        // Taken out while in use: were `scratch` still to hold it, filling it would copy it first.
         var matrix = scratch
+        scratch = []
         let result = evaluation(of: state, at: time, scratch: &matrix)
         scratch = matrix
         state.dirty = false
