@@ -57,12 +57,22 @@ struct SmartStackCtl: AsyncParsableCommand {
 
             Exit status: \(ExitStatus.allCases.map { "\($0.rawValue) \($0.meaning)" }.joined(separator: "; ")).
             """,
-        subcommands: [
-            Stacks.self, StackCommand.self, Watch.self, Look.self, Engage.self, ContextCommand.self, Explain.self,
-            Budget.self,
-            WidgetCommand.self, Donate.self, DonationsCommand.self, TimelineCommand.self, Reload.self,
-            WatchReloads.self, RelevanceCommand.self, LiveCommand.self,
-            Stats.self, LogLevel.self, Info.self, Introspect.self, Call.self,
-            Replay.self, Analyze.self,
+        groupedSubcommands: [
+            CommandGroup(
+                name: "Stacks",
+                subcommands: [
+                    Stacks.self, StackCommand.self, Watch.self, Look.self, Engage.self, ContextCommand.self,
+                    Explain.self, Budget.self,
+                ]),
+            CommandGroup(
+                name: "Providers",
+                subcommands: [
+                    WidgetCommand.self, Donate.self, DonationsCommand.self, TimelineCommand.self, Reload.self,
+                    WatchReloads.self, RelevanceCommand.self, LiveCommand.self,
+                ]),
+            CommandGroup(
+                name: "Service",
+                subcommands: [Stats.self, LogLevel.self, Info.self, Introspect.self, Call.self]),
+            CommandGroup(name: "Workloads and analysis", subcommands: [Replay.self, Analyze.self]),
         ])
 }
