@@ -13,8 +13,6 @@ import pytest
 from conftest import CTL, ROOT
 from helpers import now_plus
 
-USAGE_LOG = ROOT.parent / "shared" / "data" / "usage" / "desktop.tsv"
-
 
 def ctl(daemon, *args, check=True, env=None, timeout=60):
     """Runs smartstackctl against the daemon (global options first, as people write them)."""
@@ -213,7 +211,9 @@ def test_exit_codes(daemon, workdir):
 
 def test_unreachable_service(workdir):
     socket_path = pathlib.Path(workdir) / "no" / "io.smartstack"
-    for arguments in (["stacks"], ["explain", "home"], ["watch"], ["replay", str(USAGE_LOG)]):
+    log = pathlib.Path(workdir) / "usage.tsv"
+    small_log(log, users=1, days=1)
+    for arguments in (["stacks"], ["explain", "home"], ["watch"], ["replay", str(log)]):
         result = ctl(None, "--address", f"unix:{socket_path}", *arguments, check=False)
         assert result.returncode == 69, (arguments, result.stderr)
         assert f"cannot reach smartstackd at unix:{socket_path}: No such file or directory" in result.stderr
