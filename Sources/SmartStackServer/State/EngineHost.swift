@@ -22,6 +22,8 @@ public actor EngineHost {
     let clock: any ServiceClock
     let log: any EventLog
     let logger: Logger
+    /// Where published decisions and effects are reported (the journal); called inside this isolation.
+    let reporter: any ServiceReporter
     var engine: Engine
     /// Every retained event in the order applied: what deletions and retention rebuild from.
     var history: [EngineEvent] = []
@@ -40,13 +42,14 @@ public actor EngineHost {
 
     public init(
         settings: EngineSettings, limits: HostLimits = HostLimits(), clock: any ServiceClock, log: any EventLog,
-        logger: Logger
+        logger: Logger, reporter: any ServiceReporter = SilentReporter()
     ) {
         let now = clock.now()
         self.limits = limits
         self.clock = clock
         self.log = log
         self.logger = logger
+        self.reporter = reporter
         self.engine = Engine(settings: settings, now: now)
         self.started = now
         self.lastRetentionSweep = now
@@ -115,6 +118,8 @@ public actor EngineHost {
         if let donation = event.donation {
             donations[donation.app, default: [:]][donation.id] = donation
             donationCount += 1
+            statistics.donationsReceived += 1
+            if logger.logLevel <= .debug { logDonation(donation) }
         }
         statistics.eventsRecorded += 1
         let ticket = log.enqueue([event])
@@ -236,4 +241,6 @@ public struct HostStatistics: Sendable, Hashable {
     public var subscribersCutOff = 0
     /// Reload requests sent to providers since start.
     public var reloadsRequested = 0
+    /// Donations taken since start (deletions and retention aside): what STATUS= shows per minute.
+    public var donationsReceived = 0
 }
