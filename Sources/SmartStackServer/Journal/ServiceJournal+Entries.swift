@@ -31,7 +31,7 @@ extension ServiceJournal {
         ]
 
         private static func name(_ suffix: String) -> JournalFieldName {
-            // Every suffix above is upper case, digits and underscores; `Field.all` is checked by a test.
+            // Every suffix above is upper case, digits and underscores (the e2e summary test reads them back).
             JournalFieldName.smartstack(suffix) ?? JournalFieldName.reason
         }
     }
