@@ -122,6 +122,12 @@ enum TestEnvironment {
         return nil
     }()
 
+    /// The real `smartstackd`, built next to the probe (`swift build --build-tests` builds every product).
+    static let daemon: String? = probe.flatMap { probe in
+        let candidate = URL(fileURLWithPath: probe).deletingLastPathComponent().appendingPathComponent("smartstackd").path
+        return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
+    }
+
     /// The first of `names` found on a standard path, or `nil`.
     static func tool(_ names: String...) -> String? {
         for name in names {
