@@ -68,7 +68,8 @@ struct SmartStackDaemon: AsyncParsableCommand {
             fields: [(.smartstack("VERSION") ?? .reason, ServiceVersion.current)])
 
         // Where to listen: the socket systemd passed, else --listen or the default path.
-        let defaults = ServiceDefaults(environment: environment, uid: getuid(), system: system ? true : (user ? false : nil))
+        let defaults = ServiceDefaults(
+            environment: environment, uid: getuid(), system: system ? true : (user ? false : nil))
         let target = try listenTarget(defaults: defaults, logger: logger)
         let access = try accessControl(configuration, isSystem: defaults.isSystem)
 

@@ -134,7 +134,9 @@ struct AccessControlTests {
         #expect(access.authorize(app: mail, peer: Self.peer(2000)) == .allowed)
         #expect(access.owner(of: mail) == 2000)
         #expect(access.authorize(app: mail, peer: Self.peer(2000)) == .allowed)
-        #expect(access.authorize(app: mail, peer: Self.peer(2001)) == .denied("app org.example.mail was registered by uid 2000"))
+        #expect(
+            access.authorize(app: mail, peer: Self.peer(2001))
+                == .denied("app org.example.mail was registered by uid 2000"))
         // Root acts for any app without claiming it.
         #expect(access.authorize(app: Self.app("org.example.news"), peer: Self.peer(0)) == .allowed)
         #expect(access.owner(of: Self.app("org.example.news")) == nil)
@@ -167,7 +169,8 @@ struct AccessControlTests {
     @Test("every provider request names its app; no other request does")
     func providerApps() throws {
         let call = try VarlinkCall(
-            frame: Array(#"{"method":"io.smartstack.Provider.ReloadTimelines","parameters":{"app":"org.example.mail"}}"#.utf8))
+            frame: Array(
+                #"{"method":"io.smartstack.Provider.ReloadTimelines","parameters":{"app":"org.example.mail"}}"#.utf8))
         #expect(try SmartStackRequest(call: call).providerApp == Self.app("org.example.mail"))
         let shell = try VarlinkCall(frame: Array(#"{"method":"io.smartstack.Shell.ListStacks"}"#.utf8))
         #expect(try SmartStackRequest(call: shell).providerApp == nil)

@@ -136,7 +136,8 @@ struct ServiceJournalTests {
         }
         try await host.record(
             .configureStack(
-                StackConfiguration(id: ServerFixture.stack(), family: .systemMedium, widgets: widgets, smartRotate: false),
+                StackConfiguration(
+                    id: ServerFixture.stack(), family: .systemMedium, widgets: widgets, smartRotate: false),
                 at: clock.now()))
     }
 
@@ -157,7 +158,8 @@ struct ServiceJournalTests {
 
         // Twenty changes in the same instant: held, then one entry when the window ends.
         for index in 0..<20 {
-            try await Self.configure(host, index.isMultiple(of: 2) ? ["news", "mail", "maps"] : ["mail", "news", "maps"], clock: clock)
+            try await Self.configure(
+                host, index.isMultiple(of: 2) ? ["news", "mail", "maps"] : ["mail", "news", "maps"], clock: clock)
         }
         await journal.queue.flush()
         #expect(recorder.entries(.orderChanged).count == 1)
@@ -174,7 +176,9 @@ struct ServiceJournalTests {
         #expect(journal.counters.decisionsPublished == 21)
         #expect(journal.counters.orderEntries == 2)
         // The code location is where the entry was made.
-        #expect(recorder.all.first { $0.entry.messageID == SmartStackEvent.orderChanged.messageID }?.file.hasSuffix(".swift") == true)
+        #expect(
+            recorder.all.first { $0.entry.messageID == SmartStackEvent.orderChanged.messageID }?.file.hasSuffix(
+                ".swift") == true)
     }
 
     @Test("refused clients: one entry per uid per interval, the next one counting the refusals in between")
@@ -183,7 +187,9 @@ struct ServiceJournalTests {
         let instant = ManualInstant()
         let journal = ServiceJournal(queue: recorder.queue(), now: { instant.now }, schedule: { _, _ in })
         let peer = PeerCredentials(pid: 9, uid: 1234, gid: 1234)
-        for _ in 0..<5 { journal.clientRejected(peer, .permissionDenied(method: "io.smartstack.Shell.GetStack", reason: "policy")) }
+        for _ in 0..<5 {
+            journal.clientRejected(peer, .permissionDenied(method: "io.smartstack.Shell.GetStack", reason: "policy"))
+        }
         journal.clientRejected(PeerCredentials(pid: 10, uid: 99, gid: 99), .connectionLimit(8))
         instant.advance(.seconds(2))
         journal.clientRejected(peer, .permissionDenied(method: "io.smartstack.Shell.GetStack", reason: "policy"))

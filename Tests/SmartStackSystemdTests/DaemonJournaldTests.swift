@@ -57,7 +57,8 @@ struct DaemonJournaldTests {
         try connection.setUpStack(apps: ["mail", "news", "maps"])
         let burst = 30
         for index in 0..<burst {
-            try connection.configure(order: index.isMultiple(of: 2) ? ["news", "mail", "maps"] : ["mail", "news", "maps"])
+            try connection.configure(
+                order: index.isMultiple(of: 2) ? ["news", "mail", "maps"] : ["mail", "news", "maps"])
         }
         // Let the coalesced entry (one window later) and a periodic summary (every second) be written.
         usleep(2_500_000)

@@ -70,7 +70,8 @@ public final class AccessControl: Sendable {
                 }
                 return .denied("not allowed to act as provider (policy keys providers, app.ID)")
             case .admin:
-                return matches(policy.admins, peer) ? .allowed : .denied("not allowed to act as admin (policy key admins)")
+                return matches(policy.admins, peer)
+                    ? .allowed : .denied("not allowed to act as admin (policy key admins)")
             }
         }
     }
@@ -80,7 +81,8 @@ public final class AccessControl: Sendable {
         if isSuperuser(peer) { return .allowed }
         guard case .system(let policy) = mode else { return .allowed }
         if let owners = policy.apps[app] {
-            return matches(owners, peer) ? .allowed : .denied("app \(app.rawValue) belongs to other callers (policy key app.\(app.rawValue))")
+            return matches(owners, peer)
+                ? .allowed : .denied("app \(app.rawValue) belongs to other callers (policy key app.\(app.rawValue))")
         }
         guard matches(policy.providers, peer) else {
             return .denied("not allowed to provide apps the policy does not assign (policy key providers)")

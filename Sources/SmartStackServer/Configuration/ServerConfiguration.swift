@@ -41,7 +41,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         ("logLevel", "trace, debug, info, notice, warning, error or critical"),
         ("summaryInterval", "seconds between periodic summaries in the journal (1…86400)"),
         ("journalQueue", "journal entries waiting to be written before more are dropped (16…1048576)"),
-    ] + AccessPolicy.keys
+    ]
 
     /// Parses a configuration file's text: `key = value` lines, `#` comments, blank lines.
     ///
@@ -99,9 +99,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "journalQueue": journalQueue = try integer(16...1_048_576)
         default:
             if try access.set(key, to: value, place: place) { return }
-            throw ConfigurationError(
-                place: place, key: key,
-                reason: "unknown key; known keys: \(Self.keys.map(\.key).joined(separator: ", "))")
+            let known = (Self.keys + AccessPolicy.keys).map(\.key).joined(separator: ", ")
+            throw ConfigurationError(place: place, key: key, reason: "unknown key; known keys: \(known)")
         }
     }
 

@@ -73,7 +73,8 @@ extension ServiceJournal {
         let inserted = event == .suggestionInserted
         var entry = JournalEntry(
             event,
-            "Suggestion \(suggestion.instance) \(inserted ? "inserted into" : "removed from") stack \(decision.stack.rawValue)")
+            "Suggestion \(suggestion.instance) \(inserted ? "inserted into" : "removed from") stack \(decision.stack.rawValue)"
+        )
         entry.append(.stack, decision.stack.rawValue)
         entry.append(.widget, suggestion.instance)
         if let kind = suggestion.kind {

@@ -23,9 +23,11 @@ public struct FaultInjectionService: Service {
     }
 
     public func run() async throws {
-        logger.warning("test fault injection is enabled: SIGUSR2 stalls the engine", metadata: [
-            "variable": "\(Self.environmentVariable)"
-        ])
+        logger.warning(
+            "test fault injection is enabled: SIGUSR2 stalls the engine",
+            metadata: [
+                "variable": "\(Self.environmentVariable)"
+            ])
         let signals = await UnixSignalsSequence(trapping: .sigusr2)
         for await _ in signals.cancelOnGracefulShutdown() {
             let host = self.host

@@ -41,16 +41,19 @@ public struct StatusService: Service {
             guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
             var rate = DonationRate()
             var statistics = await host.snapshotStatistics()
-            var status = ServiceStatus(statistics, donationsPerMinute: rate.add(total: statistics.donationsReceived, at: .now))
+            var status = ServiceStatus(
+                statistics, donationsPerMinute: rate.add(total: statistics.donationsReceived, at: .now))
             report("READY=1") { try notifier.ready(status: status.text) }
-            var summary = SummaryBaseline(statistics, journal: journal.counters, dropped: journal.queue.dropped,
+            var summary = SummaryBaseline(
+                statistics, journal: journal.counters, dropped: journal.queue.dropped,
                 accepted: connections.acceptedCount, at: .now)
 
             let ticks = AsyncTimerSequence(interval: interval, clock: .continuous).map { _ in () }
             for await _ in merge(ticks, journal.changes).cancelOnGracefulShutdown() {
                 statistics = await host.snapshotStatistics()
                 let now = ContinuousClock.now
-                let next = ServiceStatus(statistics, donationsPerMinute: rate.add(total: statistics.donationsReceived, at: now))
+                let next = ServiceStatus(
+                    statistics, donationsPerMinute: rate.add(total: statistics.donationsReceived, at: now))
                 if next != status {
                     status = next
                     report("STATUS=") { try notifier.status(status.text) }
@@ -63,7 +66,8 @@ public struct StatusService: Service {
             }
         } onGracefulShutdown: {
             report("STOPPING=1") { try notifier.stopping(status: "stopping: finishing calls in progress") }
-            journal.event(.stopping, "smartstackd is stopping", fields: [(.reason, "graceful shutdown (SIGTERM or SIGINT)")])
+            journal.event(
+                .stopping, "smartstackd is stopping", fields: [(.reason, "graceful shutdown (SIGTERM or SIGINT)")])
         }
     }
 
@@ -95,7 +99,9 @@ public struct StatusService: Service {
         }
     }
 
-    private func writeSummary(since previous: SummaryBaseline, _ statistics: HostStatistics, at now: ContinuousClock.Instant)
+    private func writeSummary(
+        since previous: SummaryBaseline, _ statistics: HostStatistics, at now: ContinuousClock.Instant
+    )
         -> SummaryBaseline
     {
         let current = SummaryBaseline(
@@ -131,8 +137,14 @@ extension ServiceJournal {
                 (Field.orderEntries, String(current.journal.orderEntries - previous.journal.orderEntries)),
                 (Field.donations, String(donations)),
                 (Field.events, String(current.statistics.eventsRecorded - previous.statistics.eventsRecorded)),
-                (Field.suggestionsInserted, String(current.journal.suggestionsInserted - previous.journal.suggestionsInserted)),
-                (Field.suggestionsRemoved, String(current.journal.suggestionsRemoved - previous.journal.suggestionsRemoved)),
+                (
+                    Field.suggestionsInserted,
+                    String(current.journal.suggestionsInserted - previous.journal.suggestionsInserted)
+                ),
+                (
+                    Field.suggestionsRemoved,
+                    String(current.journal.suggestionsRemoved - previous.journal.suggestionsRemoved)
+                ),
                 (Field.reloadsRequested, String(current.journal.reloadsRequested - previous.journal.reloadsRequested)),
                 (Field.reloadsWithheld, String(current.journal.reloadsWithheld - previous.journal.reloadsWithheld)),
                 (Field.connections, String(current.accepted - previous.accepted)),

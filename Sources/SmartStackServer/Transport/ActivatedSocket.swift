@@ -26,7 +26,8 @@ final class ActivatedSocket: Sendable {
         var accepting: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) == 0 else {
-            throw ListenError(path: name, reason: "the passed descriptor is not a socket: \(String(cString: strerror(errno)))")
+            throw ListenError(
+                path: name, reason: "the passed descriptor is not a socket: \(String(cString: strerror(errno)))")
         }
         length = socklen_t(MemoryLayout<Int32>.size)
         guard type == Int32(SOCK_STREAM.rawValue),

@@ -153,7 +153,8 @@ public struct VarlinkListener: Service {
         guard connections.admit(connection.channel) else {
             let peer = await PeerCredentials.of(connection.channel)
             reporter.clientRejected(peer, .connectionLimit(connections.limit))
-            logger.debug("client rejected: connection limit", metadata: ["limit": "\(connections.limit)", "peer": "\(peer)"])
+            logger.debug(
+                "client rejected: connection limit", metadata: ["limit": "\(connections.limit)", "peer": "\(peer)"])
             // Closing through the async channel finishes its writer (NIO requires that).
             try? await connection.executeThenClose { _, _ in }
             return

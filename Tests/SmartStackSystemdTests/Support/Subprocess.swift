@@ -124,7 +124,8 @@ enum TestEnvironment {
 
     /// The real `smartstackd`, built next to the probe (`swift build --build-tests` builds every product).
     static let daemon: String? = probe.flatMap { probe in
-        let candidate = URL(fileURLWithPath: probe).deletingLastPathComponent().appendingPathComponent("smartstackd").path
+        let directory = URL(fileURLWithPath: probe).deletingLastPathComponent()
+        let candidate = directory.appendingPathComponent("smartstackd").path
         return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
     }
 
