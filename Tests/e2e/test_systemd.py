@@ -12,6 +12,7 @@ import subprocess
 import time
 
 import pytest
+import varlink
 
 from conftest import DAEMON
 from helpers import FrameReader, call, encode, setup_stack
@@ -180,7 +181,7 @@ def test_notify_ready_after_the_socket_answers_then_status_watchdog_and_stopping
 
         # STATUS= follows the service's state.
         setup_stack(address)
-        with __import__("varlink").Client(address=address) as client:
+        with varlink.Client(address=address) as client:
             with client.open("io.smartstack.Provider", namespaced=False) as provider:
                 for index in range(3):
                     provider.Donate(app="com.example.mail", intent="open", parameters={}, id=f"d{index}")
