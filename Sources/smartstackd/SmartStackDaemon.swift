@@ -42,6 +42,10 @@ struct SmartStackDaemon: AsyncParsableCommand {
     @Flag(name: .long, help: "Run as a user's service (serves only this user and root), even as root.")
     var user = false
 
+    func validate() throws {
+        if system && user { throw ValidationError("--system and --user exclude each other") }
+    }
+
     func run() async throws {
         // Logging: structured journal entries (stderr lines without a journal) behind a bounded queue, at one
         // shared level that SetLogLevel changes at run time.
@@ -63,9 +67,7 @@ struct SmartStackDaemon: AsyncParsableCommand {
         let configuration = try loadConfiguration(logger: logger)
         levels.level = configuration.logLevel
         let journal = ServiceJournal(queue: queue)
-        journal.event(
-            .started, "smartstackd \(ServiceVersion.current) started",
-            fields: [(.smartstack("VERSION") ?? .reason, ServiceVersion.current)])
+        journal.started(version: ServiceVersion.current)
 
         // Where to listen: the socket systemd passed, else --listen or the default path.
         let defaults = ServiceDefaults(
@@ -77,6 +79,7 @@ struct SmartStackDaemon: AsyncParsableCommand {
         // reporter last, so that it hears of a graceful shutdown first (the group stops them in reverse).
         let started = ContinuousClock.now
         let listening = OneShotSignal()
+        let ready = OneShotSignal()
         let service = try await ServiceAssembly.make(
             configuration: configuration, target: target, stateDirectory: state ?? defaults.stateDirectory,
             isSystem: defaults.isSystem, levels: levels, logger: logger, access: access, reporter: journal,
@@ -84,15 +87,7 @@ struct SmartStackDaemon: AsyncParsableCommand {
                 ServiceAssembly.printAddress(target)
                 listening.fire()
             })
-        let loaded = await service.host.snapshotStatistics()
-        journal.event(
-            .stateLoaded, "state loaded: \(loaded.stacks) stacks, \(loaded.widgets) widgets",
-            fields: [
-                (.smartstack("STACKS") ?? .count, String(loaded.stacks)),
-                (.smartstack("WIDGETS") ?? .count, String(loaded.widgets)),
-                (.smartstack("DONATIONS") ?? .count, String(loaded.donations)),
-                (.reason, "loaded in \(ContinuousClock.now - started)"),
-            ])
+        journal.stateLoaded(await service.host.snapshotStatistics(), in: ContinuousClock.now - started)
 
         let notifier = SystemdNotifier.fromEnvironment()
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service.listener)]
@@ -101,7 +96,7 @@ struct SmartStackDaemon: AsyncParsableCommand {
                 .init(
                     service: WatchdogService(
                         notifier: notifier, interval: interval, host: service.host,
-                        eventLoops: MultiThreadedEventLoopGroup.singleton, listening: listening, logger: logger)))
+                        eventLoops: MultiThreadedEventLoopGroup.singleton, ready: ready, logger: logger)))
         }
         if FaultInjectionService.isEnabled(in: environment) {
             services.append(.init(service: FaultInjectionService(host: service.host, logger: logger)))
@@ -110,7 +105,8 @@ struct SmartStackDaemon: AsyncParsableCommand {
             .init(
                 service: StatusService(
                     notifier: notifier, host: service.host, connections: service.connections, journal: journal,
-                    listening: listening, summaryInterval: .seconds(configuration.summaryInterval), logger: logger)))
+                    listening: listening, ready: ready, summaryInterval: .seconds(configuration.summaryInterval),
+                    logger: logger)))
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

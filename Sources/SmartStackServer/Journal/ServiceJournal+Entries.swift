@@ -36,6 +36,26 @@ extension ServiceJournal {
         }
     }
 
+    /// `started`: the service is up and about to load its state.
+    public func started(version: String, file: String = #fileID, line: Int = #line, function: String = #function) {
+        event(
+            .started, "smartstackd \(version) started", fields: [(Field.version, version)], file: file, line: line,
+            function: function)
+    }
+
+    /// `stateLoaded`: what was loaded and how long it took.
+    public func stateLoaded(
+        _ statistics: HostStatistics, in duration: Duration, file: String = #fileID, line: Int = #line,
+        function: String = #function
+    ) {
+        event(
+            .stateLoaded, "state loaded: \(statistics.stacks) stacks, \(statistics.widgets) widgets",
+            fields: [
+                (Field.stacks, String(statistics.stacks)), (Field.widgets, String(statistics.widgets)),
+                (Field.donations, String(statistics.donations)), (.reason, "loaded in \(duration)"),
+            ], file: file, line: line, function: function)
+    }
+
     /// The order-changed entry of a (possibly coalesced) change.
     static func orderChangedEntry(_ change: OrderChangeCoalescer.Change) -> JournalQueue.Item {
         let decision = change.decision

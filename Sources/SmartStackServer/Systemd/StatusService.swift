@@ -16,15 +16,18 @@ public struct StatusService: Service {
     let connections: ConnectionRegistry
     let journal: ServiceJournal
     let listening: OneShotSignal
+    /// Fired once `READY=1` was sent (the watchdog starts then).
+    let ready: OneShotSignal
     let interval: Duration
     let summaryInterval: Duration
     let logger: Logger
 
     public init(
         notifier: SystemdNotifier, host: EngineHost, connections: ConnectionRegistry, journal: ServiceJournal,
-        listening: OneShotSignal, interval: Duration = .seconds(2), summaryInterval: Duration = .seconds(300),
-        logger: Logger
+        listening: OneShotSignal, ready: OneShotSignal = OneShotSignal(), interval: Duration = .seconds(2),
+        summaryInterval: Duration = .seconds(300), logger: Logger
     ) {
+        self.ready = ready
         self.notifier = notifier
         self.host = host
         self.connections = connections
@@ -44,6 +47,7 @@ public struct StatusService: Service {
             var status = ServiceStatus(
                 statistics, donationsPerMinute: rate.add(total: statistics.donationsReceived, at: .now))
             report("READY=1") { try notifier.ready(status: status.text) }
+            ready.fire()
             var summary = SummaryBaseline(
                 statistics, journal: journal.counters, dropped: journal.queue.dropped,
                 accepted: connections.acceptedCount, at: .now)

@@ -11,24 +11,24 @@ public struct WatchdogService: Service {
     let interval: Duration
     let host: EngineHost
     let eventLoops: any EventLoopGroup
-    let listening: OneShotSignal
+    let ready: OneShotSignal
     let logger: Logger
 
     public init(
         notifier: SystemdNotifier, interval: Duration, host: EngineHost, eventLoops: any EventLoopGroup,
-        listening: OneShotSignal, logger: Logger
+        ready: OneShotSignal, logger: Logger
     ) {
         self.notifier = notifier
         self.interval = interval
         self.host = host
         self.eventLoops = eventLoops
-        self.listening = listening
+        self.ready = ready
         self.logger = logger
     }
 
     public func run() async throws {
-        // systemd arms the watchdog at READY=1; nothing to prove before that.
-        await cancelWhenGracefulShutdown { await listening.wait() }
+        // systemd arms the watchdog at READY=1 (`ready` fires once it was sent); nothing to prove before that.
+        await cancelWhenGracefulShutdown { await ready.wait() }
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             _ = await host.heartbeat()
             for loop in eventLoops.makeIterator() { try await loop.submit {}.get() }
