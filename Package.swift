@@ -8,7 +8,7 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "smartstackd",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "SmartStackCore", targets: ["SmartStackCore"]),
         .library(name: "SmartStackProtocol", targets: ["SmartStackProtocol"]),
@@ -22,7 +22,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
-        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
@@ -53,6 +52,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "smartstack-bench", dependencies: ["SmartStackCore"], swiftSettings: strict),
+        // A socket-level load generator: many concurrent clients against a running smartstackd.
+        .executableTarget(name: "smartstack-load", swiftSettings: strict),
         // The service: connections, dispatch, the engine's owner, subscriptions, access policy, lifecycle, and its
         // systemd side (notify, watchdog, socket activation, journal entries).
         .target(
@@ -63,7 +64,6 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
-                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],

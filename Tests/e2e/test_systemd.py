@@ -141,10 +141,23 @@ def test_socket_activation_serves_the_passed_socket_and_keeps_its_backlog(workdi
                                str(DAEMON), "--state", os.path.join(workdir, "state")], env=clean_environment())
     try:
         wait_for_path(path)
-        before = listen_backlog(path) if SS else None
+        before = None
+        if SS:  # the file exists from bind(); wait for listen()
+            deadline = time.monotonic() + 10
+            while (before := listen_backlog(path)) is None:
+                assert time.monotonic() < deadline, "systemd-socket-activate did not listen"
+                time.sleep(0.02)
         # The first connection starts smartstackd, which adopts the socket named "varlink".
         address = "unix:" + path
-        assert call(address, "org.varlink.service", "GetInfo")["product"] == "smartstackd"
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                info = call(address, "org.varlink.service", "GetInfo")
+                break
+            except ConnectionRefusedError:  # bound but not yet listening
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        assert info["product"] == "smartstackd"
         setup_stack(address)
         assert call(address, "io.smartstack.Shell", "GetStack", stack="home")["stack"] == "home"
         daemon.wait_log(f"smartstackd is listening on unix:{path}", "SMARTSTACK_ACTIVATION=systemd")

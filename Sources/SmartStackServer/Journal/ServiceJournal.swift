@@ -45,9 +45,8 @@ public final class ServiceJournal: ServiceReporter {
     private let schedule: Scheduler
     /// The shortest time between two client-rejected entries for one uid (later ones are counted).
     let rejectionInterval: Duration
-    private let changed: AsyncStream<Void>.Continuation
-    /// Fires (coalesced) when a decision was published: the status line may have changed.
-    public let changes: AsyncStream<Void>
+    /// Set when a decision was published (the status line may have changed); read and cleared by ``takeChanged()``.
+    private let changed = Atomic<Bool>(false)
 
     /// A journal writing to `queue`, coalescing order changes per `window`.
     ///
@@ -62,7 +61,11 @@ public final class ServiceJournal: ServiceReporter {
         self.now = now
         self.schedule = schedule ?? { delay, body in queue.after(delay, body) }
         self.rejectionInterval = rejectionInterval
-        (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Whether a decision was published since the last call.
+    public func takeChanged() -> Bool {
+        changed.exchange(false, ordering: .relaxed)
     }
 
     /// The counters since start.
@@ -114,7 +117,7 @@ public final class ServiceJournal: ServiceReporter {
         }
         for item in items { queue.enqueue(item) }
         if let timer { schedule(timer) { [weak self] in self?.flushDue() } }
-        if !decisions.isEmpty { changed.yield() }
+        if !decisions.isEmpty { changed.store(true, ordering: .relaxed) }
     }
 
     /// Writes the held order changes whose window ended (the timer calls it; tests call it by hand).

@@ -1,4 +1,5 @@
 public import Logging
+import NIOPosix
 import SmartStackCore
 
 #if canImport(Glibc)
@@ -23,9 +24,11 @@ public struct ServiceAssembly: Sendable {
         announce: @escaping @Sendable (ListenTarget) -> Void = ServiceAssembly.printAddress
     ) async throws -> ServiceAssembly {
         try StateDirectory.prepare(stateDirectory)
+        // One loop serves every connection and runs the engine: calls never wait for another thread.
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         let host = EngineHost(
             settings: configuration.engine, limits: configuration.host, clock: clock, log: log, logger: logger,
-            reporter: reporter)
+            reporter: reporter, eventLoop: eventLoop)
         let connections = ConnectionRegistry(limit: configuration.maxConnections)
         let dispatcher = ServiceDispatcher(
             host: host, connections: connections, levels: levels, maxListLimit: configuration.host.maxListLimit,
@@ -33,6 +36,7 @@ public struct ServiceAssembly: Sendable {
         let listener = VarlinkListener(
             target: target, handler: dispatcher, connections: connections, maxFrameSize: configuration.maxFrameSize,
             socketMode: isSystem ? 0o666 : 0o600, directoryMode: isSystem ? 0o755 : 0o700, logger: logger,
+            eventLoop: eventLoop,
             onListening: { announce(target) }, onShutdown: { await host.stop() }, reporter: reporter)
         return ServiceAssembly(host: host, connections: connections, dispatcher: dispatcher, listener: listener)
     }
@@ -41,7 +45,10 @@ public struct ServiceAssembly: Sendable {
     @Sendable public static func printAddress(_ target: ListenTarget) {
         let address = target.description.split(separator: " ").first.map(String.init) ?? target.description
         print("smartstackd is listening on \(address)")
-        print("try:  smartstackctl --address \(address) status")
+        // Name the command line beside this binary when it is not on PATH (as after `make run`).
+        let executable = CommandLine.arguments.first ?? "smartstackd"
+        let directory = executable.contains("/") ? String(executable[...(executable.lastIndex(of: "/") ?? executable.startIndex)]) : ""
+        print("try:  \(directory)smartstackctl --address \(address) status")
         print("      python3 -m varlink.cli call \(address)/org.varlink.service.GetInfo")
         fflush(nil)
     }

@@ -3,15 +3,15 @@ import SmartStackCore
 extension EngineHost {
     /// Publishes what time alone changed up to now: entries that became current, durations that ended,
     /// Live Activities that expired, reloads that came due. Then schedules the next wake-up.
-    func tick() {
+    @discardableResult
+    func tick() -> CommitTicket {
+        let ticket = publishNow()
         let now = clock.now()
-        let (decisions, effects) = engine.publish(at: now)
-        fanOut(decisions: decisions, effects: effects)
         if now.seconds(since: lastRetentionSweep) >= retentionSweepInterval {
             lastRetentionSweep = now
             sweepRetention()
         }
-        scheduleWakeUp()
+        return ticket
     }
 
     /// How often donations past the retention period are looked for.
@@ -44,7 +44,7 @@ extension EngineHost {
     /// Drops donations past the retention period from the history and the model.
     func sweepRetention() {
         guard history.contains(where: { $0.donation.map { $0.date < retentionCutoff } ?? false }) else { return }
-        let result = engine.rebuild(from: history)
+        let result = engine.rebuild(from: history, asLog: true)
         let expired = forget { $0.date < retentionCutoff }
         _ = log.delete(donations: expired.map { ($0.app, $0.id) })
         fanOut(decisions: result.changed, effects: [])

@@ -1,4 +1,6 @@
 import Collections
+public import NIOCore
+import NIOPosix
 public import Logging
 public import SmartStackCore
 
@@ -18,6 +20,9 @@ public enum HostError: Error, Sendable, Hashable {
 /// isolation (so the log's order is the engine's), fan the resulting decisions out to subscribers and
 /// reload watchers, and then wait — outside the isolation — for the log's commit before acknowledging.
 public actor EngineHost {
+    /// The event loop the actor runs on (the one its connections are served on, so calls need no thread hop).
+    public nonisolated let eventLoop: any EventLoop
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { eventLoop.executor.asUnownedSerialExecutor() }
     let limits: HostLimits
     let clock: any ServiceClock
     let log: any EventLog
@@ -37,14 +42,16 @@ public actor EngineHost {
     var statistics = HostStatistics()
     let started: Timestamp
     var stopping = false
+    var publishScheduled = false
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
     public init(
         settings: EngineSettings, limits: HostLimits = HostLimits(), clock: any ServiceClock, log: any EventLog,
-        logger: Logger, reporter: any ServiceReporter = SilentReporter()
+        logger: Logger, reporter: any ServiceReporter = SilentReporter(), eventLoop: (any EventLoop)? = nil
     ) {
         let now = clock.now()
+        self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         self.limits = limits
         self.clock = clock
         self.log = log
@@ -97,7 +104,7 @@ public actor EngineHost {
         let doomed = stored.values.filter { filter.matches($0, app: app) }
         guard !doomed.isEmpty else { return 0 }
         let ids = Set(doomed.map(\.id))
-        let result = engine.rebuild(from: history) { $0.app == app && ids.contains($0.id) }
+        let result = engine.rebuild(from: history, asLog: true) { $0.app == app && ids.contains($0.id) }
         let expired = forget { $0.date < retentionCutoff || ($0.app == app && ids.contains($0.id)) }
         let ticket = log.delete(donations: expired.map { ($0.app, $0.id) })
         fanOut(decisions: result.changed, effects: [])
@@ -106,14 +113,14 @@ public actor EngineHost {
         return ids.count
     }
 
-    /// Applies an event, logs it and fans out its results; returns the effects and the log's ticket.
+    /// Applies an event and logs it; returns the effects and the log's ticket.
+    ///
+    /// Publishing waits for the end of the burst: the first event of a burst schedules one publish behind the
+    /// calls already queued on the actor, so a burst of calls costs one ranking pass, not one per call.
     private func apply(_ event: EngineEvent) throws(HostError) -> ([EngineEffect], CommitTicket) {
         guard !stopping else { throw .stopping }
-        let outcome: (decisions: [Decision], effects: [EngineEffect])
-        switch engine.step(event) {
-        case .success(let result): outcome = result
-        case .failure(let error): throw .core(error)
-        }
+        let effects: [EngineEffect]
+        do { effects = try engine.apply(event) } catch { throw .core(error) }
         history.append(event)
         if let donation = event.donation {
             donations[donation.app, default: [:]][donation.id] = donation
@@ -123,9 +130,35 @@ public actor EngineHost {
         }
         statistics.eventsRecorded += 1
         let ticket = log.enqueue([event])
-        fanOut(decisions: outcome.decisions, effects: outcome.effects)
+        fanOut(decisions: [], effects: effects)
+        schedulePublish()
+        return (effects, ticket)
+    }
+
+    /// Schedules one publish after the calls queued now.
+    private func schedulePublish() {
+        guard !publishScheduled else { return }
+        publishScheduled = true
+        Task { self.publishNow() }
+    }
+
+    /// Publishes what changed since the last publish at the service's current time (never before the engine's
+    /// own), records the mark when anything was published, and schedules the next wake-up.
+    @discardableResult
+    func publishNow() -> CommitTicket {
+        publishScheduled = false
+        let time = max(clock.now(), engine.now)
+        guard engine.needsPublish(at: time) else {
+            scheduleWakeUp()
+            return .committed
+        }
+        let (decisions, effects) = engine.publish(at: time)
+        let mark = EngineEvent.publish(at: time)
+        history.append(mark)
+        let ticket = log.enqueue([mark])
+        fanOut(decisions: decisions, effects: effects)
         scheduleWakeUp()
-        return (outcome.effects, ticket)
+        return ticket
     }
 
     private func nextDonationID() -> String {
@@ -136,8 +169,12 @@ public actor EngineHost {
     // MARK: Reading
 
     /// The current decision for a stack: publishes what time changed first, so the answer is current.
-    public func stack(_ id: StackID) throws(HostError) -> Decision {
-        tick()
+    ///
+    /// When that publishes, the reply waits for the publish mark to be stored, so a decision a client saw is
+    /// one a restart reproduces.
+    public func stack(_ id: StackID) async throws(HostError) -> Decision {
+        let ticket = tick()
+        do { try await ticket.committed() } catch { throw .store(error) }
         if let decision = engine.published(id) { return decision }
         do { return try engine.evaluate(stack: id, at: clock.now()) } catch { throw .core(error) }
     }

@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 public import Logging
 public import ServiceLifecycle
 public import SmartStackSystemd
@@ -52,10 +51,16 @@ public struct StatusService: Service {
                 statistics, journal: journal.counters, dropped: journal.queue.dropped,
                 accepted: connections.acceptedCount, at: .now)
 
-            let ticks = AsyncTimerSequence(interval: interval, clock: .continuous).map { _ in () }
-            for await _ in merge(ticks, journal.changes).cancelOnGracefulShutdown() {
-                statistics = await host.snapshotStatistics()
+            // Wake four times a second; refresh when a decision was published or every `interval` anyway.
+            var refreshed = ContinuousClock.now
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(250)) }
                 let now = ContinuousClock.now
+                guard !Task.isShuttingDownGracefully, journal.takeChanged() || now >= refreshed + interval else {
+                    continue
+                }
+                refreshed = now
+                statistics = await host.snapshotStatistics()
                 let next = ServiceStatus(
                     statistics, donationsPerMinute: rate.add(total: statistics.donationsReceived, at: now))
                 if next != status {
@@ -65,8 +70,6 @@ public struct StatusService: Service {
                 if now >= summary.at + summaryInterval {
                     summary = writeSummary(since: summary, statistics, at: now)
                 }
-                // At most four updates a second, however fast decisions are published.
-                try? await Task.sleep(for: .milliseconds(250))
             }
         } onGracefulShutdown: {
             report("STOPPING=1") { try notifier.stopping(status: "stopping: finishing calls in progress") }

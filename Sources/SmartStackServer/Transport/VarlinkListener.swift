@@ -35,14 +35,18 @@ public struct VarlinkListener: Service {
     let onShutdown: @Sendable () async -> Void
     /// Where refused connections are reported (the journal).
     let reporter: any ServiceReporter
+    /// The loop that accepts, serves every connection and runs the engine's actor.
+    let eventLoop: any EventLoop
 
     public init(
         target: ListenTarget, handler: any CallHandler, connections: ConnectionRegistry, maxFrameSize: Int,
         socketMode: UInt32 = 0o600, directoryMode: UInt32 = 0o700, logger: Logger,
+        eventLoop: any EventLoop,
         onListening: @escaping @Sendable () async -> Void = {}, onShutdown: @escaping @Sendable () async -> Void = {},
         reporter: any ServiceReporter = SilentReporter()
     ) {
         self.reporter = reporter
+        self.eventLoop = eventLoop
         self.target = target
         self.handler = handler
         self.connections = connections
@@ -56,7 +60,7 @@ public struct VarlinkListener: Service {
 
     /// Binds (or adopts) the socket; throws `ListenError` when it can't, before anything is served.
     public func bind() async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = {
@@ -94,11 +98,12 @@ public struct VarlinkListener: Service {
         await onListening()
         let serverChannel = server.channel
         let connections = self.connections
+        let executor = EventLoopTaskExecutor(eventLoop)
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
-                        group.addTask { await serve(connection) }
+                        group.addTask(executorPreference: executor) { await serve(connection) }
                     }
                 }
             }
@@ -119,12 +124,14 @@ public struct VarlinkListener: Service {
         await onListening()
         let connections = self.connections
         let accepted = socket.connections()
+        let eventLoop = self.eventLoop
+        let executor = EventLoopTaskExecutor(eventLoop)
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for await descriptor in accepted {
-                    group.addTask {
+                    group.addTask(executorPreference: executor) {
                         let connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>
-                        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                        let bootstrap = ClientBootstrap(group: eventLoop)
                             .channelOption(.allowRemoteHalfClosure, value: true)
                         do {
                             connection = try await bootstrap.withConnectedSocket(descriptor) { channel in

@@ -59,11 +59,13 @@ final class RawVarlinkConnection {
         try configure(order: apps)
     }
 
-    /// Places the widgets in `order` with Smart Rotate off, so the published order is exactly `order`.
+    /// Places the widgets in `order` with Smart Rotate off, so the published order is exactly `order`; then
+    /// reads the stack, which publishes at once (the service otherwise publishes once per burst of calls).
     func configure(order: [String]) throws {
         let widgets = order.map { ["instance": $0, "app": "org.example.\($0)", "kind": "main"] }
         try call(
             "io.smartstack.Shell.ConfigureStack",
             ["stack": "home", "family": "systemMedium", "widgets": widgets, "smartRotate": false])
+        try call("io.smartstack.Shell.GetStack", ["stack": "home"])
     }
 }
