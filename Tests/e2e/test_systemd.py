@@ -252,15 +252,22 @@ def test_fault_injection_is_unreachable_without_its_variable(workdir):
 # Journal entries (their stderr form, without a journal; tests/JournaldTests run a real journald).
 
 def test_connection_limit_refusals_are_journal_entries_with_the_client_uid(make_daemon):
-    daemon = make_daemon(config="maxConnections = 1\n")
+    daemon = make_daemon(config="maxConnections = 2\n")
+    # Wait until the readiness probe's connection is gone (a call may itself be refused while it is not).
     deadline = time.monotonic() + 5
-    while call(daemon.address, "io.smartstack.Admin", "GetStatistics")["connections"] > 1:
+    while True:
         assert time.monotonic() < deadline
+        try:
+            if call(daemon.address, "io.smartstack.Admin", "GetStatistics")["connections"] <= 1:
+                break
+        except (ConnectionResetError, BrokenPipeError, ConnectionError):
+            pass
         time.sleep(0.02)
     time.sleep(0.1)
-    held = daemon.raw()
-    held.sendall(encode("org.varlink.service.GetInfo"))
-    assert FrameReader(held).next()["parameters"]["product"] == "smartstackd"
+    held = [daemon.raw() for _ in range(2)]
+    for connection in held:
+        connection.sendall(encode("org.varlink.service.GetInfo"))
+        assert FrameReader(connection).next()["parameters"]["product"] == "smartstackd"
     extra = daemon.raw()
     assert FrameReader(extra).closed(timeout=5)
     # (A connection refused after its client already left reads as uid 4294967295; this one is still there.)
@@ -270,8 +277,9 @@ def test_connection_limit_refusals_are_journal_entries_with_the_client_uid(make_
         assert time.monotonic() < deadline, daemon.log()
         time.sleep(0.05)
     line = next(line for line in daemon.log().splitlines() if CLIENT_REJECTED in line and uid in line)
-    assert 'SMARTSTACK_REASON="connection limit (1) reached"' in line
-    held.close()
+    assert 'SMARTSTACK_REASON="connection limit (2) reached"' in line
+    for connection in held:
+        connection.close()
 
 
 def test_order_changes_are_journal_entries_with_their_fields(make_daemon):
