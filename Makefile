@@ -51,9 +51,19 @@ e2e: build
 bench: release
 	taskset -c 1 .build/release/smartstack-bench
 
-## install-systemd: units, sysusers entry, catalog and docs/systemd.md under $(DESTDIR)$(PREFIX) (see docs/systemd.md).
+## install: everything under $(DESTDIR)$(PREFIX) (default /usr/local): release binaries smartstackd and
+## smartstackctl (Swift runtime linked in, so they do not need the toolchain), then install-systemd.
 PREFIX ?= /usr/local
 LIBDIR := $(DESTDIR)$(PREFIX)/lib
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+install: deps
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS) --product smartstackd
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS) --product smartstackctl
+	install -d $(BINDIR)
+	install -m 755 .build/release/smartstackd .build/release/smartstackctl $(BINDIR)/
+	$(MAKE) --no-print-directory install-systemd PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+## install-systemd: units, sysusers entry, catalog and docs/systemd.md under $(DESTDIR)$(PREFIX) (see docs/systemd.md).
 install-systemd:
 	install -d $(LIBDIR)/systemd/system $(LIBDIR)/systemd/user $(LIBDIR)/systemd/catalog $(LIBDIR)/sysusers.d \
 		$(DESTDIR)$(PREFIX)/share/doc/smartstackd

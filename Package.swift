@@ -54,16 +54,18 @@ let package = Package(
         .executableTarget(name: "smartstack-bench", dependencies: ["SmartStackCore"], swiftSettings: strict),
         // A socket-level load generator: many concurrent clients against a running smartstackd.
         .executableTarget(name: "smartstack-load", swiftSettings: strict),
-        // The service: connections, dispatch, the engine's owner, subscriptions, lifecycle.
+        // The service: connections, dispatch, the engine's owner, subscriptions, access policy, lifecycle, and its
+        // systemd side (notify, watchdog, socket activation, journal entries).
         .target(
             name: "SmartStackServer",
             dependencies: [
-                "SmartStackCore", "SmartStackProtocol",
+                "SmartStackCore", "SmartStackProtocol", "SmartStackSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -80,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "smartstackd",
             dependencies: [
-                "SmartStackServer", "SmartStackProtocol",
+                "SmartStackServer", "SmartStackProtocol", "SmartStackSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -109,7 +111,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "SmartStackServerTests", dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "SmartStackServerTests",
+            dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackSystemd"],
+            swiftSettings: strict),
         .testTarget(name: "SmartStackCoreTests", dependencies: ["SmartStackCore"], swiftSettings: strict),
         .testTarget(name: "SmartStackEvalTests", dependencies: ["SmartStackEval"], swiftSettings: strict),
         .testTarget(name: "SmartStackProtocolTests", dependencies: ["SmartStackProtocol"], swiftSettings: strict),

@@ -66,12 +66,14 @@ public struct ServiceStatistics: Sendable, Hashable {
     public var reloadWatchers: Int?
     public var calls: Int?
     public var logLevel: LogLevel?
+    public var journalEntriesDropped: Int?
 
     public init(
         stacks: Int, widgets: Int, donations: Int, subscribers: Int, connections: Int, uptimeSeconds: Double,
         kinds: Int? = nil, liveActivities: Int? = nil, reloadWatchers: Int? = nil, calls: Int? = nil,
-        logLevel: LogLevel? = nil
+        logLevel: LogLevel? = nil, journalEntriesDropped: Int? = nil
     ) {
+        self.journalEntriesDropped = journalEntriesDropped
         self.stacks = stacks
         self.widgets = widgets
         self.donations = donations
@@ -97,6 +99,7 @@ public struct ServiceStatistics: Sendable, Hashable {
         if let reloadWatchers { object["reloadWatchers"] = .int(Int64(reloadWatchers)) }
         if let calls { object["calls"] = .int(Int64(calls)) }
         if let logLevel { object["logLevel"] = .string(logLevel.rawValue) }
+        if let journalEntriesDropped { object["journalEntriesDropped"] = .int(Int64(journalEntriesDropped)) }
         return object
     }
 }

@@ -14,6 +14,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var host = HostLimits()
     /// The log level at start (`SetLogLevel` changes it at run time).
     public var logLevel: Logger.Level = .info
+    /// Seconds between two periodic summaries in the journal.
+    public var summaryInterval = 300
+    /// Journal entries that may wait to be written; more are dropped and counted.
+    public var journalQueue = 4_096
+    /// Who may act as shell, provider and admin (the system service only).
+    public var access = AccessPolicy()
 
     public init() {}
 
@@ -33,6 +39,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         ("reloadBudget", "timeline reloads per widget per 24 hours (40…1440)"),
         ("retentionDays", "days donations are kept"),
         ("logLevel", "trace, debug, info, notice, warning, error or critical"),
+        ("summaryInterval", "seconds between periodic summaries in the journal (1…86400)"),
+        ("journalQueue", "journal entries waiting to be written before more are dropped (16…1048576)"),
     ]
 
     /// Parses a configuration file's text: `key = value` lines, `#` comments, blank lines.
@@ -87,10 +95,12 @@ public struct ServerConfiguration: Sendable, Hashable {
                     reason: "'\(value)' is not one of trace, debug, info, notice, warning, error, critical")
             }
             logLevel = level
+        case "summaryInterval": summaryInterval = try integer(1...86_400)
+        case "journalQueue": journalQueue = try integer(16...1_048_576)
         default:
-            throw ConfigurationError(
-                place: place, key: key,
-                reason: "unknown key; known keys: \(Self.keys.map(\.key).joined(separator: ", "))")
+            if try access.set(key, to: value, place: place) { return }
+            let known = (Self.keys + AccessPolicy.keys).map(\.key).joined(separator: ", ")
+            throw ConfigurationError(place: place, key: key, reason: "unknown key; known keys: \(known)")
         }
     }
 

@@ -131,7 +131,7 @@ extension ServiceDispatcher {
             stacks: counts.stacks, widgets: counts.widgets, donations: counts.donations,
             subscribers: counts.subscribers, connections: connections.openCount, uptimeSeconds: counts.uptimeSeconds,
             kinds: counts.kinds, liveActivities: counts.liveActivities, reloadWatchers: counts.reloadWatchers,
-            calls: nil, logLevel: LogLevel(levels.level))
+            calls: nil, logLevel: LogLevel(levels.level), journalEntriesDropped: reporter.droppedEntries)
     }
 
     private func subscribe(_ request: SubscribeRequest, _ context: CallContext) async throws(VarlinkError)

@@ -27,6 +27,8 @@ public actor EngineHost {
     let clock: any ServiceClock
     let log: any EventLog
     let logger: Logger
+    /// Where published decisions and effects are reported (the journal); called inside this isolation.
+    let reporter: any ServiceReporter
     var engine: Engine
     /// Every retained event in the order applied: what deletions and retention rebuild from.
     var history: [EngineEvent] = []
@@ -46,7 +48,7 @@ public actor EngineHost {
 
     public init(
         settings: EngineSettings, limits: HostLimits = HostLimits(), clock: any ServiceClock, log: any EventLog,
-        logger: Logger, eventLoop: (any EventLoop)? = nil
+        logger: Logger, reporter: any ServiceReporter = SilentReporter(), eventLoop: (any EventLoop)? = nil
     ) {
         let now = clock.now()
         self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
@@ -54,6 +56,7 @@ public actor EngineHost {
         self.clock = clock
         self.log = log
         self.logger = logger
+        self.reporter = reporter
         self.engine = Engine(settings: settings, now: now)
         self.started = now
         self.lastRetentionSweep = now
@@ -122,6 +125,8 @@ public actor EngineHost {
         if let donation = event.donation {
             donations[donation.app, default: [:]][donation.id] = donation
             donationCount += 1
+            statistics.donationsReceived += 1
+            if logger.logLevel <= .debug { logDonation(donation) }
         }
         statistics.eventsRecorded += 1
         let ticket = log.enqueue([event])
@@ -273,4 +278,6 @@ public struct HostStatistics: Sendable, Hashable {
     public var subscribersCutOff = 0
     /// Reload requests sent to providers since start.
     public var reloadsRequested = 0
+    /// Donations taken since start (deletions and retention aside): what STATUS= shows per minute.
+    public var donationsReceived = 0
 }
