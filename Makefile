@@ -62,6 +62,7 @@ install: deps
 	install -d $(BINDIR)
 	install -m 755 .build/release/smartstackd .build/release/smartstackctl $(BINDIR)/
 	$(MAKE) --no-print-directory install-systemd PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) --no-print-directory install-ctl PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
 ## install-systemd: units, sysusers entry, catalog and docs/systemd.md under $(DESTDIR)$(PREFIX) (see docs/systemd.md).
 install-systemd:
