@@ -43,4 +43,42 @@ import Testing
                 Int((score.topChanges * 33.10).rounded()) == reference.changes, "\(reference.name) top changes")
         }
     }
+
+    /// The engine on the same file: the bar on the aggregate (best baseline + 0.03 hit@1 and + 0.02
+    /// MRR), at least the best baseline on both for every person on their own, and the reference numbers of the
+    /// README's evaluation table (a change to the ranking must update them honestly).
+    @Test func engineClearsTheBarForEveryPerson() throws {
+        let data = try #require(
+            FileManager.default.contents(atPath: Self.path),
+            "the reference log is missing: expected it at \(Self.path) (shared/ beside the package)")
+        let log = try UsageLog.parse(data, file: Self.path)
+        let rankers = [EngineRanker.factory] + Baselines.baselines
+
+        func check(_ result: EvaluationResult, hit1 bar1: Double, mrr barMRR: Double, _ who: String) throws -> RankerScore {
+            let engine = try #require(result.score(of: "engine"))
+            let baselines = result.rankers.filter { $0.name != "engine" }.map(\.score)
+            let bestHit1 = baselines.map(\.hit1).max() ?? 0
+            let bestMRR = baselines.map(\.mrr).max() ?? 0
+            #expect(engine.hit1 >= bestHit1 + bar1, "\(who): engine hit@1 \(engine.hit1) vs best baseline \(bestHit1)")
+            #expect(engine.mrr >= bestMRR + barMRR, "\(who): engine MRR \(engine.mrr) vs best baseline \(bestMRR)")
+            return engine
+        }
+
+        let all = try check(Evaluation.run(logs: [log], rankers: rankers), hit1: 0.03, mrr: 0.02, "everyone")
+        #expect(Self.thousandths(all.hit1) == 576, "engine hit@1 \(all.hit1)")
+        #expect(Self.thousandths(all.hit3) == 860, "engine hit@3 \(all.hit3)")
+        #expect(Self.thousandths(all.mrr) == 730, "engine MRR \(all.mrr)")
+
+        let expected: [String: (hit1: Int, mrr: Int)] = [
+            "sur-A": (425, 631), "sur-B": (576, 729), "sur-C": (718, 824), "sur-D": (545, 708),
+        ]
+        #expect(Set(log.users.map(\.name)) == Set(expected.keys))
+        for user in log.users {
+            let result = Evaluation.run(logs: [UsageLog(users: [user])], rankers: rankers)
+            let engine = try check(result, hit1: 0, mrr: 0, user.name)
+            let reference = try #require(expected[user.name])
+            #expect(Self.thousandths(engine.hit1) == reference.hit1, "\(user.name) engine hit@1 \(engine.hit1)")
+            #expect(Self.thousandths(engine.mrr) == reference.mrr, "\(user.name) engine MRR \(engine.mrr)")
+        }
+    }
 }

@@ -141,6 +141,9 @@ extension Engine {
                 standings[i].contributions = shares
                 if let relevance { standings[i].contributions[.relevance] = relevance }
             }
+            // A simple ranker that has recently done better for this stack orders it instead of the model.
+            let choice = state.selector.choice
+            if let signal = choice.signal, n > 1 { applyFallback(choice, signal: signal, state: state, at: time, to: &standings) }
             // A candidate is suggested when the user is more likely to want it than every placed widget.
             if let best = candidates.indices.max(by: { probabilities[n + $0] < probabilities[n + $1] }),
                 probabilities[n + best] > (probabilities.prefix(n).max() ?? 0)
@@ -242,6 +245,36 @@ extension Engine {
         }
         let decision = Decision(stack: configuration.id, revision: state.revision, time: time, entries: entries)
         return Evaluation(decision: decision, standings: standings, limited: limited, grouped: grouped)
+    }
+
+    /// Reorders the widgets' behaviour by a simple ranker: the widget in place `k` of its order gets the `k`-th
+    /// largest of the model's probabilities (made strictly decreasing, so ties cannot reorder them), and its
+    /// contributions become that ranker's share of the log-odds against the stack's average widget.
+    func applyFallback(
+        _ ranker: StackRanker, signal: Signal, state: StackState, at time: Timestamp, to standings: inout [WidgetStanding]
+    ) {
+        let n = standings.count
+        guard state.keys.count == n else { return }
+        var sorted = standings.map(\.behaviour)
+        sorted.sort(by: >)
+        for k in 1..<n where !(sorted[k] < sorted[k - 1]) { sorted[k] = sorted[k - 1].nextDown }
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: n) { scores in
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { places in
+                usage.fallbackScores(ranker, keys: state.keys, at: time, into: scores)
+                placesByScore(UnsafeBufferPointer(scores), count: n, into: places)
+                var meanLog = 0.0
+                for i in 0..<n {
+                    standings[i].behaviour = sorted[places[i]]
+                    meanLog += safeLog(standings[i].behaviour) / Double(n)
+                }
+                for i in 0..<n {
+                    var shares = SignalShares()
+                    shares[signal] = safeLog(standings[i].behaviour) - meanLog
+                    if let relevance = standings[i].contributions[.relevance] { shares[.relevance] = relevance }
+                    standings[i].contributions = shares
+                }
+            }
+        }
     }
 
     /// Sorts widget indices by score, highest first, ties in the user's order.

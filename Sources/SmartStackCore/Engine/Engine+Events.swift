@@ -39,6 +39,10 @@ extension Engine {
         guard time.seconds(since: look.time) <= settings.lookOutcomeWindow, let key = target(look),
             let row = look.keys.firstIndex(of: key)
         else { return }
+        if let state = stacks[id] {
+            let ranks = Self.ranks(of: row, in: look, model: state.ranker)
+            stacks[id]?.selector.record(ranks: ranks)
+        }
         stacks[id]?.ranker.learn(matrix: look.matrix, rows: look.keys.count, target: row)
         stacks[id]?.previousLookTarget = key
         usage.recordAfterView(
@@ -55,10 +59,52 @@ extension Engine {
         usage.features(
             for: FeatureQuery(keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget),
             into: &matrix)
+        let places = fallbackPlaces(of: keys, at: time)
         stacks[id]?.look = PendingLook(
             time: time, keys: keys, matrix: matrix, lastApp: usage.lastApp,
-            contexts: usage.lookContexts(at: time.microseconds))
+            contexts: usage.lookContexts(at: time.microseconds), fallbackPlaces: places)
         pendingLooks.insert(id)
+    }
+
+    /// Each key's place in the order of every simple ranker at `time` (see `PendingLook.fallbackPlaces`).
+    func fallbackPlaces(of keys: [Int32], at time: Timestamp) -> [Int8] {
+        let n = keys.count
+        guard n > 0, n <= Int(Int8.max) else { return [] }
+        var result = [Int8](repeating: 0, count: StackRanker.fallbacks.count * n)
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: n) { scores in
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { places in
+                for (f, ranker) in StackRanker.fallbacks.enumerated() {
+                    usage.fallbackScores(ranker, keys: keys, at: time, into: scores)
+                    placesByScore(UnsafeBufferPointer(scores), count: n, into: places)
+                    for i in 0..<n { result[f * n + i] = Int8(places[i]) }
+                }
+            }
+        }
+        return result
+    }
+
+    /// The 1-based rank row `target` had at a look in the order of every ranker, by `StackRanker.rawValue`:
+    /// the model's from the look's features and its weights before learning from it (the weights it was
+    /// shown with), the simple rankers' from the places noted at the look.
+    static func ranks(of target: Int, in look: PendingLook, model: OnlineRanker) -> SIMD8<Double> {
+        let n = look.keys.count
+        var ranks = SIMD8<Double>(repeating: 1)
+        let scores = model.scores(look.matrix, rows: n)
+        scores.withUnsafeBufferPointer { scores in
+            var place = 0
+            for j in 0..<target { place += scores[j] >= scores[target] ? 1 : 0 }
+            for j in (target + 1)..<n { place += scores[j] > scores[target] ? 1 : 0 }
+            ranks[StackRanker.model.rawValue] = Double(place + 1)
+        }
+        if look.fallbackPlaces.count == StackRanker.fallbacks.count * n {
+            for (f, ranker) in StackRanker.fallbacks.enumerated() {
+                ranks[ranker.rawValue] = Double(look.fallbackPlaces[f * n + target]) + 1
+            }
+        } else {
+            // Unknown: count them as the model's, so they neither gain nor lose against it.
+            for ranker in StackRanker.fallbacks { ranks[ranker.rawValue] = ranks[StackRanker.model.rawValue] }
+        }
+        return ranks
     }
 
     // MARK: Engagement
@@ -205,3 +251,4 @@ extension Engine {
     /// so the service can publish at that moment without a query.
     public var nextWakeUp: Timestamp? { timers.nextTime.map { Timestamp(microseconds: $0) } }
 }
+

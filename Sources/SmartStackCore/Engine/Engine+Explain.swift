@@ -43,6 +43,11 @@ public struct StackExplanation: Sendable, Hashable {
     public var nextRotationAllowed: Timestamp
     /// Looks at the stack the ranker has learned from.
     public var learnedFromLooks: Int
+    /// The ranker that orders the stack's behaviour now: the learned model, or a simple ranker that has recently
+    /// predicted this user's choices clearly better (then the widgets' contributions name it, e.g. `fallbackMRU`).
+    public var ranker: StackRanker
+    /// Each ranker's recent performance (decayed sum of reciprocal ranks over about the last 200 looks), by name.
+    public var rankerPerformance: [String: Double]
     public var widgets: [WidgetExplanation]
 }
 
@@ -89,6 +94,10 @@ extension Engine {
         return StackExplanation(
             decision: result.decision, smartRotate: state.configuration.smartRotate,
             suggestions: state.configuration.suggestions, developerMode: developer, lastRotation: state.lastRotation,
-            nextRotationAllowed: nextRotation, learnedFromLooks: state.ranker.updates, widgets: widgets)
+            nextRotationAllowed: nextRotation, learnedFromLooks: state.ranker.updates,
+            ranker: state.configuration.smartRotate ? state.selector.choice : .model,
+            rankerPerformance: Dictionary(
+                uniqueKeysWithValues: StackRanker.allCases.map { ($0.name, state.selector.performance(of: $0)) }),
+            widgets: widgets)
     }
 }

@@ -296,6 +296,9 @@ struct PendingLook: Sendable, Hashable {
     var matrix: [Double]
     var lastApp: Int32?
     var contexts: [LookContext]
+    /// Each row's 0-based place in the order of each simple ranker at the look, `fallbackPlaces[f * rows + row]`
+    /// for `f` the index in `StackRanker.fallbacks` (empty when unknown): what `RankerSelector` scores.
+    var fallbackPlaces: [Int8] = []
 }
 
 /// One stack.
@@ -308,6 +311,8 @@ struct StackState: Sendable, Hashable {
     var slots: [Int32] = []
     var keys: [Int32] = []
     var ranker = OnlineRanker()
+    /// Which ranker orders the stack: the model, or a simple ranker that recently did better.
+    var selector = RankerSelector()
     var look: PendingLook?
     var previousLookTarget: Int32?
     var revision = 0

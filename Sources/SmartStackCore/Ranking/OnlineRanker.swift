@@ -12,7 +12,9 @@ import Darwin
 /// toward it, with a pull toward the prior so a few surprising looks cannot undo what holds for people in
 /// general (the widget used last is the one most likely to be wanted again).
 struct OnlineRanker: Sendable, Hashable {
-    static let learningRate = 0.2
+    /// The learning rates of the two weight vectors: one follows a change of habits quickly, the other
+    /// averages over more looks. Neither step size is right for every person; their geometric mean hedges.
+    static let learningRates = (fast: 0.2, slow: 0.1)
     static let priorPull = 0.01
     static let prior: [Double] = {
         var weights = Array(repeating: 0.0, count: Feature.count)
@@ -22,9 +24,15 @@ struct OnlineRanker: Sendable, Hashable {
         return weights
     }()
 
+    /// The weights the stack is ranked with: the average of the two learned vectors. Ranking by
+    /// `x·(w_fast + w_slow)/2` is ranking by the normalised geometric mean of the two softmax experts
+    /// (`logsoftmax(x·w_fast) + logsoftmax(x·w_slow)` differs from it by the same constant for every widget).
     /// The stack's own copy from the start (not the shared prior's buffer), so learning never allocates.
     private(set) var weights: [Double] = OnlineRanker.prior.map { $0 }
-    private var squaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
+    private(set) var fastWeights: [Double] = OnlineRanker.prior.map { $0 }
+    private(set) var slowWeights: [Double] = OnlineRanker.prior.map { $0 }
+    private var fastSquaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
+    private var slowSquaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
     /// Labels learned from so far.
     private(set) var updates: Int = 0
 
@@ -99,20 +107,36 @@ struct OnlineRanker: Sendable, Hashable {
         for index in values.indices { values[index] /= total }
     }
 
-    /// One learning step: the user went to row `target` of the matrix the stack was shown with.
+    /// One learning step: the user went to row `target` of the matrix the stack was shown with. Each weight
+    /// vector takes an AdaGrad step of its own softmax's log-likelihood gradient.
     mutating func learn(matrix: [Double], rows: Int, target: Int) {
         guard rows > 1, target >= 0, target < rows else { return }
+        Self.step(&fastWeights, &fastSquaredGradients, rate: Self.learningRates.fast, matrix: matrix, rows: rows, target: target)
+        Self.step(&slowWeights, &slowSquaredGradients, rate: Self.learningRates.slow, matrix: matrix, rows: rows, target: target)
+        for column in 0..<Feature.count { weights[column] = (fastWeights[column] + slowWeights[column]) / 2 }
+        updates += 1
+    }
+
+    private static func step(
+        _ weights: inout [Double], _ squaredGradients: inout [Double], rate: Double, matrix: [Double], rows: Int,
+        target: Int
+    ) {
         let width = Feature.count
-        let probabilities = probabilities(matrix: matrix, rows: rows)
+        var probabilities = [Double](repeating: 0, count: rows)
+        for row in 0..<rows {
+            var sum = 0.0
+            for column in 0..<width { sum += weights[column] * matrix[row * width + column] }
+            probabilities[row] = sum
+        }
+        softmax(&probabilities)
         for column in 0..<width {
             var expected = 0.0
             for row in 0..<rows { expected += probabilities[row] * matrix[row * width + column] }
             var gradient = matrix[target * width + column] - expected
-            gradient -= Self.priorPull * (weights[column] - Self.prior[column])
+            gradient -= priorPull * (weights[column] - prior[column])
             squaredGradients[column] += gradient * gradient
-            weights[column] += Self.learningRate * gradient / squaredGradients[column].squareRoot()
+            weights[column] += rate * gradient / squaredGradients[column].squareRoot()
         }
-        updates += 1
     }
 
     /// Each signal's additive share of the score of each of the first `count` rows, relative to the stack's

@@ -56,6 +56,10 @@ public enum Signal: String, Sendable, Hashable, CaseIterable, Codable {
     case recency, frequency, timeOfDay, dayOfWeek, lastApp, engagement, context, userOrder
     /// Timeline relevance and relevant contexts declared by the provider.
     case relevance
+    /// The stack is ordered by a simple ranker (most recent, most frequent, frecency, most frequent this hour)
+    /// that has recently predicted this user's choices better than the learned model (`RankerSelector`): its
+    /// share is the whole of the widget's log-odds against the stack's average widget.
+    case fallbackMRU, fallbackMFU, fallbackFrecency, fallbackHourMFU
 
     /// A dense index, so hashing and comparing a signal never touches its string.
     var index: Int {
@@ -69,6 +73,10 @@ public enum Signal: String, Sendable, Hashable, CaseIterable, Codable {
         case .context: 6
         case .userOrder: 7
         case .relevance: 8
+        case .fallbackMRU: 9
+        case .fallbackMFU: 10
+        case .fallbackFrecency: 11
+        case .fallbackHourMFU: 12
         }
     }
 

@@ -4,12 +4,13 @@
 public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
     /// One share per signal, by `Signal.index`. A tuple rather than a SIMD vector: it keeps the value's
     /// alignment at 8 bytes, so arrays of values holding shares (entries, standings) come from plain `malloc`
-    /// instead of its slower aligned path, and it holds exactly the nine signals.
-    private var values: (Double, Double, Double, Double, Double, Double, Double, Double, Double) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0)
+    /// instead of its slower aligned path, and it holds exactly the thirteen signals.
+    private var values:
+        (Double, Double, Double, Double, Double, Double, Double, Double, Double, Double, Double, Double, Double) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
     /// How many shares `values` holds.
-    static let capacity = 9
+    static let capacity = 13
 
     public init() {}
 

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The decayed counters kept per widget key (an app's kind with one configuration), as offsets into one row of
 /// `UsageModel.counters`.
 ///
@@ -18,18 +24,26 @@ enum KeyCounter {
     static let taps = 36
     static let swipesTo = 37
     static let swipesAway = 38
+    /// Matching donations ever (not decayed): the fallback `mfu` ranker.
+    static let total = 39
+    /// Matching donations ever per local hour of day (24 slots, not decayed): the fallback `hour-mfu` ranker.
+    static let totalHours = 40
+    /// Σ exp((day − base day) / 32) over matching donations, by local calendar day: the fallback `frecency`
+    /// ranker (rebased with `UsageModel.frecencyBaseDay`, not by the clock).
+    static let frecency = 64
     /// Slots per key.
-    static let width = 39
+    static let width = 65
 
-    /// The time constant of every slot.
-    static let scales: [DecayScale] = (0..<width).map { slot in
+    /// The time constant of every slot; `nil` for the slots the clock never rescales (plain and day counts).
+    static let scales: [DecayScale?] = (0..<width).map { slot in
         switch slot {
         case counts..<hours: UsageModel.countScales[slot - counts]
         case hours..<weekdays: UsageModel.hourScale
         case weekdays..<afterView: UsageModel.weekdayScale
         case afterView: UsageModel.afterViewScale
         case afterLookLong: UsageModel.lookContextScale
-        default: UsageModel.engagementScale
+        case taps...swipesAway: UsageModel.engagementScale
+        default: nil
         }
     }
 }
@@ -85,6 +99,12 @@ struct UsageModel: Sendable {
     private(set) var afterViewTransitions = CountTable<UInt64>()
     /// Donations of key K while context pair P (`key=value`, interned) was in force, keyed by `pair(P, K)`.
     private(set) var contextCounts = CountTable<UInt64>()
+    /// The local day the `KeyCounter.frecency` sums are relative to; set by the first matching donation.
+    private(set) var frecencyBaseDay: Int64?
+    /// Days over which a donation's weight in the frecency sums falls by a factor e.
+    static let frecencyDays = 32.0
+    /// How far past the base day a donation may be before the frecency sums are rebased (e^(4096/32) ≈ 4e55).
+    static let frecencyRebaseDays: Int64 = 4_096
 
     @inline(__always)
     static func pair(_ first: Int32, _ key: Int32) -> UInt64 {
@@ -120,6 +140,7 @@ struct UsageModel: Sendable {
             let hourWeight = clock.weight(at: now, tau: Self.hourScale.tau)
             let weekdayWeight = clock.weight(at: now, tau: Self.weekdayScale.tau)
             let contextWeight = contextPairs.isEmpty ? 0 : clock.weight(at: now, tau: Self.contextScale.tau)
+            let frecencyWeight = frecencyWeight(day: time.localDay)
             for key in matched {
                 ensureKey(key)
                 let row = Int(key) * KeyCounter.width
@@ -127,6 +148,9 @@ struct UsageModel: Sendable {
                 for index in Self.countScales.indices { counters[row + KeyCounter.counts + index] += countWeights[index] }
                 counters[row + KeyCounter.hours + hour] += hourWeight
                 counters[row + KeyCounter.weekdays + weekday] += weekdayWeight
+                counters[row + KeyCounter.total] += 1
+                counters[row + KeyCounter.totalHours + hour] += 1
+                counters[row + KeyCounter.frecency] += frecencyWeight
                 for pair in contextPairs { contextCounts.add(contextWeight, to: Self.pair(pair, key)) }
                 if let lastApp { transitions.add(transitionWeight, to: Self.pair(lastApp, key)) }
             }
@@ -142,6 +166,21 @@ struct UsageModel: Sendable {
         previousTime = lastTime
         lastApp = app
         lastTime = now
+    }
+
+    /// What a donation on local day `day` adds to the frecency sums, rebasing them first when `day` is too far
+    /// past the base day (as the `frecency` baseline of docs/usage-log.md does).
+    private mutating func frecencyWeight(day: Int64) -> Double {
+        let base: Int64
+        if let current = frecencyBaseDay, day - current > Self.frecencyRebaseDays {
+            let scale = exp(-Double(day - current) / Self.frecencyDays)
+            for row in 0..<keyCount { counters[row * KeyCounter.width + KeyCounter.frecency] *= scale }
+            base = day
+        } else {
+            base = frecencyBaseDay ?? day
+        }
+        frecencyBaseDay = base
+        return exp(Double(day - base) / Self.frecencyDays)
     }
 
     /// Records that after a look at a stack (at `lookTime`, in `contexts`, while `lastAppAtView` was the last
@@ -196,7 +235,7 @@ struct UsageModel: Sendable {
         clock.record(at: time)
         guard rescale else { return }
         let factors = clock.rescale()
-        let slotFactors = KeyCounter.scales.map { factors[$0] }
+        let slotFactors = KeyCounter.scales.map { $0.map { factors[$0] } ?? 1 }
         for row in 0..<keyCount {
             for slot in 0..<KeyCounter.width { counters[row * KeyCounter.width + slot] *= slotFactors[slot] }
         }

@@ -19,6 +19,9 @@ public enum ExplainRenderer {
             "developer mode " + (developerMode ? style.warn("on (stability limits lifted)") : "off"),
         ]
         if let looks = reply.int("learnedFromLooks") { settings.append("learned from \(Format.count(looks)) looks") }
+        if let ranker = reply.string("ranker"), ranker != "model" {
+            settings.append(style.warn("ordered by the \(ranker) fallback (it has recently predicted better)"))
+        }
         lines.append(settings.joined(separator: " · "))
         var rotation: [String] = []
         if let last = reply.time("lastRotation") {

@@ -3,7 +3,7 @@ public import SmartStackCore
 extension StackExplanation {
     /// The `Explain` reply.
     public var wireObject: JSONObject {
-        var object = JSONObject(minimumCapacity: 11)
+        var object = JSONObject(minimumCapacity: 13)
         object.appendNew("stack", .string(decision.stack.rawValue))
         object.appendNew("revision", .int(Int64(decision.revision)))
         object.appendNew("date", decision.time.wireValue)
@@ -14,6 +14,10 @@ extension StackExplanation {
         object.appendNew("lastRotation", lastRotation.wireValue)
         object.appendNew("nextRotationAllowed", nextRotationAllowed.wireValue)
         object.appendNew("learnedFromLooks", .int(Int64(learnedFromLooks)))
+        object.appendNew("ranker", .string(ranker.name))
+        var performance = JSONObject(minimumCapacity: rankerPerformance.count)
+        for name in rankerPerformance.keys.sorted() { performance.appendNew(name, .double(rankerPerformance[name] ?? 0)) }
+        object.appendNew("rankerPerformance", .object(performance))
         object.appendNew("widgets", .array(widgets.map { .object($0.wireObject) }))
         return object
     }
