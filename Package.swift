@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // The domain model and the ranking engine: value types, no I/O.
@@ -53,11 +54,23 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "smartstack-bench", dependencies: ["SmartStackCore"], swiftSettings: strict),
+        // Durable state: the event log boundary and its SQLite implementation (WAL, one writer, group commit,
+        // engine snapshots), through GRDB.
+        .target(
+            name: "SmartStackStore",
+            dependencies: [
+                "SmartStackCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // The service: connections, dispatch, the engine's owner, subscriptions, lifecycle.
         .target(
             name: "SmartStackServer",
             dependencies: [
-                "SmartStackCore", "SmartStackProtocol",
+                "SmartStackCore", "SmartStackProtocol", "SmartStackStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -95,7 +108,17 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "SmartStackServerTests", dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "SmartStackServerTests",
+            dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "SmartStackStoreTests",
+            dependencies: [
+                "SmartStackStore", "SmartStackServer", "SmartStackCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "SmartStackCoreTests", dependencies: ["SmartStackCore"], swiftSettings: strict),
         .testTarget(name: "SmartStackEvalTests", dependencies: ["SmartStackEval"], swiftSettings: strict),
         .testTarget(name: "SmartStackProtocolTests", dependencies: ["SmartStackProtocol"], swiftSettings: strict),

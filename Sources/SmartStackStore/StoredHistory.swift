@@ -1,0 +1,100 @@
+public import SmartStackCore
+
+/// One entry of the log: an event the engine applied, or a publication it made because time passed.
+public enum LogRecord: Sendable, Hashable {
+    /// An event, applied with `Engine.step`.
+    case event(EngineEvent)
+    /// A publication at a time without an event, applied with `Engine.publish(at:)`.
+    case publication(Timestamp)
+}
+
+/// A stored record with its place in the log.
+public struct StoredRecord: Sendable, Hashable {
+    /// The record's position: strictly increasing in the order the engine applied records.
+    public var sequence: Int64
+    public var record: LogRecord
+
+    public init(sequence: Int64, record: LogRecord) {
+        self.sequence = sequence
+        self.record = record
+    }
+}
+
+/// The engine's state as stored, and through which record it has applied the log.
+public struct StoredSnapshot: Sendable, Hashable {
+    /// The last record the snapshot includes; records after it are replayed on top.
+    public var through: Int64
+    /// When it was taken (the service's clock).
+    public var taken: Timestamp
+    /// `Engine.snapshot()`'s bytes.
+    public var bytes: [UInt8]
+
+    public init(through: Int64, taken: Timestamp, bytes: [UInt8]) {
+        self.through = through
+        self.taken = taken
+        self.bytes = bytes
+    }
+}
+
+/// What a log holds: the latest snapshot and every stored record, in order.
+///
+/// The engine is the snapshot plus the records after it; the history of record (for listing, deleting and
+/// rebuilding) is every event record.
+public struct StoredHistory: Sendable {
+    public var snapshot: StoredSnapshot?
+    public var records: [StoredRecord]
+
+    public init(snapshot: StoredSnapshot? = nil, records: [StoredRecord] = []) {
+        self.snapshot = snapshot
+        self.records = records
+    }
+}
+
+/// What `GetStatistics` reports about storage.
+public struct EventLogStatistics: Sendable, Hashable {
+    /// Event rows stored (donations included).
+    public var storedEvents: Int
+    /// Donation rows stored.
+    public var storedDonations: Int
+    /// Bytes of the database file and its write-ahead log.
+    public var databaseBytes: Int
+    /// When the last snapshot was taken, if there is one.
+    public var lastSnapshot: Timestamp?
+    /// Transactions committed since the service started.
+    public var commits: Int
+    /// Calls acknowledged since start.
+    public var committedCalls: Int
+    /// Commit latency percentiles over recent calls, from enqueue to commit.
+    public var latency: LatencySummary?
+
+    public init(
+        storedEvents: Int, storedDonations: Int, databaseBytes: Int, lastSnapshot: Timestamp?, commits: Int,
+        committedCalls: Int, latency: LatencySummary?
+    ) {
+        self.storedEvents = storedEvents
+        self.storedDonations = storedDonations
+        self.databaseBytes = databaseBytes
+        self.lastSnapshot = lastSnapshot
+        self.commits = commits
+        self.committedCalls = committedCalls
+        self.latency = latency
+    }
+}
+
+/// Percentiles of a latency sample, in milliseconds.
+public struct LatencySummary: Sendable, Hashable {
+    public var p50: Double
+    public var p90: Double
+    public var p99: Double
+    public var max: Double
+    /// How many calls the percentiles are over.
+    public var samples: Int
+
+    public init(p50: Double, p90: Double, p99: Double, max: Double, samples: Int) {
+        self.p50 = p50
+        self.p90 = p90
+        self.p99 = p99
+        self.max = max
+        self.samples = samples
+    }
+}
