@@ -93,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "smartstackd",
             dependencies: [
-                "SmartStackServer", "SmartStackProtocol",
+                "SmartStackServer", "SmartStackProtocol", "SmartStackStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -15,7 +15,10 @@ struct Batch: Sendable {
 
 /// What a committed transaction changed, for the counters.
 struct CommitResult {
+    /// Event rows inserted (publications not counted).
     var insertedEvents = 0
+    /// Rows inserted (events and publications), for the checkpoint policy.
+    var insertedRows = 0
     var insertedDonations = 0
     var deletedEvents = 0
     var snapshot: StoredSnapshot?
@@ -110,7 +113,7 @@ extension SQLiteEventLog {
             if let snapshot = result.snapshot { counters.lastSnapshot = snapshot.taken }
             for queued in batch.calls { counters.latencies.add(UInt32(clamping: (end &- queued) / 1_000)) }
         }
-        writer.recordsSinceCheckpoint += result.insertedEvents
+        writer.recordsSinceCheckpoint += result.insertedRows
         if result.deletedEvents > 0 {
             // Deleted donations may still be in old log frames: checkpoint and truncate the log.
             writer.recordsSinceCheckpoint = 0
@@ -265,8 +268,11 @@ final class StoreWriter: @unchecked Sendable {
             insert.bindNull(3)
             insert.bindNull(4)
             try runInsert(insert)
+            result.insertedRows += 1
+            return
         }
         result.insertedEvents += 1
+        result.insertedRows += 1
     }
 
     private func runInsert(_ insert: RawStatement) throws {

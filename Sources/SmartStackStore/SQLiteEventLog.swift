@@ -16,6 +16,8 @@ import Synchronization
 /// (a full disk) the log takes nothing until its owner re-read the stored state (`load()`) and a test write
 /// succeeds; see docs/storage.md.
 public final class SQLiteEventLog: EventLog {
+    /// The database file's name in the state directory.
+    public static let fileName = StoreSchema.fileName
     /// The database file.
     public let path: String
     let options: StoreOptions
@@ -52,6 +54,7 @@ public final class SQLiteEventLog: EventLog {
         let lock = try DirectoryLock.acquire(directory: directory, database: path)
         do {
             try StoreFiles.checkHeader(path)
+            try StoreFiles.createPrivate(path)
             var configuration = Configuration()
             configuration.label = "smartstackd.store"
             configuration.busyMode = .timeout(10)
@@ -75,6 +78,7 @@ public final class SQLiteEventLog: EventLog {
                 }
                 let synchronous = options.durability == .power ? "FULL" : "NORMAL"
                 try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA wal_autocheckpoint = 0")
+                if let pages = options.maximumPages { try db.execute(sql: "PRAGMA max_page_count = \(pages)") }
             }
             try StoreSchema.migrator.migrate(writer)
             var readerConfiguration = configuration

@@ -43,6 +43,19 @@ enum StoreFiles {
         return Int(info.st_size)
     }
 
+    /// Creates the database file readable by the owner only, if missing: SQLite gives its write-ahead log and
+    /// shared-memory files the database file's permissions.
+    static func createPrivate(_ path: String) throws(StoreOpenError) {
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            close(fd)
+            return
+        }
+        guard errno == EEXIST else {
+            throw StoreOpenError(.notWritable, path: path, reason: "cannot be created: \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// Refuses a file that exists, is not empty and does not start with SQLite's header: SQLite would report it
     /// only on first use, and it must never be turned into a database.
     static func checkHeader(_ path: String) throws(StoreOpenError) {

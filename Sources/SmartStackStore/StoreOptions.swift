@@ -24,6 +24,10 @@ public struct StoreOptions: Sendable, Hashable {
     /// The write-ahead log is checkpointed into the database (off the writer thread) after this many records.
     public var checkpointRecords = 16_384
 
+    /// The largest the database may grow, in pages (`PRAGMA max_page_count`); beyond it commits fail as on a full
+    /// disk. Nil: no limit but the disk's.
+    public var maximumPages: Int?
+
     public init() {}
 }
 
@@ -55,4 +59,14 @@ public struct StoreOpenError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     public var description: String { "\(path): \(reason)" }
+
+    /// The exit status a service that cannot start for this reason ends with (sysexits.h).
+    public var exitCode: Int32 {
+        switch kind {
+        case .unreadable, .newerSchema: 65  // EX_DATAERR
+        case .notWritable: 73  // EX_CANTCREAT
+        case .locked: 75  // EX_TEMPFAIL
+        case .failed: 74  // EX_IOERR
+        }
+    }
 }

@@ -13,6 +13,7 @@ import Logging
 import ServiceLifecycle
 import SmartStackProtocol
 import SmartStackServer
+import SmartStackStore
 
 #if canImport(Glibc)
     import Glibc
@@ -54,15 +55,25 @@ struct SmartStackDaemon: AsyncParsableCommand {
         let stateDirectory = state ?? defaults.stateDirectory
         let target = ListenTarget.path(listen ?? defaults.socketPath)
 
+        // State: the event log in the state directory; refused (naming the file) rather than replaced.
+        let log: SQLiteEventLog
+        do {
+            log = try ServiceAssembly.openLog(stateDirectory: stateDirectory, options: settings.store, logger: logger)
+        } catch {
+            logger.critical("cannot use the state database: \(error)")
+            throw ExitCode(error.exitCode)
+        }
+
         // Services.
         let service = try await ServiceAssembly.make(
             configuration: settings, target: target, stateDirectory: stateDirectory, isSystem: defaults.isSystem,
-            levels: levels, logger: logger)
+            levels: levels, logger: logger, log: log)
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: service.listener)], gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
+        await service.host.closeLog()
         logger.info("stopped")
     }
 }

@@ -90,16 +90,25 @@ public struct ByteReader: ~Copyable {
         }
     }
 
+    /// A length that the rest of the buffer holds.
+    private mutating func length() throws(CodecError) -> Int {
+        let raw = try uint()
+        guard raw <= UInt64(base.count - offset) else {
+            throw CodecError("length \(raw) past the end at offset \(offset)")
+        }
+        return Int(raw)
+    }
+
     /// A length-prefixed UTF-8 string (invalid UTF-8 is repaired, as `String(decoding:as:)` does).
     public mutating func string() throws(CodecError) -> String {
-        let length = try count(limit: base.count - offset)
+        let length = try length()
         defer { offset += length }
         return String(decoding: UnsafeRawBufferPointer(rebasing: base[offset..<offset + length]), as: UTF8.self)
     }
 
     /// Length-prefixed raw bytes.
     public mutating func data() throws(CodecError) -> [UInt8] {
-        let length = try count(limit: base.count - offset)
+        let length = try length()
         defer { offset += length }
         return Array(base[offset..<offset + length])
     }

@@ -128,4 +128,17 @@ extension EngineEvent {
         try self.init(from: &reader)
         try reader.expectEnd()
     }
+
+    /// Reads one event from exactly `bytes`.
+    public init(decoding bytes: [UInt8]) throws(CodecError) {
+        var outcome = Result<EngineEvent, CodecError>.failure(CodecError("empty"))
+        bytes.withUnsafeBytes { buffer in
+            do throws(CodecError) {
+                outcome = .success(try EngineEvent(decoding: buffer))
+            } catch {
+                outcome = .failure(error)
+            }
+        }
+        self = try outcome.get()
+    }
 }

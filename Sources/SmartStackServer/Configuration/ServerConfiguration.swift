@@ -1,5 +1,6 @@
 public import Logging
 public import SmartStackCore
+public import SmartStackStore
 
 /// Everything the service can be configured with: a `Sendable` value with defaults, a pure parser
 /// (`ServerConfiguration.parse`) and explicit validation naming the bad key.
@@ -14,6 +15,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var host = HostLimits()
     /// The log level at start (`SetLogLevel` changes it at run time).
     public var logLevel: Logger.Level = .info
+    /// How the event log stores (durability, commit batching, snapshots).
+    public var store = StoreOptions()
 
     public init() {}
 
@@ -33,6 +36,9 @@ public struct ServerConfiguration: Sendable, Hashable {
         ("reloadBudget", "timeline reloads per widget per 24 hours (40…1440)"),
         ("retentionDays", "days donations are kept"),
         ("logLevel", "trace, debug, info, notice, warning, error or critical"),
+        ("durability", "what an acknowledged write survives: process (kill -9, the default) or power (fsync per commit)"),
+        ("commitDelayMicroseconds", "longest a shared commit waits for more calls (0…10000)"),
+        ("snapshotEveryRecords", "records between engine snapshots (100…10000000)"),
     ]
 
     /// Parses a configuration file's text: `key = value` lines, `#` comments, blank lines.
@@ -80,6 +86,13 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "maxTimelineEntries": engine.maxTimelineEntries = try integer(1...100_000)
         case "reloadBudget": engine.reloadBudget = try integer(1...100_000)
         case "retentionDays": engine.retention = Double(try integer(1...3_650)) * 86_400
+        case "durability":
+            guard let durability = StoreOptions.Durability(rawValue: value) else {
+                throw ConfigurationError(place: place, key: key, reason: "'\(value)' is not one of process, power")
+            }
+            store.durability = durability
+        case "commitDelayMicroseconds": store.commitDelayMicroseconds = try integer(0...10_000)
+        case "snapshotEveryRecords": store.snapshotEveryRecords = try integer(100...10_000_000)
         case "logLevel":
             guard let level = Logger.Level(rawValue: value) else {
                 throw ConfigurationError(

@@ -1,5 +1,6 @@
 public import Logging
 import SmartStackCore
+public import SmartStackStore
 
 #if canImport(Glibc)
     import Glibc
@@ -24,6 +25,7 @@ public struct ServiceAssembly: Sendable {
         try StateDirectory.prepare(stateDirectory)
         let host = EngineHost(
             settings: configuration.engine, limits: configuration.host, clock: clock, log: log, logger: logger)
+        try await host.restore()
         let connections = ConnectionRegistry(limit: configuration.maxConnections)
         let dispatcher = ServiceDispatcher(
             host: host, connections: connections, levels: levels, maxListLimit: configuration.host.maxListLimit,
@@ -33,6 +35,19 @@ public struct ServiceAssembly: Sendable {
             socketMode: isSystem ? 0o666 : 0o600, directoryMode: isSystem ? 0o755 : 0o700, logger: logger,
             onListening: { announce(target) }, onShutdown: { await host.stop() })
         return ServiceAssembly(host: host, connections: connections, dispatcher: dispatcher, listener: listener)
+    }
+
+    /// Opens the event log in the state directory (creating both when missing); the error names the database file.
+    public static func openLog(stateDirectory: String, options: StoreOptions, logger: Logger) throws(StoreOpenError)
+        -> SQLiteEventLog
+    {
+        do {
+            try StateDirectory.prepare(stateDirectory)
+        } catch {
+            throw StoreOpenError(
+                .notWritable, path: stateDirectory + "/" + SQLiteEventLog.fileName, reason: error.description)
+        }
+        return try SQLiteEventLog.open(directory: stateDirectory, options: options, logger: logger)
     }
 
     /// Prints where the service listens and how to talk to it (standard output, for people running it by hand).

@@ -5,7 +5,16 @@ extension EngineHost {
     /// Live Activities that expired, reloads that came due. Then schedules the next wake-up.
     func tick() {
         let now = clock.now()
+        let changes = engine.hasWork(at: now)
+        let advances = now > engine.now
         let (decisions, effects) = engine.publish(at: now)
+        if changes {
+            // Not an event, but state: stored so a restart publishes the same way (nobody waits for it).
+            flushAdvance()
+            _ = log.enqueuePublication(at: now)
+        } else if advances {
+            unloggedAdvance = now
+        }
         fanOut(decisions: decisions, effects: effects)
         if now.seconds(since: lastRetentionSweep) >= retentionSweepInterval {
             lastRetentionSweep = now
@@ -44,9 +53,11 @@ extension EngineHost {
     /// Drops donations past the retention period from the history and the model.
     func sweepRetention() {
         guard history.contains(where: { $0.donation.map { $0.date < retentionCutoff } ?? false }) else { return }
+        guard case .accepting = log.status else { return }
         let result = engine.rebuild(from: history)
         let expired = forget { $0.date < retentionCutoff }
-        _ = log.delete(donations: expired.map { ($0.app, $0.id) })
+        flushAdvance()
+        _ = log.delete(donations: expired.map { ($0.app, $0.id) }, engine: engine)
         fanOut(decisions: result.changed, effects: [])
         logger.info("retention removed donations", metadata: ["count": "\(expired.count)"])
     }
@@ -69,6 +80,11 @@ extension EngineHost {
 
     /// Stops taking work and ends every stream (graceful shutdown).
     public func stop() {
+        if !stopping, case .accepting = log.status {
+            // The last state as a snapshot, so the next start replays nothing.
+            flushAdvance()
+            log.snapshot(engine)
+        }
         stopping = true
         timer?.cancel()
         timer = nil

@@ -1,6 +1,7 @@
 import Collections
 public import Logging
 public import SmartStackCore
+public import SmartStackStore
 
 /// Why a call to the engine's owner failed: the engine refused it, or it could not be stored.
 public enum HostError: Error, Sendable, Hashable {
@@ -35,6 +36,9 @@ public actor EngineHost {
     var statistics = HostStatistics()
     let started: Timestamp
     var stopping = false
+    /// A time the engine's clock moved to by publishing with nothing to publish, not yet in the log: written
+    /// before the next record, so replaying the log moves the clock the same way (see `EngineHost+Storage`).
+    var unloggedAdvance: Timestamp?
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
@@ -62,7 +66,7 @@ public actor EngineHost {
     @discardableResult
     public func record(_ event: EngineEvent) async throws(HostError) -> [EngineEffect] {
         let (effects, ticket) = try apply(event)
-        do { try await ticket.committed() } catch { throw .store(error) }
+        try await committed(ticket)
         return effects
     }
 
@@ -83,29 +87,32 @@ public actor EngineHost {
             throw .core(.limitExceeded(limit: "donations", maximum: limits.maxDonations))
         }
         let (_, ticket) = try apply(.donate(donation))
-        do { try await ticket.committed() } catch { throw .store(error) }
+        try await committed(ticket)
         return donation.id
     }
 
     /// Deletes an app's donations by filter, rebuilding the model as if they had never been made.
     public func deleteDonations(app: AppID, filter: DonationFilter) async throws(HostError) -> Int {
         guard !stopping else { throw .stopping }
+        try checkStorage()
         guard let stored = donations[app] else { return 0 }
         let doomed = stored.values.filter { filter.matches($0, app: app) }
         guard !doomed.isEmpty else { return 0 }
         let ids = Set(doomed.map(\.id))
         let result = engine.rebuild(from: history) { $0.app == app && ids.contains($0.id) }
         let expired = forget { $0.date < retentionCutoff || ($0.app == app && ids.contains($0.id)) }
-        let ticket = log.delete(donations: expired.map { ($0.app, $0.id) })
+        flushAdvance()
+        let ticket = log.delete(donations: expired.map { ($0.app, $0.id) }, engine: engine)
         fanOut(decisions: result.changed, effects: [])
         scheduleWakeUp()
-        do { try await ticket.committed() } catch { throw .store(error) }
+        try await committed(ticket)
         return ids.count
     }
 
     /// Applies an event, logs it and fans out its results; returns the effects and the log's ticket.
     private func apply(_ event: EngineEvent) throws(HostError) -> ([EngineEffect], CommitTicket) {
         guard !stopping else { throw .stopping }
+        try checkStorage()
         let outcome: (decisions: [Decision], effects: [EngineEffect])
         switch engine.step(event) {
         case .success(let result): outcome = result
@@ -117,7 +124,9 @@ public actor EngineHost {
             donationCount += 1
         }
         statistics.eventsRecorded += 1
+        flushAdvance()
         let ticket = log.enqueue([event])
+        if log.snapshotDue { log.snapshot(engine) }
         fanOut(decisions: outcome.decisions, effects: outcome.effects)
         scheduleWakeUp()
         return (outcome.effects, ticket)

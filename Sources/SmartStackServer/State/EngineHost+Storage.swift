@@ -1,0 +1,162 @@
+import Collections
+import SmartStackCore
+public import SmartStackStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What start-up restored from the event log.
+public struct RestoreSummary: Sendable, Hashable {
+    /// Event rows in the history (donations included).
+    public var events: Int
+    /// Donations among them.
+    public var donations: Int
+    /// Records applied on top of the snapshot (all of them without a usable snapshot).
+    public var replayed: Int
+    /// Whether a snapshot was used; when false the whole log was replayed.
+    public var fromSnapshot: Bool
+    /// Why a stored snapshot was not used, if one was there.
+    public var snapshotProblem: String?
+    /// Seconds the restore took.
+    public var seconds: Double
+}
+
+extension EngineHost {
+    // MARK: Start-up
+
+    /// Rebuilds the engine and the history from the log: the latest snapshot plus every record after it.
+    ///
+    /// A snapshot of an older layout or other engine settings is not used; the whole log is replayed instead
+    /// (slower, and exact up to revisions bumped by past deletions). Called once, before the service listens.
+    @discardableResult
+    public func restore() throws(StoreFailure) -> RestoreSummary {
+        let started = Self.monotonicSeconds()
+        let stored = try log.load()
+        var summary = adopt(stored)
+        if stored.records.isEmpty && stored.snapshot == nil {
+            // A new log: its first record is the engine's starting clock, so a replay starts from the same time.
+            unloggedAdvance = engine.now
+        }
+        summary.seconds = Self.monotonicSeconds() - started
+        logger.info(
+            "state loaded",
+            metadata: [
+                "events": "\(summary.events)", "donations": "\(summary.donations)", "replayed": "\(summary.replayed)",
+                "snapshot": "\(summary.fromSnapshot)", "seconds": "\(summary.seconds)",
+            ])
+        if let problem = summary.snapshotProblem {
+            logger.notice("stored snapshot not used; replayed the whole log", metadata: ["reason": "\(problem)"])
+        }
+        return summary
+    }
+
+    /// Makes the stored state the host's: engine, history and donation index.
+    private func adopt(_ stored: StoredHistory) -> RestoreSummary {
+        var restored: Engine?
+        var problem: String?
+        if let snapshot = stored.snapshot {
+            do {
+                restored = try Engine(snapshot: snapshot.bytes, settings: engine.settings)
+            } catch {
+                problem = error.reason
+            }
+        }
+        let through = restored == nil ? Int64.min : (stored.snapshot?.through ?? Int64.min)
+        var engine = restored ?? Engine(settings: engine.settings)
+        var history: [EngineEvent] = []
+        history.reserveCapacity(stored.records.count)
+        var donations: [AppID: OrderedDictionary<String, Donation>] = [:]
+        var donationCount = 0
+        var replayed = 0
+        for stored in stored.records {
+            if case .event(let event) = stored.record {
+                history.append(event)
+                if let donation = event.donation {
+                    donations[donation.app, default: [:]][donation.id] = donation
+                    donationCount += 1
+                }
+            }
+            guard stored.sequence > through else { continue }
+            replayed += 1
+            switch stored.record {
+            case .event(let event): engine.step(event)
+            case .publication(let time): engine.publish(at: time)
+            }
+        }
+        self.engine = engine
+        self.history = history
+        self.donations = donations
+        self.donationCount = donationCount
+        self.unloggedAdvance = nil
+        return RestoreSummary(
+            events: history.count, donations: donationCount, replayed: replayed, fromSnapshot: restored != nil,
+            snapshotProblem: problem, seconds: 0)
+    }
+
+    // MARK: Recording
+
+    /// Waits for a commit; a failed one rolls the engine back to what is stored before the call fails.
+    func committed(_ ticket: CommitTicket) async throws(HostError) {
+        do {
+            try await ticket.committed()
+        } catch {
+            recoverIfNeeded()
+            throw .store(error)
+        }
+    }
+
+    /// Fails a recording call at once while storage is failing (rolling back first if that has not happened).
+    func checkStorage() throws(HostError) {
+        guard case .failed(let failure, _) = log.status else { return }
+        recoverIfNeeded()
+        throw .store(failure)
+    }
+
+    /// After a failed commit: re-reads the stored state, so no event that was not stored stays in the engine
+    /// (and nothing acknowledged is lost); subscribers hear of orders that changed back.
+    func recoverIfNeeded() {
+        guard case .failed(let failure, reloadNeeded: true) = log.status else { return }
+        let before = engine.stackIDs.map { ($0, engine.published($0)) }
+        let stored: StoredHistory
+        do {
+            stored = try log.load()
+        } catch {
+            logger.error("cannot re-read the stored state", metadata: ["error": "\(error)"])
+            return
+        }
+        let summary = adopt(stored)
+        var changed: [Decision] = []
+        for (id, old) in before {
+            if let new = engine.published(id), new.order != old?.order { changed.append(new) }
+        }
+        fanOut(decisions: changed, effects: [])
+        scheduleWakeUp()
+        logger.error(
+            "storage failed; rolled back to the stored state",
+            metadata: ["reason": "\(failure.reason)", "events": "\(summary.events)", "replayed": "\(summary.replayed)"])
+    }
+
+    /// Writes the clock's unlogged advance before the next record (see `unloggedAdvance`).
+    func flushAdvance() {
+        guard let time = unloggedAdvance else { return }
+        unloggedAdvance = nil
+        _ = log.enqueuePublication(at: time)
+    }
+
+    // MARK: Shutdown and statistics
+
+    /// Commits what is queued and closes the log (after `stop()`).
+    public func closeLog() async {
+        await log.close()
+    }
+
+    /// The event log's numbers for `GetStatistics` (nil without durable storage).
+    public func storageStatistics() -> EventLogStatistics? { log.statistics() }
+
+    static func monotonicSeconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}
