@@ -8,7 +8,7 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "smartstackd",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "SmartStackCore", targets: ["SmartStackCore"]),
         .library(name: "SmartStackProtocol", targets: ["SmartStackProtocol"]),
@@ -66,6 +66,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // A socket-level load generator: many concurrent clients against a running smartstackd.
+        .executableTarget(name: "smartstack-load", swiftSettings: strict),
         // The service: connections, dispatch, the engine's owner, subscriptions, lifecycle.
         .target(
             name: "SmartStackServer",

@@ -8,16 +8,12 @@ import Synchronization
 /// `committed()` returns. The in-memory log commits at once; the SQLite store (``SQLiteEventLog``) commits
 /// groups of calls in one transaction.
 ///
-/// Besides events the log keeps what else the engine's state depends on, so a restart rebuilds exactly the
-/// state that was acknowledged: publications made because time passed (`enqueuePublication(at:)`) and, with
-/// every deletion, a snapshot of the engine right after it (replaying the history without the deleted
-/// donations would not give the same revisions).
+/// Besides events (publish marks among them) the log keeps, with every deletion, a snapshot of the engine right
+/// after it: replaying the history without the deleted donations would not give the same revisions, so a
+/// restart starts from that snapshot and replays only what came after.
 public protocol EventLog: Sendable {
     /// Queues events behind everything queued before and returns a ticket for their commit.
     func enqueue(_ events: [EngineEvent]) -> CommitTicket
-    /// Queues a publication the engine made at `time` without an event (`Engine.publish(at:)` because time
-    /// passed); replaying it at its place in the log keeps restarts exact.
-    func enqueuePublication(at time: Timestamp) -> CommitTicket
     /// Removes donations from the stored history (rows deleted, not flagged) and stores `engine`, the state right
     /// after their removal, as the snapshot, in the same transaction; returns a ticket for that transaction.
     func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket
@@ -135,7 +131,6 @@ public final class CommitWaiter: Sendable {
 public struct InMemoryEventLog: EventLog {
     public init() {}
     public func enqueue(_ events: [EngineEvent]) -> CommitTicket { .committed }
-    public func enqueuePublication(at time: Timestamp) -> CommitTicket { .committed }
     public func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket { .committed }
     public func snapshot(_ engine: Engine) {}
     public var snapshotDue: Bool { false }

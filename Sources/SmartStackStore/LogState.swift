@@ -2,8 +2,8 @@ import SmartStackCore
 
 /// One thing queued for the writer, in the order the engine's owner queued it.
 enum PendingItem: Sendable {
-    /// A record at its sequence number.
-    case record(Int64, LogRecord)
+    /// An event at its sequence number.
+    case record(Int64, EngineEvent)
     /// Donations to delete, and the engine right after their deletion (stored as the snapshot through
     /// `through` in the same transaction).
     case delete([(app: AppID, id: String)], engine: Engine, through: Int64)

@@ -26,24 +26,15 @@ extension SQLiteEventLog {
                     let sequence = rows.int64(0)
                     let kind = rows.int64(1)
                     let body = rows.blob(2)
-                    let record: LogRecord
+                    let event: EngineEvent
                     do throws(CodecError) {
-                        switch kind {
-                        case StoreSchema.eventKind:
-                            let event = try EngineEvent(decoding: body)
-                            if event.donation != nil { donations += 1 }
-                            record = .event(event)
-                        case StoreSchema.publicationKind:
-                            var reader = ByteReader(body)
-                            record = .publication(try reader.timestamp())
-                            try reader.expectEnd()
-                        default:
-                            throw CodecError("unknown record kind \(kind)")
-                        }
+                        guard kind == StoreSchema.eventKind else { throw CodecError("unknown record kind \(kind)") }
+                        event = try EngineEvent(decoding: body)
                     } catch {
                         throw StoreFailure(reason: "\(path): record \(sequence) cannot be read: \(error)")
                     }
-                    history.records.append(StoredRecord(sequence: sequence, record: record))
+                    if event.donation != nil { donations += 1 }
+                    history.records.append(StoredRecord(sequence: sequence, event: event))
                 }
             }
         } catch let failure as StoreFailure {
@@ -61,7 +52,7 @@ extension SQLiteEventLog {
         }
         if wasFailed { wake.signal() }
         counters.withLock { counters in
-            counters.storedEvents = history.records.count { if case .event = $0.record { true } else { false } }
+            counters.storedEvents = history.records.count
             counters.storedDonations = donations
             counters.lastSnapshot = history.snapshot?.taken
         }

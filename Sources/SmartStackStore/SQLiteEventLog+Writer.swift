@@ -15,10 +15,7 @@ struct Batch: Sendable {
 
 /// What a committed transaction changed, for the counters.
 struct CommitResult {
-    /// Event rows inserted (publications not counted).
     var insertedEvents = 0
-    /// Rows inserted (events and publications), for the checkpoint policy.
-    var insertedRows = 0
     var insertedDonations = 0
     var deletedEvents = 0
     var snapshot: StoredSnapshot?
@@ -100,11 +97,11 @@ extension SQLiteEventLog {
             fail(batch, error)
             return
         }
-        batch.waiter.resolve(nil)
         let end = Monotonic.nanoseconds()
         if let snapshot = result.snapshot {
             state.withLock { $0.snapshotThrough = max($0.snapshotThrough, snapshot.through) }
         }
+        // Counted before the calls are woken, so statistics never lag behind acknowledgements.
         counters.withLock { counters in
             counters.commits += 1
             counters.committedCalls += batch.calls.count
@@ -113,7 +110,8 @@ extension SQLiteEventLog {
             if let snapshot = result.snapshot { counters.lastSnapshot = snapshot.taken }
             for queued in batch.calls { counters.latencies.add(UInt32(clamping: (end &- queued) / 1_000)) }
         }
-        writer.recordsSinceCheckpoint += result.insertedRows
+        batch.waiter.resolve(nil)
+        writer.recordsSinceCheckpoint += result.insertedEvents
         if result.deletedEvents > 0 {
             // Deleted donations may still be in old log frames: checkpoint and truncate the log.
             writer.recordsSinceCheckpoint = 0
@@ -208,8 +206,8 @@ final class StoreWriter: @unchecked Sendable {
         var snapshotThrough = batch.snapshotThrough
         for item in batch.items {
             switch item {
-            case .record(let sequence, let record):
-                try write(sequence, record, insert, into: &result)
+            case .record(let sequence, let event):
+                try write(sequence, event, insert, into: &result)
             case .delete(let donations, let engine, let through):
                 for (app, id) in donations {
                     var appText = app.rawValue
@@ -237,42 +235,30 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    private func write(_ sequence: Int64, _ record: LogRecord, _ insert: RawStatement, into result: inout CommitResult)
+    private func write(_ sequence: Int64, _ event: EngineEvent, _ insert: RawStatement, into result: inout CommitResult)
         throws
     {
         buffer.reset()
+        event.encode(into: &buffer)
         insert.bind(1, sequence)
-        switch record {
-        case .event(let event):
-            event.encode(into: &buffer)
-            insert.bind(2, StoreSchema.eventKind)
-            if let donation = event.donation {
-                var app = donation.app.rawValue
-                var id = donation.id
-                try app.withUTF8 { app in
-                    try id.withUTF8 { id in
-                        insert.bind(3, text: app)
-                        insert.bind(4, text: id)
-                        try runInsert(insert)
-                    }
+        insert.bind(2, StoreSchema.eventKind)
+        if let donation = event.donation {
+            var app = donation.app.rawValue
+            var id = donation.id
+            try app.withUTF8 { app in
+                try id.withUTF8 { id in
+                    insert.bind(3, text: app)
+                    insert.bind(4, text: id)
+                    try runInsert(insert)
                 }
-                result.insertedDonations += 1
-            } else {
-                insert.bindNull(3)
-                insert.bindNull(4)
-                try runInsert(insert)
             }
-        case .publication(let time):
-            buffer.timestamp(time)
-            insert.bind(2, StoreSchema.publicationKind)
+            result.insertedDonations += 1
+        } else {
             insert.bindNull(3)
             insert.bindNull(4)
             try runInsert(insert)
-            result.insertedRows += 1
-            return
         }
         result.insertedEvents += 1
-        result.insertedRows += 1
     }
 
     private func runInsert(_ insert: RawStatement) throws {

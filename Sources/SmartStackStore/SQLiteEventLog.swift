@@ -119,16 +119,9 @@ public final class SQLiteEventLog: EventLog {
     public func enqueue(_ events: [EngineEvent]) -> CommitTicket {
         queue(events.count) { state in
             for event in events {
-                state.pending.append(.record(state.nextSequence, .event(event)))
+                state.pending.append(.record(state.nextSequence, event))
                 state.nextSequence += 1
             }
-        }
-    }
-
-    public func enqueuePublication(at time: Timestamp) -> CommitTicket {
-        queue(1) { state in
-            state.pending.append(.record(state.nextSequence, .publication(time)))
-            state.nextSequence += 1
         }
     }
 

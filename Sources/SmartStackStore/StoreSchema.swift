@@ -15,10 +15,9 @@ enum StoreSchema {
     /// The database file's name in the state directory.
     static let fileName = "smartstack.sqlite"
 
-    /// `event.kind` of an engine event.
+    /// `event.kind` of an engine event in ``EngineEvent/encode(into:)``'s layout (the only kind so far; another
+    /// layout or record type would take another number).
     static let eventKind: Int64 = 1
-    /// `event.kind` of a time-driven publication.
-    static let publicationKind: Int64 = 2
 
     /// Every migration, oldest first.
     static var migrator: DatabaseMigrator {

@@ -1,22 +1,14 @@
 public import SmartStackCore
 
-/// One entry of the log: an event the engine applied, or a publication it made because time passed.
-public enum LogRecord: Sendable, Hashable {
-    /// An event, applied with `Engine.step`.
-    case event(EngineEvent)
-    /// A publication at a time without an event, applied with `Engine.publish(at:)`.
-    case publication(Timestamp)
-}
-
-/// A stored record with its place in the log.
+/// A stored event with its place in the log (publish marks included: they are events too).
 public struct StoredRecord: Sendable, Hashable {
-    /// The record's position: strictly increasing in the order the engine applied records.
+    /// The record's position: strictly increasing in the order the engine applied events.
     public var sequence: Int64
-    public var record: LogRecord
+    public var event: EngineEvent
 
-    public init(sequence: Int64, record: LogRecord) {
+    public init(sequence: Int64, event: EngineEvent) {
         self.sequence = sequence
-        self.record = record
+        self.event = event
     }
 }
 
@@ -52,7 +44,7 @@ public struct StoredHistory: Sendable {
 
 /// What `GetStatistics` reports about storage.
 public struct EventLogStatistics: Sendable, Hashable {
-    /// Event rows stored (donations included).
+    /// Event rows stored (donations and publish marks included).
     public var storedEvents: Int
     /// Donation rows stored.
     public var storedDonations: Int

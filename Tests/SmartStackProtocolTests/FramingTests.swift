@@ -129,8 +129,10 @@ struct CallTests {
     }
 
     @Test(arguments: [
-        ("", "empty message"), ("nope", "invalid JSON at byte 0: invalid literal"), ("xyz", "invalid JSON at byte 0: unexpected character 'x'"),
-        ("[1]", "the message is not a JSON object"), ("{}", "no 'method'"), (#"{"method":1}"#, "'method' is not a string"),
+        ("", "empty message"), ("nope", "invalid JSON at byte 0: invalid literal"),
+        ("xyz", "invalid JSON at byte 0: unexpected character 'x'"),
+        ("[1]", "the message is not a JSON object"), ("{}", "no 'method'"),
+        (#"{"method":1}"#, "'method' is not a string"),
         (#"{"method":"GetStack"}"#, "'method' is not an interface-qualified method name"),
         (#"{"method":"io.smartstack.Shell."}"#, "'method' is not an interface-qualified method name"),
         (#"{"method":"io.smartstack.Shell.getStack"}"#, "'method' is not an interface-qualified method name"),
@@ -159,12 +161,16 @@ struct CallTests {
         func text(_ reply: VarlinkReply) -> String { String(decoding: reply.encoded.dropLast(), as: UTF8.self) }
         #expect(text(VarlinkReply()) == #"{"parameters":{}}"#)
         #expect(text(VarlinkReply(parameters: ["revision": 3])) == #"{"parameters":{"revision":3}}"#)
-        #expect(text(VarlinkReply(parameters: ["a": "b"], continues: true)) == #"{"parameters":{"a":"b"},"continues":true}"#)
+        #expect(
+            text(VarlinkReply(parameters: ["a": "b"], continues: true)) == #"{"parameters":{"a":"b"},"continues":true}"#
+        )
         #expect(
             text(VarlinkReply(error: .invalidParameter("widgets[2].instance", reason: "required")))
                 == #"{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"widgets[2].instance","reason":"required"}}"#
         )
-        #expect(text(VarlinkReply(error: .expectedMore())) == #"{"error":"org.varlink.service.ExpectedMore","parameters":{}}"#)
+        #expect(
+            text(VarlinkReply(error: .expectedMore()))
+                == #"{"error":"org.varlink.service.ExpectedMore","parameters":{}}"#)
         #expect(VarlinkReply().encoded.last == 0)
         #expect(VarlinkReply(parameters: ["nul": "\u{0}"]).encoded.filter { $0 == 0 }.count == 1)
     }

@@ -76,9 +76,12 @@ struct InterfaceTests {
 
     @Test(.enabled(if: pythonVarlink, "needs python3 with varlink==31.0.0 (make deps)"))
     func pythonVarlinkRejectsWhatOurParserRejects() throws {
-        for text in ["interface a.b\ntype T (x, )\n", "interface a.b\ntype T (x)\n", "interface a.b\r\ntype T (x: int)\n"] {
+        for text in [
+            "interface a.b\ntype T (x, )\n", "interface a.b\ntype T (x)\n", "interface a.b\r\ntype T (x: int)\n",
+        ] {
             #expect(throws: VarlinkIDL.ParseError.self) { try VarlinkIDL.parse(text) }
-            let (status, _) = try Self.python(["-c", "import sys, varlink; varlink.Interface(sys.stdin.read())"], input: text)
+            let (status, _) = try Self.python(
+                ["-c", "import sys, varlink; varlink.Interface(sys.stdin.read())"], input: text)
             #expect(status != 0, "python accepted \(text.debugDescription)")
         }
     }
@@ -214,37 +217,38 @@ struct IDLParserTests {
         #expect(fields[0].documentation == ["b"])
     }
 
-    @Test(arguments: [
-        ("", "expected 'interface'"),
-        ("interface org.example\n", nil),
-        ("interfaceorg.example\n", "expected 'interface'"),
-        ("interface example\n", "not a valid interface name"),
-        ("interface org..example\n", "not a valid interface name"),
-        ("interface org.-example\n", "not a valid interface name"),
-        ("interface 2org.example\n", "not a valid interface name"),
-        ("interface org2.example\n", "not a valid interface name"),
-        ("interface org.example\r\n", "carriage return"),
-        ("interface org.example\nmethod m() -> ()\n", "not a valid method name"),
-        ("interface org.example\nmethod M()\n", "expected '->'"),
-        ("interface org.example\nmethod M() -> ()\nmethod M() -> ()\n", "declared twice"),
-        ("interface org.example\ntype T (a: int,)\n", "no trailing ','"),
-        ("interface org.example\ntype T (a: int, a: int)\n", "appears twice"),
-        ("interface org.example\ntype T (a)\n", "an enum of at least two values"),
-        ("interface org.example\ntype T (a, b: int)\n", "expected ',' or ')'"),
-        ("interface org.example\ntype T (a: int, b)\n", "expected ':' after 'b'"),
-        ("interface org.example\ntype T (a: ??int)\n", "'??'"),
-        ("interface org.example\ntype T (a: integer)\n", "'integer' is not a type"),
-        ("interface org.example\ntype T (a: Missing)\n", "no type 'Missing'"),
-        ("interface org.example\ntype T (_a: int)\n", "not a valid field name"),
-        ("interface org.example\ntype T (a__b: int)\n", "not a valid field name"),
-        ("interface org.example\ntype T (a_: int)\n", "not a valid field name"),
-        ("interface org.example\ntype T (a: [int]int)\n", "expected a type"),
-        ("interface org.example\ntype T (a: int\n", "expected ',' or ')'"),
-        ("interface org.example\nmethod M(a, b) -> ()\n", "must be a struct"),
-        ("interface org.example\nerror E (a, b)\n", "must be a struct"),
-        ("interface org.example\nfunction F() -> ()\n", "expected 'type', 'method' or 'error'"),
-        ("interface org.example\ntype T (a: int) junk\n", "expected 'type', 'method' or 'error'"),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("", "expected 'interface'"),
+            ("interface org.example\n", nil),
+            ("interfaceorg.example\n", "expected 'interface'"),
+            ("interface example\n", "not a valid interface name"),
+            ("interface org..example\n", "not a valid interface name"),
+            ("interface org.-example\n", "not a valid interface name"),
+            ("interface 2org.example\n", "not a valid interface name"),
+            ("interface org2.example\n", "not a valid interface name"),
+            ("interface org.example\r\n", "carriage return"),
+            ("interface org.example\nmethod m() -> ()\n", "not a valid method name"),
+            ("interface org.example\nmethod M()\n", "expected '->'"),
+            ("interface org.example\nmethod M() -> ()\nmethod M() -> ()\n", "declared twice"),
+            ("interface org.example\ntype T (a: int,)\n", "no trailing ','"),
+            ("interface org.example\ntype T (a: int, a: int)\n", "appears twice"),
+            ("interface org.example\ntype T (a)\n", "an enum of at least two values"),
+            ("interface org.example\ntype T (a, b: int)\n", "expected ',' or ')'"),
+            ("interface org.example\ntype T (a: int, b)\n", "expected ':' after 'b'"),
+            ("interface org.example\ntype T (a: ??int)\n", "'??'"),
+            ("interface org.example\ntype T (a: integer)\n", "'integer' is not a type"),
+            ("interface org.example\ntype T (a: Missing)\n", "no type 'Missing'"),
+            ("interface org.example\ntype T (_a: int)\n", "not a valid field name"),
+            ("interface org.example\ntype T (a__b: int)\n", "not a valid field name"),
+            ("interface org.example\ntype T (a_: int)\n", "not a valid field name"),
+            ("interface org.example\ntype T (a: [int]int)\n", "expected a type"),
+            ("interface org.example\ntype T (a: int\n", "expected ',' or ')'"),
+            ("interface org.example\nmethod M(a, b) -> ()\n", "must be a struct"),
+            ("interface org.example\nerror E (a, b)\n", "must be a struct"),
+            ("interface org.example\nfunction F() -> ()\n", "expected 'type', 'method' or 'error'"),
+            ("interface org.example\ntype T (a: int) junk\n", "expected 'type', 'method' or 'error'"),
+        ] as [(String, String?)])
     func syntax(text: String, problem: String?) {
         do {
             _ = try VarlinkIDL.parse(text)
@@ -298,7 +302,8 @@ struct IDLParserTests {
             interface.validateInput(of: "RecordEngagement", ["stack": "s", "instance": "i", "kind": "poke"])
                 == "kind: 'poke' is not one of the enum's values")
         #expect(
-            interface.validateInput(of: "ConfigureStack", ["stack": "s", "family": "systemSmall", "widgets": [["app": "a"]]])
+            interface.validateInput(
+                of: "ConfigureStack", ["stack": "s", "family": "systemSmall", "widgets": [["app": "a"]]])
                 == "widgets[0].instance: required")
     }
 }

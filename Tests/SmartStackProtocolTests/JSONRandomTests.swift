@@ -6,7 +6,8 @@ import Testing
 @Suite("JSON random round trips")
 struct JSONRandomTests {
     static let alphabet: [Unicode.Scalar] = [
-        "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "€", "😀", "\u{FFFD}", "\u{10FFFF}",
+        "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "€", "😀", "\u{FFFD}",
+        "\u{10FFFF}",
         "\u{2028}",
     ]
 
@@ -38,7 +39,8 @@ struct JSONRandomTests {
             return .double(number.isFinite ? number : 0.5)
         case 4: return .string(randomString(&generator))
         case 5:
-            return .array((0..<Int.random(in: 0...5, using: &generator)).map { _ in randomValue(&generator, depth: depth + 1) })
+            return .array(
+                (0..<Int.random(in: 0...5, using: &generator)).map { _ in randomValue(&generator, depth: depth + 1) })
         default:
             var object = JSONObject()
             for _ in 0..<Int.random(in: 0...24, using: &generator) {

@@ -28,8 +28,10 @@ struct JSONTests {
 
     @Test func hardDoublesMatchTheStandardLibrary() throws {
         for text in [
-            "0.30000000000000004", "2.2250738585072014e-308", "4.9406564584124654e-324", "1.00000000000000011102230246251565e0",
-            "9007199254740993", "9007199254740993.0", "123456789012345.678", "0.000001234567890123456789", "1e22", "1e23",
+            "0.30000000000000004", "2.2250738585072014e-308", "4.9406564584124654e-324",
+            "1.00000000000000011102230246251565e0",
+            "9007199254740993", "9007199254740993.0", "123456789012345.678", "0.000001234567890123456789", "1e22",
+            "1e23",
             "8.98846567431158e307", "-1.7976931348623157e308",
         ] {
             #expect(try parse(text).doubleValue == Double(text), "\(text)")
@@ -62,15 +64,18 @@ struct JSONTests {
         #expect(try parse("\"raw é 😀 and \\n escape\"") == .string("raw é 😀 and \n escape"))
     }
 
-    @Test(arguments: [#""\ud83d""#, #""\ud83dx""#, #""\ud83d\u0041""#, #""\ude00""#, #""\ude00\ud83d""#, #""\ud83d\ud83d""#])
+    @Test(arguments: [
+        #""\ud83d""#, #""\ud83dx""#, #""\ud83d\u0041""#, #""\ude00""#, #""\ude00\ud83d""#, #""\ud83d\ud83d""#,
+    ])
     func unpairedSurrogatesAreRejected(text: String) {
         #expect(parseError(text)?.reason.contains("surrogate") == true)
     }
 
-    @Test(arguments: [
-        [0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],
-        [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], [0x22, 0x5C, 0x6E, 0xC3, 0x22], [0x22, 0x80, 0x22],
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],
+            [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], [0x22, 0x5C, 0x6E, 0xC3, 0x22], [0x22, 0x80, 0x22],
+        ] as [[UInt8]])
     func invalidUTF8IsRejected(bytes: [UInt8]) {
         #expect(parseError(bytes: bytes)?.reason == "invalid UTF-8 in a string")
     }

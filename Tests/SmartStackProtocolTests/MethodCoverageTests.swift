@@ -79,7 +79,9 @@ struct MethodCoverageTests {
             if case .optional = field.type { continue }
             var parameters = example
             parameters[field.name] = nil
-            let error = varlinkError { () throws(VarlinkError) in _ = try method.requestType.init(parameters: parameters) }
+            let error = varlinkError { () throws(VarlinkError) in
+                _ = try method.requestType.init(parameters: parameters)
+            }
             #expect(error == .invalidParameter(field.name, reason: "required"), "\(method) \(field.name)")
             parameters[field.name] = .null
             let nullError = varlinkError { () throws(VarlinkError) in
@@ -96,7 +98,9 @@ struct MethodCoverageTests {
         #expect(error(VarlinkCall(method: "io.smartstack.Nope.GetStack")) == .interfaceNotFound("io.smartstack.Nope"))
         #expect(error(VarlinkCall(method: "io.smartstack.Shell.Nope")) == .methodNotFound("io.smartstack.Shell.Nope"))
         #expect(error(VarlinkCall(method: "io.smartstack.Shell.Subscribe")) == .expectedMore())
-        #expect(error(VarlinkCall(method: "io.smartstack.Provider.WatchReloads", parameters: ["app": "a.b"])) == .expectedMore())
+        #expect(
+            error(VarlinkCall(method: "io.smartstack.Provider.WatchReloads", parameters: ["app": "a.b"]))
+                == .expectedMore())
         #expect(
             error(VarlinkCall(method: "io.smartstack.Shell.GetStack", parameters: ["stack": 1]))
                 == .invalidParameter("stack", reason: "expected a string, got integer"))

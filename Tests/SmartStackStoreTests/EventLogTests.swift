@@ -8,7 +8,7 @@ import Testing
 struct EventLogTests {
     typealias S = StoreFixture
 
-    @Test("records, publications, deletions and snapshots read back in order after reopening")
+    @Test("events, publish marks, deletions and snapshots read back in order after reopening")
     func roundTrip() async throws {
         let directory = try TemporaryDirectory()
         let log = try S.open(directory)
@@ -20,12 +20,12 @@ struct EventLogTests {
             .setContext(key: "focus", value: "work", at: S.t(3)),
         ]
         try await log.enqueue(Array(events[0..<2])).committed()
-        try await log.enqueuePublication(at: S.t(2.5)).committed()
+        try await log.enqueue([.publish(at: S.t(2.5))]).committed()
         try await log.enqueue(Array(events[2...])).committed()
         try await log.delete(donations: [(S.app("mail"), "a")], engine: Engine()).committed()
         try await log.enqueue([S.donation("mail", id: "a", at: 5)]).committed()
         let statistics = try #require(log.statistics())
-        #expect(statistics.storedEvents == 4)
+        #expect(statistics.storedEvents == 5)
         #expect(statistics.storedDonations == 2)
         #expect(statistics.commits == 5)
         #expect(statistics.latency?.samples == 5)
@@ -34,13 +34,12 @@ struct EventLogTests {
 
         let reopened = try S.open(directory)
         let history = try reopened.load()
-        // Sequence numbers: kind 1, donation a 2 (deleted), publication 3, b 4, context 5, a again 6.
+        // Sequence numbers: kind 1, donation a 2 (deleted), publish mark 3, b 4, context 5, a again 6.
         #expect(history.records.map(\.sequence) == [1, 3, 4, 5, 6])
-        #expect(history.records[0].record == .event(events[0]))
-        #expect(history.records[1].record == .publication(S.t(2.5)))
-        #expect(history.records[2].record == .event(events[2]))
-        #expect(history.records[3].record == .event(events[3]))
-        #expect(history.records[4].record == .event(S.donation("mail", id: "a", at: 5)))
+        #expect(
+            history.records.map(\.event) == [
+                events[0], .publish(at: S.t(2.5)), events[2], events[3], S.donation("mail", id: "a", at: 5),
+            ])
         // The deletion stored the engine's state as of everything before it.
         #expect(history.snapshot?.through == 5)
         // The next record continues after the highest sequence number, deleted rows included.
@@ -124,7 +123,7 @@ struct EventLogTests {
             try queue.close()
         }
         let log = try S.open(directory)
-        #expect(try log.load().records.map(\.record) == [.event(S.donation("mail", id: "old", at: 0))])
+        #expect(try log.load().records.map(\.event) == [S.donation("mail", id: "old", at: 0)])
         try await log.enqueue([S.donation("mail", id: "new", at: 1)]).committed()
         await log.close()
         let queue = try DatabaseQueue(path: directory.database)

@@ -38,7 +38,7 @@ class Daemon:
         self.process = subprocess.Popen(args, stdout=self.stdout, stderr=self.stderr)
         self.wait_ready()
 
-    def wait_ready(self, timeout=10.0):
+    def wait_ready(self, timeout=30.0):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

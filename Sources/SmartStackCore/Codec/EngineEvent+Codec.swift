@@ -71,6 +71,9 @@ extension EngineEvent {
             writer.optional(contentState) { $0.strings($1) }
             writer.optional(dismissAfter) { $0.double($1) }
             writer.timestamp(at)
+        case .publish(let at):
+            writer.byte(14)
+            writer.timestamp(at)
         }
     }
 
@@ -117,6 +120,7 @@ extension EngineEvent {
                 app: try reader.app(), id: try reader.string(),
                 contentState: try reader.present() ? try reader.strings() : nil,
                 dismissAfter: try reader.optionalDouble(), at: try reader.timestamp())
+        case 14: self = .publish(at: try reader.timestamp())
         case let tag:
             throw CodecError("unknown event case \(tag)")
         }

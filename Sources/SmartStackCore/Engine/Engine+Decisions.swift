@@ -41,6 +41,13 @@ extension Engine {
         return (published, effects)
     }
 
+    /// Whether publishing at `time` could change anything: a scheduled change is due, or some stack's inputs
+    /// changed since it was last decided. When `false`, `publish(at:)` would publish nothing and fire nothing.
+    public func needsPublish(at time: Timestamp) -> Bool {
+        if let next = timers.nextTime, next <= time.microseconds { return true }
+        return stacks.values.contains { $0.dirty || $0.decidedGeneration != generation }
+    }
+
     /// Decides one stack at `time` and publishes the decision if its order changed. Returns it if published.
     @discardableResult
     public mutating func commit(stack id: StackID, at time: Timestamp) -> Decision? {

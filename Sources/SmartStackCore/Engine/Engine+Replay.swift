@@ -14,6 +14,32 @@ extension Engine {
         }
     }
 
+    /// Takes one event of a service's log: applies it, and publishes only at `.publish` marks.
+    ///
+    /// This is how the service runs (it publishes once per burst of calls and records the mark), so replaying
+    /// its log with `replay` reaches exactly the engine it had: the same revisions and stability state.
+    @discardableResult
+    public mutating func replay(_ event: EngineEvent) -> Result<(decisions: [Decision], effects: [EngineEffect]), CoreError> {
+        if case .publish(let at) = event {
+            let published = publish(at: at)
+            return .success((published.decisions, published.effects))
+        }
+        do {
+            return .success(([], try apply(event)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// An engine that took exactly these events of a service's log, in order (see `replay(_:)`).
+    public static func replayingLog(_ events: some Sequence<EngineEvent>, settings: EngineSettings = EngineSettings())
+        -> Engine
+    {
+        var engine = Engine(settings: settings)
+        for event in events { engine.replay(event) }
+        return engine
+    }
+
     /// An engine that took exactly these events, in order (events it rejects are skipped, as they were
     /// rejected when they first came).
     public static func replaying(_ events: some Sequence<EngineEvent>, settings: EngineSettings = EngineSettings()) -> Engine {
@@ -27,10 +53,13 @@ extension Engine {
     ///
     /// Afterwards every decision equals that of an engine that never saw those donations. Revisions keep
     /// counting up from the ones already published, so subscribers see a new revision where an order changed.
-    /// Returns how many donations were left out and the decisions whose order changed.
+    /// Returns how many donations were left out and the decisions whose order changed. With `asLog`, the
+    /// history is a service's log and is replayed as the service ran it (publishing only at its `.publish`
+    /// marks, see `replay(_:)`); otherwise each event is a `step`.
     @discardableResult
     public mutating func rebuild(
-        from history: some Sequence<EngineEvent>, excluding excluded: (Donation) -> Bool = { _ in false }
+        from history: some Sequence<EngineEvent>, asLog: Bool = false,
+        excluding excluded: (Donation) -> Bool = { _ in false }
     ) -> (removed: Int, changed: [Decision]) {
         let cutoff = now.adding(seconds: -settings.retention)
         var removed = 0
@@ -40,7 +69,7 @@ extension Engine {
                 removed += 1
                 continue
             }
-            rebuilt.step(event)
+            if asLog { rebuilt.replay(event) } else { rebuilt.step(event) }
         }
         rebuilt.publish(at: now)
         var changed: [Decision] = []

@@ -11,12 +11,3 @@ extension Engine {
         throw CodecError("engine snapshots of format \(Self.snapshotFormat) are not readable yet")
     }
 }
-
-extension Engine {
-    /// Whether `publish(at: time)` would change more than the engine's clock: a timer is due by `time`, or a stack
-    /// has changes not yet decided. When false, publishing only moves ``now`` forward.
-    public func hasWork(at time: Timestamp) -> Bool {
-        if let next = timers.nextTime, next <= time.microseconds { return true }
-        return stacks.values.contains { $0.dirty || $0.decidedGeneration != generation }
-    }
-}

@@ -68,6 +68,9 @@ public struct Engine: Sendable {
         case .endLiveActivity(let app, let id, let contentState, let dismissAfter, let at):
             try liveActivities.end(app: app, id: id, contentState: contentState, dismissAfter: dismissAfter, at: at)
             liveActivitiesChanged()
+        case .publish:
+            // Applying a publish mark changes nothing; `step` and `replay` publish at it.
+            break
         }
         return effects
     }

@@ -19,6 +19,12 @@ public enum EngineEvent: Sendable, Hashable {
     case startLiveActivity(app: AppID, id: String, attributes: [String: String], contentState: [String: String], at: Timestamp)
     case updateLiveActivity(app: AppID, id: String, contentState: [String: String], at: Timestamp)
     case endLiveActivity(app: AppID, id: String, contentState: [String: String]?, dismissAfter: Double?, at: Timestamp)
+    /// The service published decisions at this time, after the events before it.
+    ///
+    /// The service applies a burst of calls and then publishes once, so one ranking pass serves many calls;
+    /// it records where it published so a replay (`Engine.replay`) publishes at exactly the same points and
+    /// reaches the same revisions and stability state.
+    case publish(at: Timestamp)
 
     /// When the event happened.
     public var time: Timestamp {
@@ -27,7 +33,7 @@ public enum EngineEvent: Sendable, Hashable {
             .submitTimeline(_, _, let at), .declareRelevance(_, let at), .reloadTimelines(_, _, let at),
             .engage(_, _, _, _, let at), .look(_, let at), .setContext(_, _, let at),
             .startLiveActivity(_, _, _, _, let at), .updateLiveActivity(_, _, _, let at),
-            .endLiveActivity(_, _, _, _, let at):
+            .endLiveActivity(_, _, _, _, let at), .publish(let at):
             at
         case .donate(let donation): donation.date
         }

@@ -23,8 +23,9 @@ struct IDLParser {
         try requireSpace()
         _ = try trivia()
         let nameStart = index
-        while index < bytes.count, VarlinkNames.isAlpha(bytes[index]) || VarlinkNames.isDigit(bytes[index])
-            || bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: "-")
+        while index < bytes.count,
+            VarlinkNames.isAlpha(bytes[index]) || VarlinkNames.isDigit(bytes[index])
+                || bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: "-")
         {
             index += 1
         }
@@ -32,7 +33,8 @@ struct IDLParser {
         guard VarlinkNames.isInterfaceName(bytes[nameStart..<index]) else {
             throw fail("'\(name)' is not a valid interface name", at: nameStart)
         }
-        var interface = VarlinkIDL.Interface(name: name, documentation: documentation, types: [], methods: [], errors: [])
+        var interface = VarlinkIDL.Interface(
+            name: name, documentation: documentation, types: [], methods: [], errors: [])
         var positions: [String: (line: Int, column: Int)] = [:]
         while true {
             let memberDocumentation = try trivia()
@@ -47,7 +49,8 @@ struct IDLParser {
             let memberStart = index
             let memberName = word()
             guard VarlinkNames.isMemberName(memberName.utf8) else {
-                throw fail("'\(memberName)' is not a valid \(keyword) name (expected [A-Z][A-Za-z0-9]*)", at: memberStart)
+                throw fail(
+                    "'\(memberName)' is not a valid \(keyword) name (expected [A-Z][A-Za-z0-9]*)", at: memberStart)
             }
             guard positions[memberName] == nil else { throw fail("'\(memberName)' is declared twice", at: memberStart) }
             positions[memberName] = position(of: memberStart)
@@ -126,7 +129,9 @@ struct IDLParser {
         }
     }
 
-    private mutating func parseType(afterOptional: Bool = false) throws(VarlinkIDL.ParseError) -> VarlinkIDL.TypeExpression {
+    private mutating func parseType(afterOptional: Bool = false) throws(VarlinkIDL.ParseError)
+        -> VarlinkIDL.TypeExpression
+    {
         _ = try trivia()
         let start = index
         if literal("?") {
@@ -186,13 +191,15 @@ struct IDLParser {
                 try checkType(field.type, member: member, path: fieldPath)
             }
         }
-        func checkDocumented(_ documentation: [String], _ member: String, _ what: String) throws(VarlinkIDL.ParseError) {
+        func checkDocumented(_ documentation: [String], _ member: String, _ what: String) throws(VarlinkIDL.ParseError)
+        {
             if requireDocumentation, !Self.isDocumented(documentation) {
                 throw failing(member, "\(what) '\(member)' has no '#' documentation")
             }
         }
         if requireDocumentation, !Self.isDocumented(interface.documentation) {
-            throw VarlinkIDL.ParseError(line: 1, column: 1, message: "interface \(interface.name) has no '#' documentation")
+            throw VarlinkIDL.ParseError(
+                line: 1, column: 1, message: "interface \(interface.name) has no '#' documentation")
         }
         for type in interface.types {
             try checkDocumented(type.documentation, type.name, "type")
@@ -233,7 +240,9 @@ struct IDLParser {
                 while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
                 var text = bytes[(index + 1)..<end]
                 if text.first == UInt8(ascii: " ") { text = text.dropFirst() }
-                if text.contains(UInt8(ascii: "\r")) { throw fail("carriage return: interface files must use LF line ends") }
+                if text.contains(UInt8(ascii: "\r")) {
+                    throw fail("carriage return: interface files must use LF line ends")
+                }
                 comments.append(String(decoding: text, as: UTF8.self))
                 index = end
             default:
@@ -244,8 +253,9 @@ struct IDLParser {
     }
 
     private mutating func requireSpace() throws(VarlinkIDL.ParseError) {
-        guard let byte = peek(), byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n")
-            || byte == UInt8(ascii: "#")
+        guard let byte = peek(),
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n")
+                || byte == UInt8(ascii: "#")
         else { throw fail("expected whitespace") }
     }
 
@@ -253,7 +263,8 @@ struct IDLParser {
     private mutating func word() -> String {
         let start = index
         while index < bytes.count,
-            VarlinkNames.isAlpha(bytes[index]) || VarlinkNames.isDigit(bytes[index]) || bytes[index] == UInt8(ascii: "_")
+            VarlinkNames.isAlpha(bytes[index]) || VarlinkNames.isDigit(bytes[index])
+                || bytes[index] == UInt8(ascii: "_")
         {
             index += 1
         }

@@ -82,6 +82,13 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         return true
     }
 
+    /// Appends a member whose key the caller knows is new (reply encoders with fixed keys): no lookup.
+    /// Checked in debug builds only.
+    mutating func appendNew(_ key: String, _ value: JSONValue) {
+        assert(position(of: key) == nil, "duplicate key '\(key)'")
+        appendUnchecked(key, value)
+    }
+
     public func makeIterator() -> IndexingIterator<[Element]> { members.makeIterator() }
 
     public var underestimatedCount: Int { members.count }

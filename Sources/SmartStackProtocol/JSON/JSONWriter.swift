@@ -1,98 +1,202 @@
-/// Writes compact JSON text into a byte buffer: no intermediate strings, unescaped runs copied whole.
+/// Writes compact JSON text into a byte buffer.
+///
+/// One pass computes an upper bound of the text's size (`bound`), the buffer grows once by that much, and a
+/// second pass writes through a raw pointer with no per-byte capacity or uniqueness checks; the unused tail
+/// is then dropped. Every write is still checked against the bound, so a wrong bound traps instead of writing
+/// out of range. Doubles are formatted by the standard library's shortest round-trip algorithm straight into
+/// the output, without an intermediate `String`.
 enum JSONWriter {
     static func write(_ value: JSONValue, into buffer: inout [UInt8]) {
-        switch value {
-        case .null: append("null", to: &buffer)
-        case .bool(let flag): append(flag ? "true" : "false", to: &buffer)
-        case .int(let number): write(number, into: &buffer)
-        case .double(let number): write(number, into: &buffer)
-        case .string(let text): write(text, into: &buffer)
-        case .array(let elements):
-            buffer.append(Byte.openBracket)
-            var first = true
-            for element in elements {
-                if !first { buffer.append(Byte.comma) }
-                first = false
-                write(element, into: &buffer)
-            }
-            buffer.append(Byte.closeBracket)
-        case .object(let object): write(object, into: &buffer)
-        }
+        withOutput(bound: bound(value), into: &buffer) { $0.write(value) }
     }
 
     static func write(_ object: JSONObject, into buffer: inout [UInt8]) {
-        buffer.append(Byte.openBrace)
-        var first = true
-        for (key, value) in object {
-            if !first { buffer.append(Byte.comma) }
-            first = false
-            write(key, into: &buffer)
-            buffer.append(Byte.colon)
-            write(value, into: &buffer)
-        }
-        buffer.append(Byte.closeBrace)
+        withOutput(bound: bound(object), into: &buffer) { $0.write(object) }
+    }
+
+    static func write(_ text: String, into buffer: inout [UInt8]) {
+        withOutput(bound: bound(text), into: &buffer) { $0.writeString(text) }
     }
 
     static func append(_ text: StaticString, to buffer: inout [UInt8]) {
         text.withUTF8Buffer { buffer.append(contentsOf: $0) }
     }
 
-    static func write(_ number: Int64, into buffer: inout [UInt8]) {
-        if number < 0 { buffer.append(Byte.minus) }
-        var magnitude = number.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = 20
-            repeat {
-                start -= 1
-                digits[start] = Byte.zero + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
+    static func withOutput(bound: Int, into buffer: inout [UInt8], _ body: (inout RawOutput) -> Void) {
+        let start = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: bound))
+        let written = buffer.withUnsafeMutableBufferPointer { all -> Int in
+            guard let base = all.baseAddress else { return 0 }
+            var output = RawOutput(base: base + start, capacity: bound)
+            body(&output)
+            return output.count
+        }
+        buffer.removeLast(bound - written)
+    }
+
+    // MARK: Size bounds
+
+    /// The longest text `Double.description` gives (`-2.2250738585072014e-308`), with room to spare.
+    static let doubleBound = 32
+
+    static func bound(_ value: JSONValue) -> Int {
+        switch value {
+        case .null, .bool: 5
+        case .int: 20
+        case .double: doubleBound
+        case .string(let text): bound(text)
+        case .array(let elements):
+            elements.reduce(2 + elements.count) { $0 + bound($1) }
+        case .object(let object): bound(object)
         }
     }
 
-    /// The shortest text that reads back as the same `Double` (`0.1`, `5.0`, `1e-07`); `null` when not finite.
-    static func write(_ number: Double, into buffer: inout [UInt8]) {
+    static func bound(_ object: JSONObject) -> Int {
+        object.reduce(2) { $0 + bound($1.key) + bound($1.value) + 2 }
+    }
+
+    /// Quotes plus at most six bytes (`\u00XX`) per byte of text.
+    static func bound(_ text: String) -> Int { 2 + 6 * text.utf8.count }
+}
+
+/// A write cursor over memory the writer has sized with `JSONWriter.bound`.
+struct RawOutput: TextOutputStream {
+    let base: UnsafeMutablePointer<UInt8>
+    let capacity: Int
+    private(set) var count = 0
+
+    init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
+    }
+
+    mutating func byte(_ byte: UInt8) {
+        precondition(count < capacity, "JSON size bound exceeded")
+        base[count] = byte
+        count += 1
+    }
+
+    mutating func bytes(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        precondition(count + bytes.count <= capacity, "JSON size bound exceeded")
+        (base + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func literal(_ text: StaticString) {
+        text.withUTF8Buffer { bytes($0) }
+    }
+
+    // TextOutputStream, for `Double.write(to:)`: the standard library hands its digits to `_writeASCII`
+    // from a stack buffer; `write(_:)` is the fallback if it ever passes a `String` instead.
+    mutating func write(_ string: String) {
+        var string = string
+        string.withUTF8 { bytes($0) }
+    }
+
+    mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) { bytes(buffer) }
+
+    // MARK: Values
+
+    mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: literal("null")
+        case .bool(let flag): flag ? literal("true") : literal("false")
+        case .int(let number): write(number)
+        case .double(let number): write(number)
+        case .string(let text): writeString(text)
+        case .array(let elements):
+            byte(Byte.openBracket)
+            var first = true
+            for element in elements {
+                if !first { byte(Byte.comma) }
+                first = false
+                write(element)
+            }
+            byte(Byte.closeBracket)
+        case .object(let object): write(object)
+        }
+    }
+
+    mutating func write(_ object: JSONObject) {
+        byte(Byte.openBrace)
+        var first = true
+        for (key, value) in object {
+            if !first { byte(Byte.comma) }
+            first = false
+            writeString(key)
+            byte(Byte.colon)
+            write(value)
+        }
+        byte(Byte.closeBrace)
+    }
+
+    mutating func write(_ number: Int64) {
+        var magnitude = number.magnitude
+        var digits = 1
+        var scale: UInt64 = 10
+        while digits < 20, magnitude >= scale {
+            digits += 1
+            scale = scale &* 10
+        }
+        precondition(count + digits + 1 <= capacity, "JSON size bound exceeded")
+        if number < 0 { byte(Byte.minus) }
+        var index = count + digits
+        repeat {
+            index -= 1
+            base[index] = Byte.zero + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        count += digits
+    }
+
+    /// The shortest text that reads back as the same `Double` (`0.1`, `5.0`, `1e-07`); `null` when not finite,
+    /// which JSON cannot express.
+    mutating func write(_ number: Double) {
         guard number.isFinite else {
-            append("null", to: &buffer)
+            literal("null")
             return
         }
-        buffer.append(contentsOf: number.description.utf8)
+        number.write(to: &self)
     }
 
-    static func write(_ text: String, into buffer: inout [UInt8]) {
-        buffer.append(Byte.quote)
-        var text = text
-        text.withUTF8 { writeEscaped($0, into: &buffer) }
-        buffer.append(Byte.quote)
+    /// A JSON string: quoted, with `"`, `\\` and control characters escaped.
+    mutating func writeString(_ text: String) {
+        byte(Byte.quote)
+        let done: Void? = text.utf8.withContiguousStorageIfAvailable { writeEscaped($0) }
+        if done == nil {
+            var copy = text
+            copy.withUTF8 { writeEscaped($0) }
+        }
+        byte(Byte.quote)
     }
 
     private static let hexDigits: StaticString = "0123456789abcdef"
 
-    private static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
+    private mutating func writeEscaped(_ text: UnsafeBufferPointer<UInt8>) {
         var runStart = 0
-        for index in 0..<bytes.count {
-            let byte = bytes[index]
-            guard byte < 0x20 || byte == Byte.quote || byte == Byte.backslash else { continue }
-            if runStart < index { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
-            buffer.append(Byte.backslash)
-            switch byte {
-            case Byte.quote: buffer.append(Byte.quote)
-            case Byte.backslash: buffer.append(Byte.backslash)
-            case 0x0A: buffer.append(Byte.n)
-            case 0x0D: buffer.append(Byte.r)
-            case 0x09: buffer.append(Byte.t)
-            case 0x08: buffer.append(Byte.b)
-            case 0x0C: buffer.append(Byte.f)
+        for index in 0..<text.count {
+            let current = text[index]
+            guard current < 0x20 || current == Byte.quote || current == Byte.backslash else { continue }
+            if runStart < index { bytes(UnsafeBufferPointer(rebasing: text[runStart..<index])) }
+            byte(Byte.backslash)
+            switch current {
+            case Byte.quote: byte(Byte.quote)
+            case Byte.backslash: byte(Byte.backslash)
+            case 0x0A: byte(Byte.n)
+            case 0x0D: byte(Byte.r)
+            case 0x09: byte(Byte.t)
+            case 0x08: byte(Byte.b)
+            case 0x0C: byte(Byte.f)
             default:
-                append("u00", to: &buffer)
-                hexDigits.withUTF8Buffer { hex in
-                    buffer.append(hex[Int(byte >> 4)])
-                    buffer.append(hex[Int(byte & 0x0F)])
+                literal("u00")
+                Self.hexDigits.withUTF8Buffer { hex in
+                    byte(hex[Int(current >> 4)])
+                    byte(hex[Int(current & 0x0F)])
                 }
             }
             runStart = index + 1
         }
-        if runStart < bytes.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
+        if runStart < text.count { bytes(UnsafeBufferPointer(rebasing: text[runStart...])) }
     }
 }

@@ -6,10 +6,35 @@ extension Decision {
         var order: [JSONValue] = []
         order.reserveCapacity(entries.count)
         for entry in entries { order.append(.object(entry.wireObject)) }
-        return [
-            "stack": .string(stack.rawValue), "revision": .int(Int64(revision)), "order": .array(order),
-            "date": time.wireValue,
-        ]
+        var object = JSONObject(minimumCapacity: 4)
+        object.appendNew("stack", .string(stack.rawValue))
+        object.appendNew("revision", .int(Int64(revision)))
+        object.appendNew("order", .array(order))
+        object.appendNew("date", time.wireValue)
+        return object
+    }
+
+    /// Appends exactly `JSON.serialize(wireObject)`, written directly (several times faster): encode a published
+    /// decision once and send the bytes to every subscriber with `VarlinkReply.encode(serializedParameters:…)`.
+    public func encodeWireObject(into buffer: inout [UInt8]) {
+        var bound = 64 + JSONWriter.bound(stack.rawValue) + Timestamp.wireBound
+        for entry in entries { bound += entry.wireBound }
+        JSONWriter.withOutput(bound: bound, into: &buffer) { output in
+            output.literal(#"{"stack":"#)
+            output.writeString(stack.rawValue)
+            output.literal(#","revision":"#)
+            output.write(Int64(revision))
+            output.literal(#","order":["#)
+            var first = true
+            for entry in entries {
+                if !first { output.byte(Byte.comma) }
+                first = false
+                entry.encode(into: &output)
+            }
+            output.literal(#"],"date":"#)
+            time.writeWire(to: &output)
+            output.byte(Byte.closeBrace)
+        }
     }
 }
 
@@ -17,39 +42,90 @@ extension DecisionEntry {
     /// `{instance, position, score, suggested, pinned, reason, contributions, app?, kind?}`.
     public var wireObject: JSONObject {
         var object = JSONObject(minimumCapacity: 9)
-        object["instance"] = .string(instance)
-        object["position"] = .int(Int64(position))
-        object["score"] = .double(score)
-        object["suggested"] = .bool(suggested)
-        object["pinned"] = .bool(pinned)
-        object["reason"] = .string(reason.rawValue)
-        object["contributions"] = .object(contributions.wireObject)
-        if let kind {
-            object["app"] = .string(kind.app.rawValue)
-            object["kind"] = .string(kind.kind)
-        } else if let app = Self.liveActivityApp(instance) {
-            object["app"] = .string(app)
+        object.appendNew("instance", .string(instance))
+        object.appendNew("position", .int(Int64(position)))
+        object.appendNew("score", .double(score))
+        object.appendNew("suggested", .bool(suggested))
+        object.appendNew("pinned", .bool(pinned))
+        object.appendNew("reason", .string(reason.rawValue))
+        object.appendNew("contributions", .object(contributions.wireObject))
+        if let app = app {
+            object.appendNew("app", .string(app))
+            if let kind { object.appendNew("kind", .string(kind.kind)) }
         }
         return object
     }
 
-    /// The app of a Live Activity entry's id, `liveActivity:<app>/<id>`.
-    private static func liveActivityApp(_ instance: String) -> String? {
+    /// The app of the entry's kind, or of a Live Activity entry (`liveActivity:<app>/<id>`).
+    private var app: String? {
+        if let kind { return kind.app.rawValue }
         let prefix = "liveActivity:"
         guard instance.hasPrefix(prefix) else { return nil }
         let rest = instance.dropFirst(prefix.count)
         guard let slash = rest.firstIndex(of: "/") else { return nil }
         return String(rest[..<slash])
     }
+
+    /// The most bytes `encode(into:)` writes: fixed keys and values, the strings, every signal's share.
+    var wireBound: Int {
+        let strings =
+            JSONWriter.bound(instance)
+            + (kind.map { JSONWriter.bound($0.app.rawValue) + JSONWriter.bound($0.kind) } ?? JSONWriter.bound(instance))
+        return 200 + strings + SignalShares.wireBound
+    }
+
+    func encode(into output: inout RawOutput) {
+        output.literal(#"{"instance":"#)
+        output.writeString(instance)
+        output.literal(#","position":"#)
+        output.write(Int64(position))
+        output.literal(#","score":"#)
+        output.write(score)
+        output.literal(suggested ? #","suggested":true"# : #","suggested":false"#)
+        output.literal(pinned ? #","pinned":true"# : #","pinned":false"#)
+        output.literal(#","reason":"#)
+        output.writeString(reason.rawValue)
+        output.literal(#","contributions":"#)
+        contributions.encode(into: &output)
+        if let app {
+            output.literal(#","app":"#)
+            output.writeString(app)
+            if let kind {
+                output.literal(#","kind":"#)
+                output.writeString(kind.kind)
+            }
+        }
+        output.byte(Byte.closeBrace)
+    }
 }
 
 extension SignalShares {
     /// Each contributing signal's share by its name (`recency`, `relevance`, …); zero shares are left out.
     public var wireObject: JSONObject {
-        var object = JSONObject(minimumCapacity: Signal.allCases.count)
-        for signal in Signal.allCases {
-            if let share = self[signal] { object[signal.rawValue] = .double(share) }
+        var object = JSONObject(minimumCapacity: Self.signals.count)
+        for signal in Self.signals {
+            if let share = self[signal] { object.appendNew(signal.rawValue, .double(share)) }
         }
         return object
+    }
+
+    /// `Signal.allCases` builds a new array on every call.
+    private static let signals = Signal.allCases
+
+    /// Braces, and for every signal its quoted name (at most 16 bytes), a colon, a comma and a number.
+    static let wireBound = 2 + signals.count * (20 + JSONWriter.doubleBound)
+
+    func encode(into output: inout RawOutput) {
+        output.byte(Byte.openBrace)
+        var first = true
+        for signal in Self.signals {
+            guard let share = self[signal] else { continue }
+            if !first { output.byte(Byte.comma) }
+            first = false
+            output.writeString(signal.rawValue)
+            output.byte(Byte.colon)
+            output.write(share)
+        }
+        output.byte(Byte.closeBrace)
     }
 }

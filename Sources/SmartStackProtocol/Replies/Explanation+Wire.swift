@@ -4,17 +4,17 @@ extension StackExplanation {
     /// The `Explain` reply.
     public var wireObject: JSONObject {
         var object = JSONObject(minimumCapacity: 11)
-        object["stack"] = .string(decision.stack.rawValue)
-        object["revision"] = .int(Int64(decision.revision))
-        object["date"] = decision.time.wireValue
-        object["order"] = .array(decision.entries.map { .object($0.wireObject) })
-        object["smartRotate"] = .bool(smartRotate)
-        object["suggestions"] = .bool(suggestions)
-        object["developerMode"] = .bool(developerMode)
-        object["lastRotation"] = lastRotation.wireValue
-        object["nextRotationAllowed"] = nextRotationAllowed.wireValue
-        object["learnedFromLooks"] = .int(Int64(learnedFromLooks))
-        object["widgets"] = .array(widgets.map { .object($0.wireObject) })
+        object.appendNew("stack", .string(decision.stack.rawValue))
+        object.appendNew("revision", .int(Int64(decision.revision)))
+        object.appendNew("date", decision.time.wireValue)
+        object.appendNew("order", .array(decision.entries.map { .object($0.wireObject) }))
+        object.appendNew("smartRotate", .bool(smartRotate))
+        object.appendNew("suggestions", .bool(suggestions))
+        object.appendNew("developerMode", .bool(developerMode))
+        object.appendNew("lastRotation", lastRotation.wireValue)
+        object.appendNew("nextRotationAllowed", nextRotationAllowed.wireValue)
+        object.appendNew("learnedFromLooks", .int(Int64(learnedFromLooks)))
+        object.appendNew("widgets", .array(widgets.map { .object($0.wireObject) }))
         return object
     }
 }
@@ -23,27 +23,27 @@ extension WidgetExplanation {
     /// One widget of the `Explain` reply.
     public var wireObject: JSONObject {
         var object = JSONObject(minimumCapacity: 21)
-        object["instance"] = .string(instance.rawValue)
-        object["app"] = .string(kind.app.rawValue)
-        object["kind"] = .string(kind.kind)
-        object["position"] = .int(Int64(position))
-        object["reason"] = .string(reason.rawValue)
-        object["score"] = .double(score)
-        object["behaviour"] = .double(behaviour)
-        object["relevance"] = .double(relevance)
-        object["contributions"] = .object(contributions.wireObject)
-        object["relevanceState"] = .object(relevanceState.wireObject)
-        object["relevantContext"] = relevantContext.map { .int(Int64($0)) } ?? .null
-        object["relevanceGroup"] = relevanceGroup.map(JSONValue.string) ?? .null
-        object["suppressedByGroup"] = .bool(suppressedByGroup)
-        object["rotationLimited"] = .bool(rotationLimited)
-        object["rotationsToday"] = .int(Int64(rotationsToday))
-        object["rotationsLeftToday"] = .int(Int64(rotationsLeftToday))
-        object["timeOnTop"] = timeOnTop.map(JSONValue.double) ?? .null
-        object["pinned"] = .bool(pinned)
-        object["manualSwipeUntil"] = manualSwipeUntil.wireValue
-        object["budget"] = .object(budget.wireObject)
-        object["nextReload"] = nextReload.wireValue
+        object.appendNew("instance", .string(instance.rawValue))
+        object.appendNew("app", .string(kind.app.rawValue))
+        object.appendNew("kind", .string(kind.kind))
+        object.appendNew("position", .int(Int64(position)))
+        object.appendNew("reason", .string(reason.rawValue))
+        object.appendNew("score", .double(score))
+        object.appendNew("behaviour", .double(behaviour))
+        object.appendNew("relevance", .double(relevance))
+        object.appendNew("contributions", .object(contributions.wireObject))
+        object.appendNew("relevanceState", .object(relevanceState.wireObject))
+        object.appendNew("relevantContext", relevantContext.map { .int(Int64($0)) } ?? .null)
+        object.appendNew("relevanceGroup", relevanceGroup.map(JSONValue.string) ?? .null)
+        object.appendNew("suppressedByGroup", .bool(suppressedByGroup))
+        object.appendNew("rotationLimited", .bool(rotationLimited))
+        object.appendNew("rotationsToday", .int(Int64(rotationsToday)))
+        object.appendNew("rotationsLeftToday", .int(Int64(rotationsLeftToday)))
+        object.appendNew("timeOnTop", timeOnTop.map(JSONValue.double) ?? .null)
+        object.appendNew("pinned", .bool(pinned))
+        object.appendNew("manualSwipeUntil", manualSwipeUntil.wireValue)
+        object.appendNew("budget", .object(budget.wireObject))
+        object.appendNew("nextReload", nextReload.wireValue)
         return object
     }
 }

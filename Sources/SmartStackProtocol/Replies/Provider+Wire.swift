@@ -6,7 +6,8 @@ extension Donation {
         var parameterObject = JSONObject(minimumCapacity: parameters.count)
         for (name, value) in parameters.sorted(by: { $0.key < $1.key }) { parameterObject[name] = .string(value) }
         var object: JSONObject = [
-            "id": .string(id), "intent": .string(intent), "parameters": .object(parameterObject), "date": date.wireValue,
+            "id": .string(id), "intent": .string(intent), "parameters": .object(parameterObject),
+            "date": date.wireValue,
         ]
         if let groupId { object["groupId"] = .string(groupId) }
         return object

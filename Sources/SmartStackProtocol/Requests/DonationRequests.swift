@@ -3,8 +3,9 @@ public import SmartStackCore
 /// `io.smartstack.Provider.Donate`.
 ///
 /// Donation ids are unique per app. A call without `id` gets one the server makes up (passed to
-/// `event(defaultTime:generatedID:)`); a call whose id the app already used must be refused by the server with
-/// `io.smartstack.Provider.Conflict(kind: "donation", id)`: the engine does not keep donations, the store does.
+/// `event(defaultTime:generatedID:)`). The engine does not keep donations, the store does, so the server checks
+/// ids: the same donation again under its id changes nothing, another donation under a used id is
+/// `io.smartstack.Provider.Conflict(kind: "donation", id)`.
 public struct DonateRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.donate
 

@@ -21,7 +21,8 @@ public struct StartLiveActivityRequest: VarlinkMethodRequest {
 
     /// The event; the engine checks the id, the sizes and the per-app limit.
     public func event(defaultTime: Timestamp) -> EngineEvent {
-        .startLiveActivity(app: app, id: id, attributes: attributes, contentState: contentState, at: date ?? defaultTime)
+        .startLiveActivity(
+            app: app, id: id, attributes: attributes, contentState: contentState, at: date ?? defaultTime)
     }
 }
 

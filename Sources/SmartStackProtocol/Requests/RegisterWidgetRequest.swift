@@ -81,7 +81,8 @@ public struct RegisterWidgetRequest: VarlinkMethodRequest {
             }
             schemas.append(schema)
         }
-        return try core { () throws(CoreError) in try IntentSchema(type: type, parameters: schemas, parameter: "intent") }
+        return try core { () throws(CoreError) in try IntentSchema(type: type, parameters: schemas, parameter: "intent")
+        }
     }
 
     /// Core names prediction mappings `predictionMappings[i].intentType`; the wire says `predictionMapping[i].intent`.

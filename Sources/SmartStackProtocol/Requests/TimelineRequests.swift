@@ -33,7 +33,8 @@ public enum WireTarget: Sendable, Hashable {
                 throw VarlinkError(.notFound(kind: "widgetKind", id: kind.description), interface: interface)
             }
             do throws(CoreError) {
-                return .configuration(kind, try WireConfiguration.decode(object, kind: definition, path: "configuration"))
+                return .configuration(
+                    kind, try WireConfiguration.decode(object, kind: definition, path: "configuration"))
             } catch {
                 throw VarlinkError(error, interface: interface)
             }

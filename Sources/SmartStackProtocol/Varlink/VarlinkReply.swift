@@ -37,6 +37,20 @@ public struct VarlinkReply: Sendable {
         buffer.append(0)
     }
 
+    /// Appends a successful reply whose parameters are already serialized JSON object text, NUL-terminated.
+    ///
+    /// For sending one encoded value many times: a published decision is encoded once
+    /// (`Decision.encodeWireObject(into:)`) and framed for each subscriber. `parameters` must be a JSON object.
+    public static func encode(
+        serializedParameters parameters: some Collection<UInt8>, continues: Bool = false, into buffer: inout [UInt8]
+    ) {
+        JSONWriter.append(#"{"parameters":"#, to: &buffer)
+        buffer.append(contentsOf: parameters)
+        if continues { JSONWriter.append(#","continues":true"#, to: &buffer) }
+        buffer.append(Byte.closeBrace)
+        buffer.append(0)
+    }
+
     /// The message as a new buffer, NUL-terminated.
     public var encoded: [UInt8] {
         var buffer: [UInt8] = []

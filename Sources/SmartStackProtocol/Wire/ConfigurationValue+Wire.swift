@@ -83,7 +83,9 @@ enum WireConfiguration {
     /// Typed values by name; names the schema does not have are `unknown parameter`, `null` values are left out.
     /// Errors name `path.NAME` (`widgets[2].configuration.city`). Defaults and required parameters are the
     /// engine's concern (`WidgetKind.validateConfiguration`).
-    static func decode(_ object: JSONObject, kind: WidgetKind, path: String) throws(CoreError) -> [String: ConfigurationValue] {
+    static func decode(_ object: JSONObject, kind: WidgetKind, path: String) throws(CoreError) -> [String:
+        ConfigurationValue]
+    {
         var values: [String: ConfigurationValue] = [:]
         values.reserveCapacity(object.count)
         for (name, value) in object {
@@ -122,7 +124,8 @@ private struct WireFields {
         switch object[key] {
         case nil, .null?: return nil
         case .string(let text)?: return text
-        case let other?: throw .invalidParameter(parameter: "\(path).\(key)", reason: "expected a string, got \(other.typeName)")
+        case let other?:
+            throw .invalidParameter(parameter: "\(path).\(key)", reason: "expected a string, got \(other.typeName)")
         }
     }
 

@@ -1,4 +1,5 @@
 public import Logging
+import NIOPosix
 import SmartStackCore
 public import SmartStackStore
 
@@ -23,8 +24,11 @@ public struct ServiceAssembly: Sendable {
         announce: @escaping @Sendable (ListenTarget) -> Void = ServiceAssembly.printAddress
     ) async throws -> ServiceAssembly {
         try StateDirectory.prepare(stateDirectory)
+        // One loop serves every connection and runs the engine: calls never wait for another thread.
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         let host = EngineHost(
-            settings: configuration.engine, limits: configuration.host, clock: clock, log: log, logger: logger)
+            settings: configuration.engine, limits: configuration.host, clock: clock, log: log, logger: logger,
+            eventLoop: eventLoop)
         try await host.restore()
         let connections = ConnectionRegistry(limit: configuration.maxConnections)
         let dispatcher = ServiceDispatcher(
@@ -33,6 +37,7 @@ public struct ServiceAssembly: Sendable {
         let listener = VarlinkListener(
             target: target, handler: dispatcher, connections: connections, maxFrameSize: configuration.maxFrameSize,
             socketMode: isSystem ? 0o666 : 0o600, directoryMode: isSystem ? 0o755 : 0o700, logger: logger,
+            eventLoop: eventLoop,
             onListening: { announce(target) }, onShutdown: { await host.stop() })
         return ServiceAssembly(host: host, connections: connections, dispatcher: dispatcher, listener: listener)
     }

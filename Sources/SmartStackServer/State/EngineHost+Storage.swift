@@ -36,7 +36,10 @@ extension EngineHost {
         var summary = adopt(stored)
         if stored.records.isEmpty && stored.snapshot == nil {
             // A new log: its first record is the engine's starting clock, so a replay starts from the same time.
-            unloggedAdvance = engine.now
+            let mark = EngineEvent.publish(at: engine.now)
+            engine.replay(mark)
+            history.append(mark)
+            _ = log.enqueue([mark])
         }
         summary.seconds = Self.monotonicSeconds() - started
         logger.info(
@@ -70,25 +73,20 @@ extension EngineHost {
         var donationCount = 0
         var replayed = 0
         for stored in stored.records {
-            if case .event(let event) = stored.record {
-                history.append(event)
-                if let donation = event.donation {
-                    donations[donation.app, default: [:]][donation.id] = donation
-                    donationCount += 1
-                }
+            let event = stored.event
+            history.append(event)
+            if let donation = event.donation {
+                donations[donation.app, default: [:]][donation.id] = donation
+                donationCount += 1
             }
             guard stored.sequence > through else { continue }
             replayed += 1
-            switch stored.record {
-            case .event(let event): engine.step(event)
-            case .publication(let time): engine.publish(at: time)
-            }
+            engine.replay(event)
         }
         self.engine = engine
         self.history = history
         self.donations = donations
         self.donationCount = donationCount
-        self.unloggedAdvance = nil
         return RestoreSummary(
             events: history.count, donations: donationCount, replayed: replayed, fromSnapshot: restored != nil,
             snapshotProblem: problem, seconds: 0)
@@ -137,11 +135,21 @@ extension EngineHost {
             metadata: ["reason": "\(failure.reason)", "events": "\(summary.events)", "replayed": "\(summary.replayed)"])
     }
 
-    /// Writes the clock's unlogged advance before the next record (see `unloggedAdvance`).
-    func flushAdvance() {
-        guard let time = unloggedAdvance else { return }
-        unloggedAdvance = nil
-        _ = log.enqueuePublication(at: time)
+    /// While storage fails nothing is published (it could not be stored); this wakes the host once a second to
+    /// roll back if needed and to publish again once the log takes records.
+    func retryWhenStorageWorks() {
+        recoverIfNeeded()
+        guard !storageRetryScheduled, !stopping else { return }
+        storageRetryScheduled = true
+        Task { [weak self] in
+            try? await Task.sleep(for: .seconds(1))
+            await self?.storageRetry()
+        }
+    }
+
+    private func storageRetry() {
+        storageRetryScheduled = false
+        publishNow()
     }
 
     // MARK: Shutdown and statistics

@@ -1,26 +1,18 @@
 import SmartStackCore
+import SmartStackStore
 
 extension EngineHost {
     /// Publishes what time alone changed up to now: entries that became current, durations that ended,
     /// Live Activities that expired, reloads that came due. Then schedules the next wake-up.
-    func tick() {
+    @discardableResult
+    func tick() -> CommitTicket {
+        let ticket = publishNow()
         let now = clock.now()
-        let changes = engine.hasWork(at: now)
-        let advances = now > engine.now
-        let (decisions, effects) = engine.publish(at: now)
-        if changes {
-            // Not an event, but state: stored so a restart publishes the same way (nobody waits for it).
-            flushAdvance()
-            _ = log.enqueuePublication(at: now)
-        } else if advances {
-            unloggedAdvance = now
-        }
-        fanOut(decisions: decisions, effects: effects)
         if now.seconds(since: lastRetentionSweep) >= retentionSweepInterval {
             lastRetentionSweep = now
             sweepRetention()
         }
-        scheduleWakeUp()
+        return ticket
     }
 
     /// How often donations past the retention period are looked for.
@@ -54,9 +46,8 @@ extension EngineHost {
     func sweepRetention() {
         guard history.contains(where: { $0.donation.map { $0.date < retentionCutoff } ?? false }) else { return }
         guard case .accepting = log.status else { return }
-        let result = engine.rebuild(from: history)
+        let result = engine.rebuild(from: history, asLog: true)
         let expired = forget { $0.date < retentionCutoff }
-        flushAdvance()
         _ = log.delete(donations: expired.map { ($0.app, $0.id) }, engine: engine)
         fanOut(decisions: result.changed, effects: [])
         logger.info("retention removed donations", metadata: ["count": "\(expired.count)"])
@@ -82,7 +73,6 @@ extension EngineHost {
     public func stop() {
         if !stopping, case .accepting = log.status {
             // The last state as a snapshot, so the next start replays nothing.
-            flushAdvance()
             log.snapshot(engine)
         }
         stopping = true

@@ -1,4 +1,6 @@
 import Collections
+public import NIOCore
+import NIOPosix
 public import Logging
 public import SmartStackCore
 public import SmartStackStore
@@ -19,6 +21,9 @@ public enum HostError: Error, Sendable, Hashable {
 /// isolation (so the log's order is the engine's), fan the resulting decisions out to subscribers and
 /// reload watchers, and then wait — outside the isolation — for the log's commit before acknowledging.
 public actor EngineHost {
+    /// The event loop the actor runs on (the one its connections are served on, so calls need no thread hop).
+    public nonisolated let eventLoop: any EventLoop
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { eventLoop.executor.asUnownedSerialExecutor() }
     let limits: HostLimits
     let clock: any ServiceClock
     let log: any EventLog
@@ -36,17 +41,18 @@ public actor EngineHost {
     var statistics = HostStatistics()
     let started: Timestamp
     var stopping = false
-    /// A time the engine's clock moved to by publishing with nothing to publish, not yet in the log: written
-    /// before the next record, so replaying the log moves the clock the same way (see `EngineHost+Storage`).
-    var unloggedAdvance: Timestamp?
+    var publishScheduled = false
+    /// Whether a wake-up to retry publishing is set while storage is failing.
+    var storageRetryScheduled = false
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
     public init(
         settings: EngineSettings, limits: HostLimits = HostLimits(), clock: any ServiceClock, log: any EventLog,
-        logger: Logger
+        logger: Logger, eventLoop: (any EventLoop)? = nil
     ) {
         let now = clock.now()
+        self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         self.limits = limits
         self.clock = clock
         self.log = log
@@ -99,9 +105,8 @@ public actor EngineHost {
         let doomed = stored.values.filter { filter.matches($0, app: app) }
         guard !doomed.isEmpty else { return 0 }
         let ids = Set(doomed.map(\.id))
-        let result = engine.rebuild(from: history) { $0.app == app && ids.contains($0.id) }
+        let result = engine.rebuild(from: history, asLog: true) { $0.app == app && ids.contains($0.id) }
         let expired = forget { $0.date < retentionCutoff || ($0.app == app && ids.contains($0.id)) }
-        flushAdvance()
         let ticket = log.delete(donations: expired.map { ($0.app, $0.id) }, engine: engine)
         fanOut(decisions: result.changed, effects: [])
         scheduleWakeUp()
@@ -109,27 +114,57 @@ public actor EngineHost {
         return ids.count
     }
 
-    /// Applies an event, logs it and fans out its results; returns the effects and the log's ticket.
+    /// Applies an event and logs it; returns the effects and the log's ticket.
+    ///
+    /// Publishing waits for the end of the burst: the first event of a burst schedules one publish behind the
+    /// calls already queued on the actor, so a burst of calls costs one ranking pass, not one per call.
     private func apply(_ event: EngineEvent) throws(HostError) -> ([EngineEffect], CommitTicket) {
         guard !stopping else { throw .stopping }
         try checkStorage()
-        let outcome: (decisions: [Decision], effects: [EngineEffect])
-        switch engine.step(event) {
-        case .success(let result): outcome = result
-        case .failure(let error): throw .core(error)
-        }
+        let effects: [EngineEffect]
+        do { effects = try engine.apply(event) } catch { throw .core(error) }
         history.append(event)
         if let donation = event.donation {
             donations[donation.app, default: [:]][donation.id] = donation
             donationCount += 1
         }
         statistics.eventsRecorded += 1
-        flushAdvance()
         let ticket = log.enqueue([event])
+        fanOut(decisions: [], effects: effects)
+        schedulePublish()
+        return (effects, ticket)
+    }
+
+    /// Schedules one publish after the calls queued now.
+    private func schedulePublish() {
+        guard !publishScheduled else { return }
+        publishScheduled = true
+        Task { self.publishNow() }
+    }
+
+    /// Publishes what changed since the last publish at the service's current time (never before the engine's
+    /// own), records the mark when anything was published, and schedules the next wake-up.
+    @discardableResult
+    func publishNow() -> CommitTicket {
+        publishScheduled = false
+        guard case .accepting = log.status else {
+            // Nothing is published that could not be stored; reads answer from the last stored publish.
+            retryWhenStorageWorks()
+            return .committed
+        }
+        let time = max(clock.now(), engine.now)
+        guard engine.needsPublish(at: time) else {
+            scheduleWakeUp()
+            return .committed
+        }
+        let (decisions, effects) = engine.publish(at: time)
+        let mark = EngineEvent.publish(at: time)
+        history.append(mark)
+        let ticket = log.enqueue([mark])
         if log.snapshotDue { log.snapshot(engine) }
-        fanOut(decisions: outcome.decisions, effects: outcome.effects)
+        fanOut(decisions: decisions, effects: effects)
         scheduleWakeUp()
-        return (outcome.effects, ticket)
+        return ticket
     }
 
     private func nextDonationID() -> String {
@@ -140,8 +175,14 @@ public actor EngineHost {
     // MARK: Reading
 
     /// The current decision for a stack: publishes what time changed first, so the answer is current.
-    public func stack(_ id: StackID) throws(HostError) -> Decision {
-        tick()
+    ///
+    /// When that publishes, the reply waits for the publish mark to be stored, so a decision a client saw is
+    /// one a restart reproduces.
+    public func stack(_ id: StackID) async throws(HostError) -> Decision {
+        let ticket = tick()
+        // Reads keep working when storage fails: a publish that could not be stored is rolled back first, so the
+        // answer is the stored state's.
+        do { try await ticket.committed() } catch { recoverIfNeeded() }
         if let decision = engine.published(id) { return decision }
         do { return try engine.evaluate(stack: id, at: clock.now()) } catch { throw .core(error) }
     }

@@ -33,12 +33,16 @@ public struct VarlinkListener: Service {
     let logger: Logger
     let onListening: @Sendable () async -> Void
     let onShutdown: @Sendable () async -> Void
+    /// The loop that accepts, serves every connection and runs the engine's actor.
+    let eventLoop: any EventLoop
 
     public init(
         target: ListenTarget, handler: any CallHandler, connections: ConnectionRegistry, maxFrameSize: Int,
         socketMode: UInt32 = 0o600, directoryMode: UInt32 = 0o700, logger: Logger,
+        eventLoop: any EventLoop,
         onListening: @escaping @Sendable () async -> Void = {}, onShutdown: @escaping @Sendable () async -> Void = {}
     ) {
+        self.eventLoop = eventLoop
         self.target = target
         self.handler = handler
         self.connections = connections
@@ -52,7 +56,7 @@ public struct VarlinkListener: Service {
 
     /// Binds (or adopts) the socket; throws `ListenError` when it can't, before anything is served.
     public func bind() async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = {
@@ -86,6 +90,7 @@ public struct VarlinkListener: Service {
         await onListening()
         let serverChannel = server.channel
         let connections = self.connections
+        let executor = EventLoopTaskExecutor(eventLoop)
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
@@ -96,7 +101,7 @@ public struct VarlinkListener: Service {
                             group.addTask { try? await connection.executeThenClose { _, _ in } }
                             continue
                         }
-                        group.addTask {
+                        group.addTask(executorPreference: executor) {
                             await VarlinkConnection(
                                 channel: connection, handler: handler, maxFrameSize: maxFrameSize, logger: logger
                             ).run()
