@@ -9,8 +9,8 @@ import Darwin
 /// Stored as one value and the time it was last brought up to date, so adding and reading cost one
 /// `exp` each and nothing grows with the number of events counted.
 struct DecayedCount: Sendable, Hashable {
-    private(set) var value: Double = 0
-    private(set) var time: Int64 = 0
+    var value: Double = 0
+    var time: Int64 = 0
 
     /// The count at `now` (microseconds since the epoch), with time constant `tau` seconds.
     @inline(__always)

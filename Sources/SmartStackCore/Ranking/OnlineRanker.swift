@@ -22,10 +22,10 @@ struct OnlineRanker: Sendable, Hashable {
         return weights
     }()
 
-    private(set) var weights: [Double] = OnlineRanker.prior
-    private var squaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
+    var weights: [Double] = OnlineRanker.prior
+    var squaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
     /// Labels learned from so far.
-    private(set) var updates: Int = 0
+    var updates: Int = 0
 
     /// Linear scores (log-odds up to a constant) of the rows of a feature matrix.
     func scores(_ matrix: [Double], rows: Int) -> [Double] {

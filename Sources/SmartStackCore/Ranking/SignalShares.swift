@@ -2,7 +2,7 @@
 ///
 /// Reads like a dictionary: `shares[.recency]` is `nil` when the signal contributed nothing.
 public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
-    private var values = SIMD16<Double>()
+    var values = SIMD16<Double>()
 
     public init() {}
 

@@ -37,23 +37,23 @@ struct UsageModel: Sendable, Hashable {
     static let contextTau: Double = 14 * 86_400
     static let lookContextTau: Double = 30 * 86_400
 
-    private(set) var keys: [KeyUsage] = []
+    var keys: [KeyUsage] = []
     /// Latest and previous app to donate, and when.
-    private(set) var lastApp: Int32?
-    private(set) var previousApp: Int32?
-    private(set) var lastTime: Int64?
-    private(set) var previousTime: Int64?
+    var lastApp: Int32?
+    var previousApp: Int32?
+    var lastTime: Int64?
+    var previousTime: Int64?
     /// The app before the previous one.
-    private(set) var thirdApp: Int32?
+    var thirdApp: Int32?
     /// Decayed counts of what the user went to after a look, per look context (a back-off chain of the last
     /// apps and the idle gap), keyed by context and widget key.
-    private(set) var lookOutcomes: [LookOutcomeKey: DecayedCount] = [:]
+    var lookOutcomes: [LookOutcomeKey: DecayedCount] = [:]
     /// Decayed counts of "app A donated, then key K matched the next donation", keyed by `pair(A, K)`.
-    private(set) var transitions: [Int64: DecayedCount] = [:]
+    var transitions: [Int64: DecayedCount] = [:]
     /// Decayed counts of donations that followed each app.
-    private(set) var transitionTotals: [Int32: DecayedCount] = [:]
+    var transitionTotals: [Int32: DecayedCount] = [:]
     /// Decayed counts of "the last app was A when a stack was looked at, and the user then went to K".
-    private(set) var afterViewTransitions: [Int64: DecayedCount] = [:]
+    var afterViewTransitions: [Int64: DecayedCount] = [:]
 
     @inline(__always)
     static func pair(_ app: Int32, _ key: Int32) -> Int64 { Int64(app) << 32 | Int64(UInt32(bitPattern: key)) }
