@@ -66,6 +66,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The storage benchmark: the store alone, filling a state directory, start-up to serving.
+        .executableTarget(
+            name: "smartstack-store-bench",
+            dependencies: [
+                "SmartStackStore", "SmartStackServer", "SmartStackCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
         // A socket-level load generator: many concurrent clients against a running smartstackd.
         .executableTarget(name: "smartstack-load", swiftSettings: strict),
         // The service: connections, dispatch, the engine's owner, subscriptions, lifecycle.

@@ -191,7 +191,7 @@ extension SQLiteEventLog {
 final class StoreWriter: @unchecked Sendable {
     let path: String
     private var insert: RawStatement?
-    private var remove: RawStatement?
+    private var doom: RawStatement?
     private var buffer = ByteWriter(capacity: 512)
     var recordsSinceCheckpoint = 0
 
@@ -200,27 +200,14 @@ final class StoreWriter: @unchecked Sendable {
     /// Writes a batch inside the caller's transaction.
     func write(_ batch: Batch, _ db: Database, into result: inout CommitResult) throws {
         let insert = try self.insert ?? RawStatement(db, sql: "INSERT INTO event(seq, kind, app, donation, body) VALUES (?, ?, ?, ?, ?)")
-        let remove = try self.remove ?? RawStatement(db, sql: "DELETE FROM event WHERE app = ? AND donation = ?")
         self.insert = insert
-        self.remove = remove
         var snapshotThrough = batch.snapshotThrough
         for item in batch.items {
             switch item {
             case .record(let sequence, let event):
                 try write(sequence, event, insert, into: &result)
             case .delete(let donations, let engine, let through):
-                for (app, id) in donations {
-                    var appText = app.rawValue
-                    var idText = id
-                    let changed = try appText.withUTF8 { app in
-                        try idText.withUTF8 { id in
-                            remove.bind(1, text: app)
-                            remove.bind(2, text: id)
-                            return try remove.run()
-                        }
-                    }
-                    result.deletedEvents += changed
-                }
+                result.deletedEvents += try delete(donations, db)
                 let snapshot = StoredSnapshot(through: through, taken: Wallclock.now(), bytes: engine.snapshot())
                 try store(snapshot, db)
                 snapshotThrough = max(snapshotThrough, through)
@@ -266,6 +253,37 @@ final class StoreWriter: @unchecked Sendable {
             insert.bind(5, blob: body)
             try insert.run()
         }
+    }
+
+    /// Deletes donation rows by app and id in one scan of the log (through a temporary table of the ids).
+    private func delete(_ donations: [(app: AppID, id: String)], _ db: Database) throws -> Int {
+        guard !donations.isEmpty else { return 0 }
+        try db.execute(
+            sql: """
+                CREATE TEMP TABLE IF NOT EXISTS doomed (app TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (app, id))
+                    WITHOUT ROWID;
+                DELETE FROM temp.doomed;
+                """)
+        let doom = try self.doom ?? RawStatement(db, sql: "INSERT OR IGNORE INTO temp.doomed(app, id) VALUES (?, ?)")
+        self.doom = doom
+        for (app, id) in donations {
+            var appText = app.rawValue
+            var idText = id
+            try appText.withUTF8 { app in
+                try idText.withUTF8 { id in
+                    doom.bind(1, text: app)
+                    doom.bind(2, text: id)
+                    try doom.run()
+                }
+            }
+        }
+        try db.execute(
+            sql: """
+                DELETE FROM event WHERE donation IS NOT NULL AND (app, donation) IN (SELECT app, id FROM temp.doomed)
+                """)
+        let deleted = db.changesCount
+        try db.execute(sql: "DELETE FROM temp.doomed")
+        return deleted
     }
 
     private func store(_ snapshot: StoredSnapshot, _ db: Database) throws {

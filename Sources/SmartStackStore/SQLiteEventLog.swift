@@ -60,7 +60,7 @@ public final class SQLiteEventLog: EventLog {
             configuration.busyMode = .timeout(10)
             configuration.foreignKeysEnabled = false
             configuration.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA secure_delete = ON")
+                try db.execute(sql: "PRAGMA secure_delete = ON; PRAGMA temp_store = MEMORY")
             }
             let writer = try DatabaseQueue(path: path, configuration: configuration)
             // Check before anything is written: a foreign or newer file is refused untouched.

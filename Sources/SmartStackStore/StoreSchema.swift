@@ -2,9 +2,11 @@ import GRDB
 
 /// The database's schema and its migrations, from the first version on.
 ///
-/// `event` holds the log in order: every engine event and time-driven publication, one row each, keyed by
-/// its sequence number. Donation rows also carry their app and id, indexed, so deleting donations deletes
-/// rows directly. `snapshot` holds one row: the engine's state and the last sequence number it includes.
+/// `event` holds the log in order: every engine event (publish marks included), one row each, keyed by its
+/// sequence number. Donation rows also carry their app and id, so deleting donations deletes their rows (in one
+/// scan; there is no index on them, which would cost every append more than deletions, which are rare and
+/// rebuild the model from the whole history anyway, ever save). `snapshot` holds one row: the engine's state and
+/// the last sequence number it includes. `meta` records the layout of event bodies.
 /// Migrations are GRDB's (`grdb_migrations` lists the applied ones); `user_version` mirrors the latest, so a
 /// newer database is recognised by either.
 enum StoreSchema {
@@ -14,6 +16,9 @@ enum StoreSchema {
     static let version = 2
     /// The database file's name in the state directory.
     static let fileName = "smartstack.sqlite"
+
+    /// The layout of event bodies this build reads and writes (``EngineEvent/encode(into:)``).
+    static let eventFormat = 1
 
     /// `event.kind` of an engine event in ``EngineEvent/encode(into:)``'s layout (the only kind so far; another
     /// layout or record type would take another number).
@@ -43,11 +48,13 @@ enum StoreSchema {
                     PRAGMA user_version = 1;
                     """)
         }
-        // v2: deleting donations by app and id without scanning the log (and each id stored once per app).
+        // v2: the layout of event bodies is recorded, so a build that does not know it refuses the file instead
+        // of misreading it (v1 files hold layout 1).
         migrator.registerMigration("v2") { db in
             try db.execute(
                 sql: """
-                    CREATE UNIQUE INDEX event_donation ON event(app, donation) WHERE donation IS NOT NULL;
+                    CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+                    INSERT INTO meta(key, value) VALUES ('eventFormat', \(eventFormat));
                     PRAGMA user_version = 2;
                     """)
         }
@@ -83,6 +90,18 @@ enum StoreSchema {
             throw StoreOpenError(
                 .unreadable, path: path,
                 reason: "not a smartstackd database (application id \(applicationID)); not touched")
+        }
+        if applied.contains("v2") {
+            let format: Int?
+            do { format = try Int.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'eventFormat'") } catch {
+                throw StoreOpenError.reading(path: path, error)
+            }
+            if let format, format > eventFormat {
+                throw StoreOpenError(
+                    .newerSchema, path: path,
+                    reason: "written by a newer smartstackd: event format \(format), this build reads up to "
+                        + "\(eventFormat); not touched — run the newer version or restore a backup")
+            }
         }
         let known = Set(migrator.migrations)
         let unknown = applied.filter { !known.contains($0) }

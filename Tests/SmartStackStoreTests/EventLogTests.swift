@@ -127,16 +127,16 @@ struct EventLogTests {
         try await log.enqueue([S.donation("mail", id: "new", at: 1)]).committed()
         await log.close()
         let queue = try DatabaseQueue(path: directory.database)
-        let (version, migrations, indexed) = try await queue.read { db in
+        let (version, migrations, eventFormat) = try await queue.read { db in
             (
                 try Int.fetchOne(db, sql: "PRAGMA user_version"),
                 try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"),
-                try Bool.fetchOne(db, sql: "SELECT count(*) = 1 FROM sqlite_master WHERE name = 'event_donation'")
+                try Int.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'eventFormat'")
             )
         }
         #expect(version == 2)
         #expect(migrations == ["v1", "v2"])
-        #expect(indexed == true)
+        #expect(eventFormat == 1)
         try queue.close()
     }
 
@@ -156,6 +156,21 @@ struct EventLogTests {
         #expect(error.kind == .newerSchema)
         #expect(error.description.contains(directory.database))
         #expect(error.description.contains("v3-from-the-future"))
+        #expect(directory.bytes(of: directory.database) == before)
+    }
+
+    @Test("a database whose event bodies have a newer layout is refused untouched")
+    func refusesNewerEventFormat() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try S.open(directory)
+        await log.close()
+        let queue = try DatabaseQueue(path: directory.database)
+        try await queue.write { db in try db.execute(sql: "UPDATE meta SET value = 2 WHERE key = 'eventFormat'") }
+        try queue.close()
+        let before = directory.bytes(of: directory.database)
+        let error = try #require(throws: StoreOpenError.self) { try S.open(directory) }
+        #expect(error.kind == .newerSchema)
+        #expect(error.description.contains("event format 2"))
         #expect(directory.bytes(of: directory.database) == before)
     }
 
