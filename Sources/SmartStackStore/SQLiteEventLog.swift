@@ -185,7 +185,7 @@ public final class SQLiteEventLog: EventLog {
     }
 
     /// Commits what is queued (background snapshots included), stops the writer, checkpoints and closes.
-    func closeNow() {
+    public func closeNow() {
         encoder.sync {}
         let wakeWriter = state.withLock { state -> Bool? in
             switch state.phase {

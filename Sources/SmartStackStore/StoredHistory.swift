@@ -1,17 +1,5 @@
 public import SmartStackCore
 
-/// A stored event with its place in the log (publish marks included: they are events too).
-public struct StoredRecord: Sendable, Hashable {
-    /// The record's position: strictly increasing in the order the engine applied events.
-    public var sequence: Int64
-    public var event: EngineEvent
-
-    public init(sequence: Int64, event: EngineEvent) {
-        self.sequence = sequence
-        self.event = event
-    }
-}
-
 /// The engine's state as stored, and through which record it has applied the log.
 public struct StoredSnapshot: Sendable, Hashable {
     /// The last record the snapshot includes; records after it are replayed on top.
@@ -28,17 +16,39 @@ public struct StoredSnapshot: Sendable, Hashable {
     }
 }
 
-/// What a log holds: the latest snapshot and every stored record, in order.
+/// What a log holds: the latest snapshot and every stored event (publish marks included), in order.
 ///
-/// The engine is the snapshot plus the records after it; the history of record (for listing, deleting and
-/// rebuilding) is every event record.
+/// The engine is the snapshot plus the events after it; the history of record (for listing, deleting and
+/// rebuilding) is every event.
 public struct StoredHistory: Sendable {
     public var snapshot: StoredSnapshot?
-    public var records: [StoredRecord]
+    /// Every stored event in the order the engine applied them.
+    public var events: [EngineEvent]
+    /// Each event's sequence number (strictly increasing; deleted rows leave gaps).
+    public var sequences: [Int64]
+    /// How many donations each app has among `events` (to size indexes before filling them).
+    public var donationsPerApp: [AppID: Int]
 
-    public init(snapshot: StoredSnapshot? = nil, records: [StoredRecord] = []) {
+    public init(
+        snapshot: StoredSnapshot? = nil, events: [EngineEvent] = [], sequences: [Int64] = [],
+        donationsPerApp: [AppID: Int] = [:]
+    ) {
         self.snapshot = snapshot
-        self.records = records
+        self.events = events
+        self.sequences = sequences
+        self.donationsPerApp = donationsPerApp
+    }
+
+    /// The index of the first event after the snapshot (all of them without one).
+    public var firstAfterSnapshot: Int {
+        guard let through = snapshot?.through else { return 0 }
+        var low = 0
+        var high = sequences.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sequences[middle] <= through { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 }
 

@@ -59,3 +59,21 @@ enum FillState {
         print("filled \(options.state) with \(options.donations) donations in \(monotonicSeconds() - started) s")
     }
 }
+
+/// Restoring a state directory into the engine's owner, as start-up does.
+enum RestoreBenchmark {
+    static func run(_ options: BenchOptions) async {
+        let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+        do {
+            let log = try SQLiteEventLog.open(directory: options.state, options: StoreOptions(), logger: logger)
+            let host = EngineHost(settings: EngineSettings(), clock: SystemServiceClock(), log: log, logger: logger)
+            for _ in 0..<options.runs {
+                let summary = try await host.restore()
+                print("restore: \(summary.events) events in \(Int(summary.seconds * 1_000)) ms")
+            }
+            await host.closeLog()
+        } catch {
+            fatalError("\(error)")
+        }
+    }
+}

@@ -124,3 +124,21 @@ enum RawBenchmark {
         }
     }
 }
+
+/// Reading a state directory's log: how long `load()` takes, apart from what the host does with it.
+enum LoadBenchmark {
+    static func run(_ options: BenchOptions) {
+        let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+        do {
+            let log = try SQLiteEventLog.open(directory: options.state, options: StoreOptions(), logger: logger)
+            for _ in 0..<3 {
+                let started = monotonicSeconds()
+                let history = try log.load()
+                print("load: \(history.events.count) records in \(Int((monotonicSeconds() - started) * 1_000)) ms")
+            }
+            log.closeNow()
+        } catch {
+            fatalError("\(error)")
+        }
+    }
+}

@@ -17,6 +17,8 @@ switch command {
 case "store": await StoreBenchmark.run(options)
 case "batch": await BatchBenchmark.run(options)
 case "raw": RawBenchmark.run(options)
+case "load": LoadBenchmark.run(options)
+case "restore": await RestoreBenchmark.run(options)
 case "fill": await FillState.run(options)
 case "startup": StartupBenchmark.run(options)
 default: usage()

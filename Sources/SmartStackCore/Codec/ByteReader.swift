@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Why stored bytes could not be read back: truncated, or a value no writer produces.
 public struct CodecError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was wrong, and where in the buffer.
@@ -13,6 +19,9 @@ public struct ByteReader: ~Copyable {
     private let base: UnsafeRawBufferPointer
     /// The offset of the next byte to read.
     public private(set) var offset = 0
+    /// App ids read recently: a stored log repeats a few apps, so most are matched by their bytes and reused
+    /// without building and checking a string again.
+    var recentApps: [AppID] = []
 
     /// A reader over `buffer`, which must stay valid while the reader is used.
     public init(_ buffer: UnsafeRawBufferPointer) { base = buffer }
@@ -106,6 +115,27 @@ public struct ByteReader: ~Copyable {
         return String(decoding: UnsafeRawBufferPointer(rebasing: base[offset..<offset + length]), as: UTF8.self)
     }
 
+    /// A length-prefixed string when its bytes equal one of `candidates`' (which is returned, nothing built);
+    /// otherwise nil and nothing is consumed.
+    mutating func matching(_ candidates: [AppID]) throws(CodecError) -> AppID? {
+        let start = offset
+        let length = try length()
+        guard length > 0, let bytes = base.baseAddress.map({ $0 + offset }) else {
+            offset = start
+            return nil
+        }
+        for candidate in candidates where candidate.rawValue.utf8.count == length {
+            var text = candidate.rawValue
+            let equal = text.withUTF8 { utf8 in utf8.baseAddress.map { memcmp($0, bytes, length) == 0 } ?? false }
+            if equal {
+                offset += length
+                return candidate
+            }
+        }
+        offset = start
+        return nil
+    }
+
     /// Length-prefixed raw bytes.
     public mutating func data() throws(CodecError) -> [UInt8] {
         let length = try length()
@@ -119,6 +149,8 @@ public struct ByteReader: ~Copyable {
     /// A string dictionary as ``ByteWriter/strings(_:)`` wrote it.
     public mutating func strings() throws(CodecError) -> [String: String] {
         let count = try count(limit: base.count - offset)
+        // Most are empty: an empty literal allocates nothing (reserving capacity would).
+        guard count > 0 else { return [:] }
         var result: [String: String] = [:]
         result.reserveCapacity(count)
         for _ in 0..<count {

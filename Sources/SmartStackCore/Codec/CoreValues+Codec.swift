@@ -155,8 +155,13 @@ extension ByteReader {
     mutating func optionalDouble() throws(CodecError) -> Double? { try present() ? try double() : nil }
 
     mutating func app() throws(CodecError) -> AppID {
+        if let known = try matching(recentApps) { return known }
         let raw = try string()
-        do { return try AppID(raw) } catch { throw error.codecError }
+        let app: AppID
+        do { app = try AppID(raw) } catch { throw error.codecError }
+        if recentApps.count >= 32 { recentApps.removeFirst() }
+        recentApps.append(app)
+        return app
     }
 
     mutating func instance() throws(CodecError) -> InstanceID {
@@ -200,6 +205,7 @@ extension ByteReader {
 
     mutating func configurationValues() throws(CodecError) -> [String: ConfigurationValue] {
         let count = try count(limit: 1 << 20)
+        guard count > 0 else { return [:] }
         var values: [String: ConfigurationValue] = [:]
         values.reserveCapacity(count)
         for _ in 0..<count {

@@ -133,6 +133,16 @@ extension EngineEvent {
         try reader.expectEnd()
     }
 
+    /// Reads one event from exactly `bytes`, reusing app ids read before (`recentApps`, kept up to date), so
+    /// reading a long log builds and checks each app's id once.
+    public init(decoding bytes: UnsafeRawBufferPointer, recentApps: inout [AppID]) throws(CodecError) {
+        var reader = ByteReader(bytes)
+        reader.recentApps = recentApps
+        try self.init(from: &reader)
+        try reader.expectEnd()
+        recentApps = reader.recentApps
+    }
+
     /// Reads one event from exactly `bytes`.
     public init(decoding bytes: [UInt8]) throws(CodecError) {
         var outcome = Result<EngineEvent, CodecError>.failure(CodecError("empty"))

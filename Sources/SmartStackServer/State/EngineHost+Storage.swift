@@ -1,6 +1,8 @@
 import Collections
+import Dispatch
 import SmartStackCore
 public import SmartStackStore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -34,7 +36,7 @@ extension EngineHost {
         let started = Self.monotonicSeconds()
         let stored = try log.load()
         var summary = adopt(stored)
-        if stored.records.isEmpty && stored.snapshot == nil {
+        if stored.events.isEmpty && stored.snapshot == nil {
             // A new log: its first record is the engine's starting clock, so a replay starts from the same time.
             let mark = EngineEvent.publish(at: engine.now)
             engine.replay(mark)
@@ -65,24 +67,14 @@ extension EngineHost {
                 problem = error.reason
             }
         }
-        let through = restored == nil ? Int64.min : (stored.snapshot?.through ?? Int64.min)
         var engine = restored ?? Engine(settings: engine.settings)
-        var history: [EngineEvent] = []
-        history.reserveCapacity(stored.records.count)
-        var donations: [AppID: OrderedDictionary<String, Donation>] = [:]
-        var donationCount = 0
-        var replayed = 0
-        for stored in stored.records {
-            let event = stored.event
-            history.append(event)
-            if let donation = event.donation {
-                donations[donation.app, default: [:]][donation.id] = donation
-                donationCount += 1
-            }
-            guard stored.sequence > through else { continue }
-            replayed += 1
-            engine.replay(event)
-        }
+        // The stored events become the history as they are (no copy).
+        let history = stored.events
+        let donations = Self.donationIndex(history, counts: stored.donationsPerApp)
+        let donationCount = stored.donationsPerApp.values.reduce(0, +)
+        let first = restored == nil ? 0 : stored.firstAfterSnapshot
+        for event in history[first...] { engine.replay(event) }
+        let replayed = history.count - first
         self.engine = engine
         self.history = history
         self.donations = donations
@@ -90,6 +82,37 @@ extension EngineHost {
         return RestoreSummary(
             events: history.count, donations: donationCount, replayed: replayed, fromSnapshot: restored != nil,
             snapshotProblem: problem, seconds: 0)
+    }
+
+    /// Each app's donations by id in stored order. Each index is sized up front (growing a large ordered
+    /// dictionary rehashes it many times), and a large history is indexed on two threads, half the apps each.
+    static func donationIndex(_ history: [EngineEvent], counts: [AppID: Int]) -> [AppID: OrderedDictionary<String, Donation>] {
+        @Sendable func index(_ apps: Set<AppID>) -> [AppID: OrderedDictionary<String, Donation>] {
+            var result: [AppID: OrderedDictionary<String, Donation>] = [:]
+            for app in apps { result[app] = OrderedDictionary(minimumCapacity: counts[app] ?? 0) }
+            for event in history {
+                guard case .donate(let donation) = event, apps.contains(donation.app) else { continue }
+                result[donation.app, default: [:]].updateValue(donation, forKey: donation.id)
+            }
+            return result
+        }
+        let total = counts.values.reduce(0, +)
+        guard total >= 100_000, counts.count > 1 else { return index(Set(counts.keys)) }
+        // Two groups of apps with about as many donations each (largest first, each to the lighter group).
+        var groups: [Set<AppID>] = [[], []]
+        var sizes = [0, 0]
+        for (app, count) in counts.sorted(by: { $0.value > $1.value }) {
+            let lighter = sizes[0] <= sizes[1] ? 0 : 1
+            groups[lighter].insert(app)
+            sizes[lighter] += count
+        }
+        let results = Mutex<[[AppID: OrderedDictionary<String, Donation>]]>([])
+        let split = groups
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            let built = index(split[part])
+            results.withLock { $0.append(built) }
+        }
+        return results.withLock { parts in parts.reduce(into: [:]) { $0.merge($1) { first, _ in first } } }
     }
 
     // MARK: Recording
