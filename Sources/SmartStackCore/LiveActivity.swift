@@ -159,6 +159,7 @@ public struct LiveActivityRegistry: Hashable, Sendable {
 
     /// Every visible activity at `t`: active ones by start date, then ended ones by start date.
     public func activities(at t: Timestamp) -> [LiveActivity] {
+        guard !byApp.isEmpty else { return [] }  // Every stack query asks; most of the time there are none.
         let visible = byApp.values.flatMap(\.values).filter { $0.phase(at: t) != .removed }
         return visible.sorted { lhs, rhs in
             let (lhsActive, rhsActive) = (lhs.phase(at: t) == .active, rhs.phase(at: t) == .active)

@@ -25,6 +25,10 @@ public struct RelevanceState: Hashable, Sendable {
     /// The date of the current entry: the latest one at or before the time asked about.
     public var currentEntryDate: Timestamp?
 
+    /// No relevance: the state of a widget without a timeline.
+    static let nothing = RelevanceState(
+        status: .none, score: 0, normalized: 0, since: nil, expires: nil, currentEntryDate: nil)
+
     /// A state with every field given.
     public init(
         status: Status, score: Double, normalized: Double, since: Timestamp?, expires: Timestamp?,

@@ -122,6 +122,11 @@ extension Timestamp {
         return era * 146_097 + doe - 719_468
     }
 
+    /// Year, month and day of a day count since 1970-01-01 (proleptic Gregorian, Howard Hinnant's algorithm).
+    public static func civilDate(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        civilFromDays(days)
+    }
+
     static func civilFromDays(_ days: Int64) -> (Int64, Int64, Int64) {
         let z = days + 719_468
         let era = floorDiv(z, 146_097)

@@ -1,8 +1,12 @@
 /// How one widget stands in a decision, before it is turned into an entry.
+///
+/// Its id and kind are the stack's (`StackState.instances[index]`, `kinds[index]`): a standing holds no
+/// reference, so building and dropping one costs no reference counting.
 struct WidgetStanding {
+    /// The widget's place in the user's order.
     var index: Int
-    var instance: InstanceID
-    var kind: WidgetKindID
+    /// Where the widget is kept (`InstanceStore`).
+    var slot: Int32
     var behaviour: Double
     var relevance: Double
     var relevanceState: RelevanceState
@@ -52,7 +56,9 @@ extension Engine {
     @discardableResult
     public mutating func commit(stack id: StackID, at time: Timestamp) -> Decision? {
         guard var state = stacks[id] else { return nil }
+        // Taken out while in use: were `scratch` still to hold it, filling it would copy it first.
         var matrix = scratch
+        scratch = []
         let result = evaluation(of: state, at: time, scratch: &matrix)
         scratch = matrix
         state.dirty = false
@@ -85,28 +91,56 @@ extension Engine {
     }
 
     /// The full evaluation of a stack at a time: a pure function of the engine's state.
+    ///
+    /// The hot path of every query: widget ids, kinds and keys come from the stack's own lists, a widget's state
+    /// is read (in place, through its slot) only when it has relevance inputs, and the feature matrix goes into
+    /// `matrix`, which callers may reuse.
     func evaluation(of state: StackState, at time: Timestamp, scratch matrix: inout [Double]) -> Evaluation {
         let configuration = state.configuration
-        let widgets = state.instances.compactMap { instances[$0] }
-        let n = widgets.count
+        let n = state.slots.count
+
+        // Relevance: the provider's normalised timeline score, or a relevant context in force.
         var standings: [WidgetStanding] = []
         standings.reserveCapacity(n)
+        for index in 0..<n {
+            let slot = state.slots[index]
+            var relevanceState = RelevanceState.nothing
+            var active: Int?
+            if instances.hasRelevanceInputs[Int(slot)] {
+                relevanceState = instances.slots[Int(slot)]?.relevance.state(at: time) ?? .nothing
+                if let relevantContexts = instances.slots[Int(slot)]?.relevantContexts, !relevantContexts.isEmpty {
+                    active = RelevantContext.firstActive(relevantContexts, at: time, contexts: contexts)
+                }
+            }
+            var relevance = relevanceState.status == .relevant ? relevanceState.normalized : 0
+            if let active { relevance = max(relevance, max(0.5, 1 - 0.1 * Double(active))) }
+            var shares = SignalShares()
+            if relevance > 0 { shares[.relevance] = relevance }
+            standings.append(
+                WidgetStanding(
+                    index: index, slot: slot, behaviour: 1 / Double(n),
+                    relevance: configuration.smartRotate ? relevance : 0, relevanceState: relevanceState,
+                    relevantContext: active, contributions: shares))
+        }
 
         // Behaviour: the learned model's probability that the user goes to each widget next.
-        var behaviour = Array(repeating: n > 0 ? 1 / Double(n) : 0, count: n)
-        var contributions = Array(repeating: SignalShares(), count: n)
         var candidate: (key: Int32, probability: Double)?
         if configuration.smartRotate, n > 0 {
-            let candidates = configuration.suggestions ? suggestionCandidates(for: state, widgets: widgets) : []
-            let keys = widgets.map(\.key) + candidates
+            let candidates = configuration.suggestions ? suggestionCandidates(for: state) : []
+            let keys = candidates.isEmpty ? state.keys : state.keys + candidates
             usage.features(
                 for: FeatureQuery(
                     keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget),
                 into: &matrix)
-            let probabilities = OnlineRanker.probabilities(state.ranker.scores(matrix, rows: keys.count))
-            let widgetTotal = probabilities.prefix(n).reduce(0, +)
-            for i in 0..<n { behaviour[i] = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n) }
-            contributions = state.ranker.contributions(matrix: matrix, rows: keys.count, count: n)
+            let probabilities = state.ranker.probabilities(matrix: matrix, rows: keys.count)
+            var widgetTotal = 0.0
+            for i in 0..<n { widgetTotal += probabilities[i] }
+            for i in 0..<n { standings[i].behaviour = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n) }
+            state.ranker.contributions(matrix: matrix, rows: keys.count, count: n) { i, shares in
+                let relevance = standings[i].contributions[.relevance]
+                standings[i].contributions = shares
+                if let relevance { standings[i].contributions[.relevance] = relevance }
+            }
             // A candidate is suggested when the user is more likely to want it than every placed widget.
             if let best = candidates.indices.max(by: { probabilities[n + $0] < probabilities[n + $1] }),
                 probabilities[n + best] > (probabilities.prefix(n).max() ?? 0)
@@ -115,46 +149,26 @@ extension Engine {
             }
         }
 
-        // Relevance: the provider's normalised timeline score, or a relevant context in force.
-        for (index, widget) in widgets.enumerated() {
-            let relevanceState = widget.relevance.state(at: time)
-            var relevance = relevanceState.status == .relevant ? relevanceState.normalized : 0
-            let active = RelevantContext.firstActive(widget.relevantContexts, at: time, contexts: contexts)
-            if let active { relevance = max(relevance, max(0.5, 1 - 0.1 * Double(active))) }
-            var shares = contributions[index]
-            if relevance > 0 { shares[.relevance] = relevance }
-            standings.append(
-                WidgetStanding(
-                    index: index, instance: widget.id, kind: widget.kind, behaviour: behaviour[index],
-                    relevance: configuration.smartRotate ? relevance : 0, relevanceState: relevanceState,
-                    relevantContext: active, contributions: shares))
-        }
-
         // Relevance groups: of an app's widgets in one group, only the most relevant may be surfaced.
         var grouped: Set<Int> = []
         var strongest: [String: Int] = [:]
-        for standing in standings where standing.relevance > 0 {
-            guard let group = widgets[standing.index].group else { continue }
-            let groupKey = "\(standing.kind.app)\u{0}\(group)"
+        for index in 0..<n where standings[index].relevance > 0 {
+            guard let group = instances.slots[Int(standings[index].slot)]?.group else { continue }
+            let groupKey = "\(state.kinds[index].app)\u{0}\(group)"
             if let other = strongest[groupKey] {
-                let loser = standings[other].relevance >= standing.relevance ? standing.index : other
-                if loser == other { strongest[groupKey] = standing.index }
+                let loser = standings[other].relevance >= standings[index].relevance ? index : other
+                if loser == other { strongest[groupKey] = index }
                 grouped.insert(loser)
             } else {
-                strongest[groupKey] = standing.index
+                strongest[groupKey] = index
             }
         }
         for index in grouped { standings[index].relevance = 0 }
 
+        // Highest score first, ties in the user's order.
+        var scores = standings.map(\.score)
         var order = Array(0..<n)
-        func sortOrder() {
-            order.sort { a, b in
-                let sa = standings[a].score
-                let sb = standings[b].score
-                return sa != sb ? sa > sb : a < b
-            }
-        }
-        if configuration.smartRotate { sortOrder() }
+        if configuration.smartRotate { Self.sortByScore(&order, scores) }
 
         // Stability: a rotation by relevance is withheld while the last rotation is younger than the minimum
         // time on top, or when the widget has used its rotations for the day. Developer mode lifts both.
@@ -163,38 +177,43 @@ extension Engine {
         let topCanRotate = configuration.developerMode
             || state.lastRotation.map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
         if configuration.smartRotate, !configuration.developerMode {
-            while let first = order.first, standings[first].relevance > 0, widgets[first].id.rawValue != publishedTop {
+            while let first = order.first, standings[first].relevance > 0,
+                state.instances[first].rawValue != publishedTop
+            {
                 // Behaviour alone would put it on top (ties go to the user's order): no rotation.
                 let own = standings[first].behaviour
                 let beaten = order.dropFirst().contains { other in
-                    standings[other].score > own || (standings[other].score == own && other < first)
+                    scores[other] > own || (scores[other] == own && other < first)
                 }
                 // A top whose reason would read `relevance` counts as a rotation either way.
                 guard beaten || standings[first].relevance >= own else { break }
-                let rotationsToday = widgets[first].rotations.count { time.seconds(since: $0) < 86_400 }
+                let rotations = instances.slots[Int(standings[first].slot)]?.rotations ?? []
+                let rotationsToday = rotations.count { time.seconds(since: $0) < 86_400 }
                 guard !topCanRotate || rotationsToday >= settings.maxRotationsPerWidgetPerDay else { break }
                 limited.insert(first)
                 standings[first].relevance = 0
-                sortOrder()
+                scores[first] = standings[first].score
+                Self.sortByScore(&order, scores)
             }
         }
 
         // The user's own choices come first: a recent manual swipe, then the pin.
         if let swipe = state.manualSwipe, time.seconds(since: swipe.time) < settings.swipeGracePeriod,
-            let index = widgets.firstIndex(where: { $0.id == swipe.instance })
+            let index = state.instances.firstIndex(of: swipe.instance)
         {
             order.removeAll { $0 == index }
             order.insert(index, at: 0)
         }
-        if let pinned = configuration.pinned, let index = widgets.firstIndex(where: { $0.id == pinned }) {
+        if let pinned = configuration.pinned, let index = state.instances.firstIndex(of: pinned) {
             order.removeAll { $0 == index }
             order.insert(index, at: 0)
         }
 
         var entries: [DecisionEntry] = []
+        entries.reserveCapacity(n + 1)
         let activities = configuration.liveActivities ? liveActivities.activities(at: time) : []
         if !activities.isEmpty {
-            let apps = Set(widgets.map(\.kind.app))
+            let apps = Set(state.kinds.map(\.app))
             for activity in activities where apps.contains(activity.app) {
                 entries.append(
                     DecisionEntry(
@@ -203,13 +222,12 @@ extension Engine {
             }
         }
         for index in order {
-            let standing = standings[index]
             entries.append(
                 DecisionEntry(
-                    instance: standing.instance.rawValue, kind: standing.kind, position: 0, score: standing.score,
-                    suggested: false, pinned: configuration.pinned == standing.instance,
-                    reason: reason(for: standing, state: state, limited: limited, grouped: grouped, at: time),
-                    contributions: standing.contributions))
+                    instance: state.instances[index].rawValue, kind: state.kinds[index], position: entries.count,
+                    score: scores[index], suggested: false, pinned: configuration.pinned == state.instances[index],
+                    reason: reason(for: standings[index], state: state, limited: limited, grouped: grouped, at: time),
+                    contributions: standings[index].contributions))
         }
         // A suggestion goes on top of the widgets (below a pin or a manual swipe) when the top may change.
         if let candidate, topCanRotate || publishedTop == suggestionID(candidate.key) {
@@ -220,18 +238,41 @@ extension Engine {
                     instance: suggestionID(candidate.key), kind: info.kind, position: 0, score: candidate.probability,
                     suggested: true, pinned: false, reason: .suggestion, contributions: SignalShares()),
                 at: protected.count)
+            for position in entries.indices { entries[position].position = position }
         }
-        for position in entries.indices { entries[position].position = position }
         let decision = Decision(stack: configuration.id, revision: state.revision, time: time, entries: entries)
         return Evaluation(decision: decision, standings: standings, limited: limited, grouped: grouped)
+    }
+
+    /// Sorts widget indices by score, highest first, ties in the user's order.
+    ///
+    /// Each widget's place is counted (how many come before it) rather than found by comparisons that branch:
+    /// stacks are small and their scores unpredictable. Scores that are not numbers fall back to a sort.
+    static func sortByScore(_ order: inout [Int], _ scores: [Double]) {
+        guard order.count == scores.count, !scores.contains(where: \.isNaN) else {
+            order.sort { a, b in scores[a] != scores[b] ? scores[a] > scores[b] : a < b }
+            return
+        }
+        let n = scores.count
+        order.withUnsafeMutableBufferPointer { order in
+            scores.withUnsafeBufferPointer { scores in
+                for i in 0..<n {
+                    var place = 0
+                    for j in 0..<i { place += scores[j] >= scores[i] ? 1 : 0 }
+                    for j in (i + 1)..<n { place += scores[j] > scores[i] ? 1 : 0 }
+                    order[place] = i
+                }
+            }
+        }
     }
 
     func reason(
         for standing: WidgetStanding, state: StackState, limited: Set<Int>, grouped: Set<Int>, at time: Timestamp
     ) -> DecisionReason {
         let configuration = state.configuration
-        if configuration.pinned == standing.instance { return .pinned }
-        if let swipe = state.manualSwipe, swipe.instance == standing.instance,
+        let instance = state.instances[standing.index]
+        if configuration.pinned == instance { return .pinned }
+        if let swipe = state.manualSwipe, swipe.instance == instance,
             time.seconds(since: swipe.time) < settings.swipeGracePeriod
         {
             return .manualSwipe
@@ -244,26 +285,29 @@ extension Engine {
         case .expired: return .expired
         case .none, .relevant: break
         }
-        var engagement = 0.0
-        var others = 0.0
-        for (signal, share) in standing.contributions.nonZero {
-            if signal == .engagement { engagement = share } else if signal != .relevance { others = max(others, share) }
+        // Engagement leads when its share is positive and above every other behaviour signal's.
+        let engagement = standing.contributions.share(at: Signal.engagement.index)
+        guard engagement > 0 else { return .behaviour }
+        for index in 0..<SignalShares.capacity where index != Signal.engagement.index && index != Signal.relevance.index {
+            if standing.contributions.share(at: index) >= engagement { return .behaviour }
         }
-        return engagement > 0 && engagement > others ? .engagement : .behaviour
+        return .engagement
     }
 
     /// Candidate keys that may be suggested in a stack: recent, of a kind that fits the stack's family, not
     /// placed in it, and not in a relevance group with one of its widgets.
-    func suggestionCandidates(for state: StackState, widgets: [InstanceState]) -> [Int32] {
+    func suggestionCandidates(for state: StackState) -> [Int32] {
         guard !suggestionCandidates.isEmpty else { return [] }
-        let placed = Set(widgets.map(\.key))
-        let groups = Set(widgets.compactMap { widget in widget.group.map { "\(widget.kind.app)\u{0}\($0)" } })
+        let placed = Set(state.keys)
+        let groups = Set(state.slots.indices.compactMap { index in
+            instances.slots[Int(state.slots[index])]?.group.map { "\(state.kinds[index].app)\u{0}\($0)" }
+        })
         var result: [Int32] = []
         for key in suggestionCandidates.reversed() where !placed.contains(key) {
             let info = keys[Int(key)]
             guard let kind = kinds[info.kind],
                 kind.families.contains(state.configuration.family),
-                usage.keys[Int(key)].lastUse.map({ Double(now.microseconds - $0) / 1_000_000 < 86_400 }) ?? false
+                usage.lastUse(of: key).map({ Double(now.microseconds - $0) / 1_000_000 < 86_400 }) ?? false
             else { continue }
             if let group = keyRelevance[key]?.group, groups.contains("\(info.kind.app)\u{0}\(group)") { continue }
             result.append(key)

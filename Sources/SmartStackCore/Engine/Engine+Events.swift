@@ -50,7 +50,7 @@ extension Engine {
     mutating func look(at id: StackID, time: Timestamp) throws(CoreError) {
         guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
         guard state.configuration.smartRotate, !state.instances.isEmpty else { return }
-        let keys = state.instances.compactMap { instances[$0]?.key }
+        let keys = state.keys
         var matrix: [Double] = []
         usage.features(
             for: FeatureQuery(keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget),
@@ -144,7 +144,7 @@ extension Engine {
         // Exempt from the budget while the provider's app is in the foreground.
         let reason: ReloadReason = contexts["foregroundApp"] == app.rawValue ? .appForeground : .providerRequest
         var effects: [EngineEffect] = []
-        for id in instances.keys.sorted() {
+        for id in instances.ids.sorted() {
             guard let instance = instances[id], instance.kind.app == app, kind == nil || instance.kind.kind == kind else {
                 continue
             }

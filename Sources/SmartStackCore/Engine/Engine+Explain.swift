@@ -60,17 +60,18 @@ extension Engine {
         let developer = state.configuration.developerMode
         let nextRotation = developer ? time : max(time, state.lastRotation?.adding(seconds: settings.minimumTimeOnTop) ?? time)
         var widgets: [WidgetExplanation] = []
-        for standing in result.standings where instance == nil || standing.instance == instance {
-            guard let widget = instances[standing.instance] else { continue }
-            let position = result.decision.entries.firstIndex { $0.instance == standing.instance.rawValue } ?? -1
+        for standing in result.standings where instance == nil || state.instances[standing.index] == instance {
+            let id = state.instances[standing.index]
+            guard let widget = instances[id] else { continue }
+            let position = result.decision.entries.firstIndex { $0.instance == id.rawValue } ?? -1
             let rotations = widget.rotations.count { time.seconds(since: $0) < 86_400 }
             let swipe = state.manualSwipe.flatMap { swipe in
-                swipe.instance == standing.instance ? swipe.time.adding(seconds: settings.swipeGracePeriod) : nil
+                swipe.instance == id ? swipe.time.adding(seconds: settings.swipeGracePeriod) : nil
             }
-            let isTop = result.decision.top == standing.instance.rawValue
+            let isTop = result.decision.top == id.rawValue
             widgets.append(
                 WidgetExplanation(
-                    instance: standing.instance, kind: standing.kind, position: position,
+                    instance: id, kind: state.kinds[standing.index], position: position,
                     reason: position >= 0 ? result.decision.entries[position].reason : .behaviour,
                     score: standing.score, behaviour: standing.behaviour, relevance: standing.relevance,
                     contributions: standing.contributions, relevanceState: standing.relevanceState,
@@ -79,9 +80,9 @@ extension Engine {
                     rotationLimited: result.limited.contains(standing.index), rotationsToday: rotations,
                     rotationsLeftToday: developer ? settings.maxRotationsPerWidgetPerDay
                         : max(0, settings.maxRotationsPerWidgetPerDay - rotations),
-                    timeOnTop: isTop && state.published?.top == standing.instance.rawValue
+                    timeOnTop: isTop && state.published?.top == id.rawValue
                         ? state.topSince.map { time.seconds(since: $0) } : nil,
-                    pinned: state.configuration.pinned == standing.instance, manualSwipeUntil: swipe,
+                    pinned: state.configuration.pinned == id, manualSwipeUntil: swipe,
                     budget: widget.reload.budgetState(at: time),
                     nextReload: widget.reload.withheldUntil ?? widget.reload.dueDate))
         }

@@ -8,7 +8,7 @@
 /// `CodecError`, and the service replays its log instead.
 extension Engine {
     /// The layout version of ``snapshot()``.
-    public static let snapshotFormat: UInt64 = 1
+    public static let snapshotFormat: UInt64 = 2
     private static let magic: [UInt8] = Array("SSES".utf8)
 
     /// The engine's state as bytes.
@@ -27,8 +27,7 @@ extension Engine {
         }
         writer.count(stacks.count)
         for id in stacks.keys.sorted() { stacks[id].map { writer.stackState($0) } }
-        writer.count(instances.count)
-        for id in instances.keys.sorted() { instances[id].map { writer.instanceState($0) } }
+        writer.instanceStore(instances)
         writer.usageModel(usage)
         writer.array(keys) { writer, info in
             writer.kindID(info.kind)
@@ -103,10 +102,7 @@ extension Engine {
             let state = try reader.stackState()
             stacks[state.configuration.id] = state
         }
-        for _ in 0..<(try reader.count()) {
-            let state = try reader.instanceState()
-            instances[state.id] = state
-        }
+        instances = try reader.instanceStore()
         usage = try reader.usageModel()
         for index in 0..<(try reader.count()) {
             let kind = try reader.kindID()
@@ -162,6 +158,9 @@ extension ByteWriter {
     mutating func stackState(_ value: StackState) {
         stackConfiguration(value.configuration)
         array(value.instances) { $0.instance($1) }
+        array(value.kinds) { $0.kindID($1) }
+        array(value.slots) { $0.int(Int64($1)) }
+        array(value.keys) { $0.int(Int64($1)) }
         ranker(value.ranker)
         optional(value.look) { writer, look in
             writer.timestamp(look.time)
@@ -181,6 +180,12 @@ extension ByteWriter {
         }
         bool(value.dirty)
         int(Int64(value.decidedGeneration))
+    }
+
+    /// The instance store slot by slot (slot numbers are kept: stacks refer to them), and its free slots in order.
+    mutating func instanceStore(_ value: InstanceStore) {
+        array(value.slots) { writer, slot in writer.optional(slot) { $0.instanceState($1) } }
+        array(value.freeSlots) { $0.int(Int64($1)) }
     }
 
     mutating func instanceState(_ value: InstanceState) {
@@ -219,6 +224,9 @@ extension ByteReader {
     mutating func stackState() throws(CodecError) -> StackState {
         var state = StackState(configuration: try stackConfiguration())
         for _ in 0..<(try count()) { state.instances.append(try instance()) }
+        for _ in 0..<(try count()) { state.kinds.append(try kindID()) }
+        for _ in 0..<(try count()) { state.slots.append(try int32()) }
+        for _ in 0..<(try count()) { state.keys.append(try int32()) }
         state.ranker = try ranker()
         if try present() {
             let time = try timestamp()
@@ -240,6 +248,20 @@ extension ByteReader {
         state.dirty = try bool()
         state.decidedGeneration = try integer()
         return state
+    }
+
+    mutating func instanceStore() throws(CodecError) -> InstanceStore {
+        var store = InstanceStore()
+        for _ in 0..<(try count()) {
+            let state = try present() ? try instanceState() : nil
+            if let state { store.slotsByID[state.id] = Int32(store.slots.count) }
+            // As `InstanceStore.noteRelevanceInputs` computes it.
+            store.hasRelevanceInputs.append(
+                state.map { $0.relevance.timeline != nil || !$0.relevantContexts.isEmpty } ?? false)
+            store.slots.append(state)
+        }
+        for _ in 0..<(try count()) { store.freeSlots.append(try int32()) }
+        return store
     }
 
     mutating func instanceState() throws(CodecError) -> InstanceState {

@@ -19,7 +19,7 @@ extension ByteWriter {
     }
 
     mutating func shares(_ value: SignalShares) {
-        for index in 0..<16 { double(value.values[index]) }
+        for index in 0..<SignalShares.capacity { double(value.share(at: index)) }
     }
 
     mutating func ranker(_ value: OnlineRanker) {
@@ -29,54 +29,39 @@ extension ByteWriter {
     }
 
     mutating func lookContext(_ value: LookContext) {
-        int(Int64(value.level))
         int(Int64(value.last))
         int(Int64(value.previous))
         int(Int64(value.third))
+        int(Int64(value.level))
         int(Int64(value.gap))
     }
 
-    mutating func decayed(_ value: DecayedCount) {
-        double(value.value)
-        int(value.time)
-    }
-
-    mutating func decayedTable<Key: Comparable>(_ table: [Key: DecayedCount], key: (inout ByteWriter, Key) -> Void) {
-        count(table.count)
-        for name in table.keys.sorted() {
-            key(&self, name)
-            table[name].map { decayed($0) }
+    /// A count table's slots as they lie (probe order and iteration order depend on it), then its count.
+    mutating func countTable<Key>(_ table: CountTable<Key>, key: (inout ByteWriter, Key) -> Void) {
+        array(table.slots) { writer, slot in
+            key(&writer, slot.key)
+            writer.double(slot.sum)
         }
+        count(table.count)
     }
 
     mutating func usageModel(_ value: UsageModel) {
-        array(value.keys) { writer, usage in
-            writer.optional(usage.lastUse) { $0.int($1) }
-            writer.array(usage.counts) { $0.decayed($1) }
-            writer.array(usage.hours) { $0.decayed($1) }
-            writer.array(usage.weekdays) { $0.decayed($1) }
-            writer.decayed(usage.afterView)
-            writer.decayed(usage.afterLookLong)
-            writer.decayed(usage.taps)
-            writer.decayed(usage.swipesTo)
-            writer.decayed(usage.swipesAway)
-            writer.decayedTable(usage.contexts) { $0.int(Int64($1)) }
-        }
+        int(value.clock.reference)
+        int(value.clock.latest)
+        bool(value.clock.started)
+        array(value.counters) { $0.double($1) }
+        array(value.lastUses) { $0.int($1) }
         for app in [value.lastApp, value.previousApp, value.thirdApp] { optional(app) { $0.int(Int64($1)) } }
         for time in [value.lastTime, value.previousTime] { optional(time) { $0.int($1) } }
-        let outcomes = value.lookOutcomes.keys.sorted {
-            ($0.key, $0.context.level, $0.context.last, $0.context.previous, $0.context.third, $0.context.gap)
-                < ($1.key, $1.context.level, $1.context.last, $1.context.previous, $1.context.third, $1.context.gap)
+        countTable(value.lookOutcomes) { writer, key in
+            writer.lookContext(key.context)
+            writer.int(Int64(key.key))
         }
-        count(outcomes.count)
-        for outcome in outcomes {
-            lookContext(outcome.context)
-            int(Int64(outcome.key))
-            value.lookOutcomes[outcome].map { decayed($0) }
-        }
-        decayedTable(value.transitions) { $0.int($1) }
-        decayedTable(value.transitionTotals) { $0.int(Int64($1)) }
-        decayedTable(value.afterViewTransitions) { $0.int($1) }
+        array(value.lookContextFilter.counts) { $0.uint(UInt64($1)) }
+        countTable(value.transitions) { $0.uint($1) }
+        array(value.transitionTotals) { $0.double($1) }
+        countTable(value.afterViewTransitions) { $0.uint($1) }
+        countTable(value.contextCounts) { $0.uint($1) }
     }
 
     mutating func reloadScheduler(_ value: ReloadScheduler) {
@@ -153,9 +138,11 @@ extension ByteReader {
     }
 
     mutating func shares() throws(CodecError) -> SignalShares {
-        var value = SignalShares()
-        for index in 0..<16 { value.values[index] = try double() }
-        return value
+        var values: [Double] = []
+        for _ in 0..<SignalShares.capacity { values.append(try double()) }
+        return values.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.map { SignalShares(copying: $0) } ?? SignalShares()
+        }
     }
 
     mutating func ranker() throws(CodecError) -> OnlineRanker {
@@ -177,65 +164,56 @@ extension ByteReader {
             return narrow
         }
         return LookContext(
-            level: try int8(try int()), last: try int32(), previous: try int32(), third: try int32(),
+            last: try int32(), previous: try int32(), third: try int32(), level: try int8(try int()),
             gap: try int8(try int()))
     }
 
-    mutating func decayed() throws(CodecError) -> DecayedCount {
-        var value = DecayedCount()
-        value.value = try double()
-        value.time = try int()
-        return value
-    }
-
-    mutating func decayedList(expected: Int) throws(CodecError) -> [DecayedCount] {
-        var list: [DecayedCount] = []
-        for _ in 0..<(try count()) { list.append(try decayed()) }
-        guard list.count == expected else { throw CodecError("\(list.count) counts where \(expected) belong") }
-        return list
+    mutating func countTable<Key>(_ key: (inout ByteReader) throws(CodecError) -> Key) throws(CodecError)
+        -> CountTable<Key>
+    {
+        var table = CountTable<Key>()
+        let capacity = try count()
+        guard capacity == 0 || capacity & (capacity - 1) == 0 else {
+            throw CodecError("count table of \(capacity) slots (not a power of two)")
+        }
+        table.slots.reserveCapacity(capacity)
+        for _ in 0..<capacity {
+            let slotKey = try key(&self)
+            table.slots.append(CountTable<Key>.Slot(key: slotKey, sum: try double()))
+        }
+        table.count = try count()
+        let occupied = table.slots.count(where: { $0.sum != 0 })
+        guard table.count == occupied else { throw CodecError("count table count mismatch") }
+        return table
     }
 
     mutating func usageModel() throws(CodecError) -> UsageModel {
         var value = UsageModel()
-        for _ in 0..<(try count()) {
-            var usage = KeyUsage()
-            usage.lastUse = try present() ? try int() : nil
-            usage.counts = try decayedList(expected: UsageModel.countTaus.count)
-            usage.hours = try decayedList(expected: 24)
-            usage.weekdays = try decayedList(expected: 7)
-            usage.afterView = try decayed()
-            usage.afterLookLong = try decayed()
-            usage.taps = try decayed()
-            usage.swipesTo = try decayed()
-            usage.swipesAway = try decayed()
-            for _ in 0..<(try count()) {
-                let pair = try int32()
-                usage.contexts[pair] = try decayed()
-            }
-            value.keys.append(usage)
+        value.clock.reference = try int()
+        value.clock.latest = try int()
+        value.clock.started = try bool()
+        for _ in 0..<(try count()) { value.counters.append(try double()) }
+        for _ in 0..<(try count()) { value.lastUses.append(try int()) }
+        guard value.counters.count == value.lastUses.count * KeyCounter.width else {
+            throw CodecError("\(value.counters.count) counters for \(value.lastUses.count) keys")
         }
         value.lastApp = try present() ? try int32() : nil
         value.previousApp = try present() ? try int32() : nil
         value.thirdApp = try present() ? try int32() : nil
         value.lastTime = try present() ? try int() : nil
         value.previousTime = try present() ? try int() : nil
-        for _ in 0..<(try count()) {
-            let context = try lookContext()
-            let key = try int32()
-            value.lookOutcomes[LookOutcomeKey(context: context, key: key)] = try decayed()
+        value.lookOutcomes = try countTable { reader throws(CodecError) in
+            LookOutcomeKey(context: try reader.lookContext(), key: try reader.int32())
         }
         for _ in 0..<(try count()) {
-            let pair = try int()
-            value.transitions[pair] = try decayed()
+            let raw = try uint()
+            guard let count = UInt16(exactly: raw) else { throw CodecError("filter count \(raw) out of range") }
+            value.lookContextFilter.counts.append(count)
         }
-        for _ in 0..<(try count()) {
-            let app = try int32()
-            value.transitionTotals[app] = try decayed()
-        }
-        for _ in 0..<(try count()) {
-            let pair = try int()
-            value.afterViewTransitions[pair] = try decayed()
-        }
+        value.transitions = try countTable { reader throws(CodecError) in try reader.uint() }
+        for _ in 0..<(try count()) { value.transitionTotals.append(try double()) }
+        value.afterViewTransitions = try countTable { reader throws(CodecError) in try reader.uint() }
+        value.contextCounts = try countTable { reader throws(CodecError) in try reader.uint() }
         return value
     }
 

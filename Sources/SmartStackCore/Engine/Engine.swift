@@ -13,7 +13,7 @@ public struct Engine: Sendable {
     var kinds: [WidgetKindID: WidgetKind] = [:]
     var kindsByApp: [AppID: [WidgetKindID]] = [:]
     var stacks: [StackID: StackState] = [:]
-    var instances: [InstanceID: InstanceState] = [:]
+    var instances = InstanceStore()
     var usage = UsageModel()
     var keyIndex: [WidgetKey: Int32] = [:]
     var keys: [WidgetKeyInfo] = []
@@ -149,6 +149,9 @@ public struct Engine: Sendable {
         }
         state.configuration = configuration
         state.instances = placed.map(\.0.instance)
+        state.kinds = placed.map(\.1.id)
+        state.slots = state.instances.compactMap { instances.slot(of: $0) }
+        state.keys = state.slots.compactMap { instances.slots[Int($0)]?.key }
         if let swiped = state.manualSwipe, !kept.contains(swiped.instance) { state.manualSwipe = nil }
         state.dirty = true
         stacks[configuration.id] = state
@@ -298,7 +301,12 @@ struct PendingLook: Sendable, Hashable {
 /// One stack.
 struct StackState: Sendable, Hashable {
     var configuration: StackConfiguration
+    /// The widgets in the user's order, their kinds, and where they are kept: their `InstanceStore` slots and
+    /// usage keys (every one placed, so the lists run in parallel).
     var instances: [InstanceID] = []
+    var kinds: [WidgetKindID] = []
+    var slots: [Int32] = []
+    var keys: [Int32] = []
     var ranker = OnlineRanker()
     var look: PendingLook?
     var previousLookTarget: Int32?

@@ -22,37 +22,88 @@ struct OnlineRanker: Sendable, Hashable {
         return weights
     }()
 
-    var weights: [Double] = OnlineRanker.prior
+    /// The stack's own copy from the start (not the shared prior's buffer), so learning never allocates.
+    var weights: [Double] = OnlineRanker.prior.map { $0 }
     var squaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
     /// Labels learned from so far.
     var updates: Int = 0
 
     /// Linear scores (log-odds up to a constant) of the rows of a feature matrix.
     func scores(_ matrix: [Double], rows: Int) -> [Double] {
-        let width = Feature.count
-        var scores = Array(repeating: 0.0, count: rows)
-        for row in 0..<rows {
-            var sum = 0.0
-            let base = row * width
-            for column in 0..<width { sum += weights[column] * matrix[base + column] }
-            scores[row] = sum
+        [Double](unsafeUninitializedCapacity: rows) { scores, initialized in
+            Self.withRowBlocks(of: matrix, rows: rows, weights: weights) { first, block, w in
+                var sums = (0.0, 0.0, 0.0, 0.0)
+                for column in 0..<Feature.count {
+                    let weight = w[column]
+                    sums.0 += weight * block.0[column]
+                    sums.1 += weight * block.1[column]
+                    sums.2 += weight * block.2[column]
+                    sums.3 += weight * block.3[column]
+                }
+                scores[first] = sums.0
+                if first + 1 < rows { scores[first + 1] = sums.1 }
+                if first + 2 < rows { scores[first + 2] = sums.2 }
+                if first + 3 < rows { scores[first + 3] = sums.3 }
+            }
+            initialized = rows
         }
-        return scores
     }
 
-    /// Softmax probabilities of the scores.
-    static func probabilities(_ scores: [Double]) -> [Double] {
-        guard let top = scores.max() else { return [] }
-        let exps = scores.map { exp($0 - top) }
-        let total = exps.reduce(0, +)
-        return exps.map { $0 / total }
+    /// Four rows of a feature matrix.
+    typealias RowBlock = (UnsafePointer<Double>, UnsafePointer<Double>, UnsafePointer<Double>, UnsafePointer<Double>)
+
+    /// Calls `body` with the first `rows` rows of `matrix` four at a time (rows past the end read as zeros),
+    /// and the weights, as pointers.
+    ///
+    /// Four rows side by side give four independent sums: each row still adds its terms in column order, so
+    /// every result is bitwise what one row at a time gives, but an addition no longer waits for the one before.
+    /// The loops over a row have a fixed width and no bounds or overflow checks.
+    @inline(__always)
+    private static func withRowBlocks(
+        of matrix: [Double], rows: Int, weights: [Double], _ body: (Int, RowBlock, UnsafePointer<Double>) -> Void
+    ) {
+        precondition(matrix.count >= rows * Feature.count && weights.count == Feature.count)
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: Feature.count) { zeros in
+            zeros.initialize(repeating: 0)
+            matrix.withUnsafeBufferPointer { matrix in
+                weights.withUnsafeBufferPointer { weights in
+                    guard let x = matrix.baseAddress, let w = weights.baseAddress, let zero = zeros.baseAddress else {
+                        return
+                    }
+                    func row(_ index: Int) -> UnsafePointer<Double> {
+                        index < rows ? x + index &* Feature.count : UnsafePointer(zero)
+                    }
+                    for first in stride(from: 0, to: rows, by: 4) {
+                        body(first, (row(first), row(first + 1), row(first + 2), row(first + 3)), w)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Softmax probabilities of the rows of a feature matrix (the scores' buffer, reused).
+    func probabilities(matrix: [Double], rows: Int) -> [Double] {
+        var result = scores(matrix, rows: rows)
+        Self.softmax(&result)
+        return result
+    }
+
+    /// Turns scores into softmax probabilities in place.
+    static func softmax(_ values: inout [Double]) {
+        guard let top = values.max() else { return }
+        var total = 0.0
+        for index in values.indices {
+            values[index] = exp(values[index] - top)
+            total += values[index]
+        }
+        for index in values.indices { values[index] /= total }
     }
 
     /// One learning step: the user went to row `target` of the matrix the stack was shown with.
     mutating func learn(matrix: [Double], rows: Int, target: Int) {
         guard rows > 1, target >= 0, target < rows else { return }
         let width = Feature.count
-        let probabilities = Self.probabilities(scores(matrix, rows: rows))
+        let probabilities = probabilities(matrix: matrix, rows: rows)
         for column in 0..<width {
             var expected = 0.0
             for row in 0..<rows { expected += probabilities[row] * matrix[row * width + column] }
@@ -64,26 +115,48 @@ struct OnlineRanker: Sendable, Hashable {
         updates += 1
     }
 
-    /// Each signal's additive share of every row's score, relative to the stack's average row.
+    /// Each signal's additive share of the score of each of the first `count` rows, relative to the stack's
+    /// average row, handed to `body` row by row.
     ///
     /// The softmax ignores anything added to every row alike, so centring makes the shares comparable
     /// across widgets: a positive share is what lifts this widget above the others.
-    func contributions(matrix: [Double], rows: Int, count: Int) -> [SignalShares] {
+    func contributions(matrix: [Double], rows: Int, count: Int, _ body: (_ row: Int, SignalShares) -> Void) {
         let width = Feature.count
-        var means = Array(repeating: 0.0, count: width)
-        for row in 0..<rows {
-            for column in 0..<width { means[column] += matrix[row * width + column] }
-        }
-        for column in 0..<width { means[column] /= Double(rows) }
-        var result: [SignalShares] = []
-        result.reserveCapacity(count)
-        for row in 0..<count {
-            var shares = SignalShares()
-            for column in 0..<width where weights[column] != 0 {
-                shares.add(weights[column] * (matrix[row * width + column] - means[column]), at: Feature.signalIndex[column])
+        guard rows > 0, count > 0 else { return }
+        let runs = Feature.signalRuns
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: width + 4 * SignalShares.capacity) { scratch in
+            guard let means = scratch.baseAddress else { return }
+            let shares = means + width
+            means.initialize(repeating: 0, count: width)
+            matrix.withUnsafeBufferPointer { matrix in
+                for row in 0..<rows {
+                    for column in 0..<width { means[column] += matrix[row &* width &+ column] }
+                }
             }
-            result.append(shares)
+            for column in 0..<width { means[column] /= Double(rows) }
+            Self.withRowBlocks(of: matrix, rows: count, weights: weights) { first, block, w in
+                // Each signal's terms w·(x − mean), summed in feature order. Features are finite, so the term of
+                // a zero weight is ±0 and leaves a sum as it was.
+                shares.initialize(repeating: 0, count: 4 * SignalShares.capacity)
+                for run in runs {
+                    var sums = (0.0, 0.0, 0.0, 0.0)
+                    for column in run.columns {
+                        let weight = w[column]
+                        let mean = means[column]
+                        sums.0 += weight * (block.0[column] - mean)
+                        sums.1 += weight * (block.1[column] - mean)
+                        sums.2 += weight * (block.2[column] - mean)
+                        sums.3 += weight * (block.3[column] - mean)
+                    }
+                    shares[run.signal] = sums.0
+                    shares[SignalShares.capacity + run.signal] = sums.1
+                    shares[2 * SignalShares.capacity + run.signal] = sums.2
+                    shares[3 * SignalShares.capacity + run.signal] = sums.3
+                }
+                for lane in 0..<4 where first + lane < count {
+                    body(first + lane, SignalShares(copying: shares + lane * SignalShares.capacity))
+                }
+            }
         }
-        return result
     }
 }

@@ -1,43 +1,70 @@
-/// What the user did with one widget key (an app's kind with one configuration), as decaying aggregates.
+/// The decayed counters kept per widget key (an app's kind with one configuration), as offsets into one row of
+/// `UsageModel.counters`.
 ///
-/// Nothing here is a list of events: every field is a fixed-size summary, so memory and cost per event
-/// stay flat however long the history.
-struct KeyUsage: Sendable, Hashable {
-    /// Microseconds of the latest matching donation, `nil` before the first.
-    var lastUse: Int64?
-    /// Decayed donation counts at the time constants of `UsageModel.countTaus`.
-    var counts: [DecayedCount] = Array(repeating: DecayedCount(), count: UsageModel.countTaus.count)
-    /// Decayed donation counts per local hour of day.
-    var hours: [DecayedCount] = Array(repeating: DecayedCount(), count: 24)
-    /// Decayed donation counts per local weekday (Monday first).
-    var weekdays: [DecayedCount] = Array(repeating: DecayedCount(), count: 7)
+/// Every field is a fixed-size summary, so memory and cost per event stay flat however long the history; the
+/// rows of all keys sit in one flat array, so reading them allocates nothing and touches no reference counts.
+enum KeyCounter {
+    /// Donation counts at the time constants of `UsageModel.countScales` (3 slots).
+    static let counts = 0
+    /// Donation counts per local hour of day (24 slots).
+    static let hours = 3
+    /// Donation counts per local weekday, Monday first (7 slots).
+    static let weekdays = 27
     /// How often this key was what the user went to right after looking at a stack.
-    var afterView = DecayedCount()
+    static let afterView = 34
     /// The same over a month: the back-off base of what follows a look in context.
-    var afterLookLong = DecayedCount()
+    static let afterLookLong = 35
     /// Taps on the widget and manual swipes to and away from it.
-    var taps = DecayedCount()
-    var swipesTo = DecayedCount()
-    var swipesAway = DecayedCount()
-    /// Decayed donation counts per context pair (`key=value`, interned) in force at the donation.
-    var contexts: [Int32: DecayedCount] = [:]
+    static let taps = 36
+    static let swipesTo = 37
+    static let swipesAway = 38
+    /// Slots per key.
+    static let width = 39
+
+    /// The time constant of every slot.
+    static let scales: [DecayScale] = (0..<width).map { slot in
+        switch slot {
+        case counts..<hours: UsageModel.countScales[slot - counts]
+        case hours..<weekdays: UsageModel.hourScale
+        case weekdays..<afterView: UsageModel.weekdayScale
+        case afterView: UsageModel.afterViewScale
+        case afterLookLong: UsageModel.lookContextScale
+        default: UsageModel.engagementScale
+        }
+    }
 }
 
-/// The behaviour aggregates shared by every stack: per widget key usage, app-to-widget transitions and
-/// the sequence state (last and previous app). Keys and apps are interned to dense integers so the hot
-/// paths index arrays instead of hashing strings.
-struct UsageModel: Sendable, Hashable {
-    static let countTaus: [Double] = [4 * 3_600, 3 * 86_400, 14 * 86_400]
-    static let hourTau: Double = 21 * 86_400
-    static let weekdayTau: Double = 28 * 86_400
-    static let transitionTau: Double = 7 * 86_400
-    static let afterViewTau: Double = 7 * 86_400
-    static let afterViewTransitionTau: Double = 14 * 86_400
-    static let engagementTau: Double = 7 * 86_400
-    static let contextTau: Double = 14 * 86_400
-    static let lookContextTau: Double = 30 * 86_400
+/// The behaviour aggregates shared by every stack: per widget key usage, app-to-widget transitions, what follows
+/// looks, and the sequence state (last and previous app).
+///
+/// Keys and apps are interned to dense integers, so the hot paths index arrays or probe `CountTable`s instead of
+/// hashing strings. Every decayed count is a sum against the shared `DecayClock`.
+///
+/// Bounded state: per-key rows grow with keys; the pair tables (transitions, look outcomes, contexts) could
+/// grow with the history, so whenever the clock is rescaled (every 64 × 4 h ≈ 10.7 days of event time) their
+/// counts that decayed below `negligibleCount` are dropped. What stays is what the last few time constants
+/// saw, however long the history.
+struct UsageModel: Sendable {
+    static let countScales: [DecayScale] = [.fourHours, .threeDays, .fourteenDays]
+    static let hourScale = DecayScale.twentyOneDays
+    static let weekdayScale = DecayScale.twentyEightDays
+    static let transitionScale = DecayScale.sevenDays
+    static let afterViewScale = DecayScale.sevenDays
+    static let afterViewTransitionScale = DecayScale.fourteenDays
+    static let engagementScale = DecayScale.sevenDays
+    static let contextScale = DecayScale.fourteenDays
+    static let lookContextScale = DecayScale.thirtyDays
+    /// A pair-table count below this (one event more than 11.5 time constants old) is dropped at a rescale.
+    /// The features that read these counts smooth them with priors of 0.1–2 per widget, or (transitions) with
+    /// half the widget's frequency share and a floor of 10⁻³ inside the logarithm, so dropping such a count
+    /// moves a feature by at most about 0.02 — and that only for a widget barely used in months.
+    static let negligibleCount = 1e-5
 
-    var keys: [KeyUsage] = []
+    var clock = DecayClock()
+    /// `KeyCounter.width` sums per key, key after key.
+    var counters: [Double] = []
+    /// Microseconds of each key's latest matching donation, `Int64.min` before the first.
+    var lastUses: [Int64] = []
     /// Latest and previous app to donate, and when.
     var lastApp: Int32?
     var previousApp: Int32?
@@ -45,46 +72,70 @@ struct UsageModel: Sendable, Hashable {
     var previousTime: Int64?
     /// The app before the previous one.
     var thirdApp: Int32?
-    /// Decayed counts of what the user went to after a look, per look context (a back-off chain of the last
-    /// apps and the idle gap), keyed by context and widget key.
-    var lookOutcomes: [LookOutcomeKey: DecayedCount] = [:]
-    /// Decayed counts of "app A donated, then key K matched the next donation", keyed by `pair(A, K)`.
-    var transitions: [Int64: DecayedCount] = [:]
-    /// Decayed counts of donations that followed each app.
-    var transitionTotals: [Int32: DecayedCount] = [:]
-    /// Decayed counts of "the last app was A when a stack was looked at, and the user then went to K".
-    var afterViewTransitions: [Int64: DecayedCount] = [:]
+    /// What the user went to after a look, per look context (a back-off chain of the last apps and the idle
+    /// gap) and widget key.
+    var lookOutcomes = CountTable<LookOutcomeKey>()
+    /// Which look contexts have entries in `lookOutcomes`: most a query meets have none.
+    var lookContextFilter = LookContextFilter()
+    /// "App A donated, then key K matched the next donation", keyed by `pair(A, K)`.
+    var transitions = CountTable<UInt64>()
+    /// Donations that followed each app, by app.
+    var transitionTotals: [Double] = []
+    /// "The last app was A when a stack was looked at, and the user then went to K", keyed by `pair(A, K)`.
+    var afterViewTransitions = CountTable<UInt64>()
+    /// Donations of key K while context pair P (`key=value`, interned) was in force, keyed by `pair(P, K)`.
+    var contextCounts = CountTable<UInt64>()
 
     @inline(__always)
-    static func pair(_ app: Int32, _ key: Int32) -> Int64 { Int64(app) << 32 | Int64(UInt32(bitPattern: key)) }
+    static func pair(_ first: Int32, _ key: Int32) -> UInt64 {
+        UInt64(UInt32(bitPattern: first)) << 32 | UInt64(UInt32(bitPattern: key))
+    }
+
+    /// Keys with a row.
+    var keyCount: Int { lastUses.count }
 
     /// Makes room for key index `key`.
     mutating func ensureKey(_ key: Int32) {
-        while keys.count <= Int(key) { keys.append(KeyUsage()) }
+        guard Int(key) >= keyCount else { return }
+        let rows = Int(key) + 1
+        counters.append(contentsOf: repeatElement(0, count: (rows - keyCount) * KeyCounter.width))
+        lastUses.append(contentsOf: repeatElement(.min, count: rows - keyCount))
+    }
+
+    /// Microseconds of the key's latest matching donation, `nil` before the first.
+    func lastUse(of key: Int32) -> Int64? {
+        Int(key) < keyCount && lastUses[Int(key)] != .min ? lastUses[Int(key)] : nil
     }
 
     /// Records a donation by `app` at `time` that matched `matched` keys, with `contextPairs` in force.
     mutating func recordDonation(app: Int32, matched: [Int32], at time: Timestamp, contextPairs: [Int32]) {
         let now = time.microseconds
-        let hour = time.localHour
-        let weekday = time.localWeekday
-        for key in matched {
-            ensureKey(key)
-            keys[Int(key)].lastUse = max(keys[Int(key)].lastUse ?? now, now)
-            for (index, tau) in Self.countTaus.enumerated() {
-                keys[Int(key)].counts[index].add(at: now, tau: tau)
-            }
-            keys[Int(key)].hours[hour].add(at: now, tau: Self.hourTau)
-            keys[Int(key)].weekdays[weekday].add(at: now, tau: Self.weekdayTau)
-            for pair in contextPairs {
-                keys[Int(key)].contexts[pair, default: DecayedCount()].add(at: now, tau: Self.contextTau)
-            }
-            if let lastApp {
-                transitions[Self.pair(lastApp, key), default: DecayedCount()].add(at: now, tau: Self.transitionTau)
+        prepareToRecord(at: now)
+        let transitionWeight = clock.weight(at: now, tau: Self.transitionScale.tau)
+        if !matched.isEmpty {
+            let hour = time.localHour
+            let weekday = time.localWeekday
+            var countWeights = SIMD4<Double>()
+            for (index, scale) in Self.countScales.enumerated() { countWeights[index] = clock.weight(at: now, tau: scale.tau) }
+            let hourWeight = clock.weight(at: now, tau: Self.hourScale.tau)
+            let weekdayWeight = clock.weight(at: now, tau: Self.weekdayScale.tau)
+            let contextWeight = contextPairs.isEmpty ? 0 : clock.weight(at: now, tau: Self.contextScale.tau)
+            for key in matched {
+                ensureKey(key)
+                let row = Int(key) * KeyCounter.width
+                lastUses[Int(key)] = max(lastUses[Int(key)], now)
+                for index in Self.countScales.indices { counters[row + KeyCounter.counts + index] += countWeights[index] }
+                counters[row + KeyCounter.hours + hour] += hourWeight
+                counters[row + KeyCounter.weekdays + weekday] += weekdayWeight
+                for pair in contextPairs { contextCounts.add(contextWeight, to: Self.pair(pair, key)) }
+                if let lastApp { transitions.add(transitionWeight, to: Self.pair(lastApp, key)) }
             }
         }
         if let lastApp {
-            transitionTotals[lastApp, default: DecayedCount()].add(at: now, tau: Self.transitionTau)
+            if Int(lastApp) >= transitionTotals.count {
+                transitionTotals.append(contentsOf: repeatElement(0, count: Int(lastApp) + 1 - transitionTotals.count))
+            }
+            transitionTotals[Int(lastApp)] += transitionWeight
         }
         thirdApp = previousApp
         previousApp = lastApp
@@ -100,83 +151,63 @@ struct UsageModel: Sendable, Hashable {
     ) {
         ensureKey(key)
         let now = time.microseconds
-        keys[Int(key)].afterView.add(at: now, tau: Self.afterViewTau)
-        keys[Int(key)].afterLookLong.add(at: lookTime.microseconds, tau: Self.lookContextTau)
+        prepareToRecord(at: now)
+        let row = Int(key) * KeyCounter.width
+        counters[row + KeyCounter.afterView] += clock.weight(at: now, tau: Self.afterViewScale.tau)
+        let lookWeight = clock.weight(at: lookTime.microseconds, tau: Self.lookContextScale.tau)
+        counters[row + KeyCounter.afterLookLong] += lookWeight
         for context in contexts {
-            lookOutcomes[LookOutcomeKey(context: context, key: key), default: DecayedCount()]
-                .add(at: lookTime.microseconds, tau: Self.lookContextTau)
+            guard lookOutcomes.add(lookWeight, to: LookOutcomeKey(context: context, key: key)) else { continue }
+            // A new entry: count its context, or recount all if the table grew.
+            if lookContextFilter.capacity == lookOutcomes.capacity {
+                lookContextFilter.insert(context)
+            } else {
+                rebuildLookContextFilter()
+            }
         }
         if let lastAppAtView {
-            afterViewTransitions[Self.pair(lastAppAtView, key), default: DecayedCount()]
-                .add(at: now, tau: Self.afterViewTransitionTau)
+            afterViewTransitions.add(
+                clock.weight(at: now, tau: Self.afterViewTransitionScale.tau), to: Self.pair(lastAppAtView, key))
         }
     }
 
     /// Records engagement with a widget key.
     mutating func recordEngagement(key: Int32, kind: EngagementKind, at time: Timestamp) {
+        let slot: Int
+        switch kind {
+        case .tap: slot = KeyCounter.taps
+        case .swipeTo: slot = KeyCounter.swipesTo
+        case .swipeAway: slot = KeyCounter.swipesAway
+        case .impression: return
+        }
         ensureKey(key)
         let now = time.microseconds
-        switch kind {
-        case .tap: keys[Int(key)].taps.add(at: now, tau: Self.engagementTau)
-        case .swipeTo: keys[Int(key)].swipesTo.add(at: now, tau: Self.engagementTau)
-        case .swipeAway: keys[Int(key)].swipesAway.add(at: now, tau: Self.engagementTau)
-        case .impression: break
+        prepareToRecord(at: now)
+        counters[Int(key) * KeyCounter.width + slot] += clock.weight(at: now, tau: Self.engagementScale.tau)
+    }
+
+    private mutating func rebuildLookContextFilter() {
+        lookContextFilter.rebuild(capacity: lookOutcomes.capacity, contexts: lookOutcomes.entries.lazy.map(\.key.context))
+    }
+
+    /// Moves the clock to `time`, first rescaling every sum when the reference has grown too old.
+    private mutating func prepareToRecord(at time: Int64) {
+        let rescale = clock.needsRescale(toRecordAt: time)
+        clock.record(at: time)
+        guard rescale else { return }
+        let factors = clock.rescale()
+        let slotFactors = KeyCounter.scales.map { factors[$0] }
+        for row in 0..<keyCount {
+            for slot in 0..<KeyCounter.width { counters[row * KeyCounter.width + slot] *= slotFactors[slot] }
         }
-    }
-
-    func transition(from app: Int32?, to key: Int32, at now: Int64) -> Double {
-        guard let app else { return 0 }
-        return transitions[Self.pair(app, key)]?.value(at: now, tau: Self.transitionTau) ?? 0
-    }
-
-    func transitionTotal(from app: Int32?, at now: Int64) -> Double {
-        guard let app else { return 0 }
-        return transitionTotals[app]?.value(at: now, tau: Self.transitionTau) ?? 0
-    }
-
-    func afterViewTransition(from app: Int32?, to key: Int32, at now: Int64) -> Double {
-        guard let app else { return 0 }
-        return afterViewTransitions[Self.pair(app, key)]?.value(at: now, tau: Self.afterViewTransitionTau) ?? 0
-    }
-}
-
-/// Where a look happens, at four levels of detail: the app in front; and the app before it; and the idle
-/// gap; and the app before that. What follows a look is learned per level and backed off from the most
-/// general to the most specific, so a rare context borrows from its general level.
-struct LookContext: Hashable, Sendable {
-    var level: Int8
-    var last: Int32
-    var previous: Int32
-    var third: Int32
-    var gap: Int8
-}
-
-struct LookOutcomeKey: Hashable, Sendable {
-    var context: LookContext
-    var key: Int32
-}
-
-extension UsageModel {
-    /// The back-off chain of look contexts at `now`, most general first.
-    func lookContexts(at now: Int64) -> [LookContext] {
-        let gapSeconds = lastTime.map { Double(now - $0) / 1_000_000 }
-        let gap: Int8 =
-            switch gapSeconds {
-            case .some(let g) where g < 10: 0
-            case .some(let g) where g < 60: 1
-            case .some(let g) where g < 300: 2
-            case .some(let g) where g < 1_800: 3
-            case .some(let g) where g < 14_400: 4
-            default: 5
-            }
-        let last = lastApp ?? -1
-        let previous = previousApp ?? -1
-        let third = thirdApp ?? -1
-        return [
-            LookContext(level: 0, last: last, previous: -1, third: -1, gap: -1),
-            LookContext(level: 1, last: last, previous: previous, third: -1, gap: -1),
-            LookContext(level: 2, last: last, previous: previous, third: -1, gap: gap),
-            LookContext(level: 3, last: last, previous: previous, third: third, gap: gap),
-        ]
+        let transitionFactor = factors[Self.transitionScale]
+        for app in transitionTotals.indices { transitionTotals[app] *= transitionFactor }
+        transitions.scale(by: transitionFactor, droppingBelow: Self.negligibleCount)
+        afterViewTransitions.scale(by: factors[Self.afterViewTransitionScale], droppingBelow: Self.negligibleCount)
+        contextCounts.scale(by: factors[Self.contextScale], droppingBelow: Self.negligibleCount)
+        lookOutcomes.scale(by: factors[Self.lookContextScale], droppingBelow: Self.negligibleCount) { dropped in
+            lookContextFilter.remove(dropped.context)
+        }
+        if lookContextFilter.capacity != lookOutcomes.capacity { rebuildLookContextFilter() }
     }
 }

@@ -70,18 +70,8 @@ extension Timestamp {
         return (a % b != 0 && (a < 0) != (b < 0)) ? quotient - 1 : quotient
     }
 
-    /// Year, month and day of a day count since 1970-01-01 (Howard Hinnant's algorithm, as Core uses).
-    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = floorDivide(z, 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
+    /// Year, month and day of a day count since 1970-01-01 (Core's proleptic Gregorian conversion).
+    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) { Timestamp.civilDate(fromDays: days) }
 }
 
 extension Optional where Wrapped == Timestamp {

@@ -59,7 +59,10 @@ public struct ServiceAssembly: Sendable {
     @Sendable public static func printAddress(_ target: ListenTarget) {
         let address = target.description.split(separator: " ").first.map(String.init) ?? target.description
         print("smartstackd is listening on \(address)")
-        print("try:  smartstackctl --address \(address) status")
+        // Name the command line beside this binary when it is not on PATH (as after `make run`).
+        let executable = CommandLine.arguments.first ?? "smartstackd"
+        let directory = executable.contains("/") ? String(executable[...(executable.lastIndex(of: "/") ?? executable.startIndex)]) : ""
+        print("try:  \(directory)smartstackctl --address \(address) status")
         print("      python3 -m varlink.cli call \(address)/org.varlink.service.GetInfo")
         fflush(nil)
     }

@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import Logging
 import NIOCore
 public import SmartStackProtocol
@@ -19,9 +18,11 @@ public protocol CallHandler: Sendable {
 
 /// Serves one client: reads frames, answers calls in order, runs streams, and closes on framing errors.
 ///
-/// A reader task decodes frames into batches (all calls that arrived together) and hands them to the
-/// processor through a channel without buffering, so a client that pipelines faster than it is answered
-/// is slowed by the socket, not by our memory. Replies to one batch go out in one write.
+/// Calls are answered inline as they are read, so a call costs no hand-off between tasks; the replies to
+/// everything one read brought go out in one write. A client that pipelines faster than it is answered is
+/// slowed by its socket, not buffered in our memory. A stream (`more`) runs in a child task while the loop
+/// keeps reading only to notice the client leaving; the stream holds the connection until it ends, and then
+/// the connection closes (calls sent after a stream call are not answered).
 struct VarlinkConnection {
     let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
     let handler: any CallHandler
@@ -30,87 +31,63 @@ struct VarlinkConnection {
 
     func run() async {
         let peer = await PeerCredentials.of(channel.channel)
+        let channel = self.channel.channel
         do {
-            try await channel.executeThenClose { inbound, outbound in
-                let batches = AsyncChannel<[VarlinkCall]>()
+            try await self.channel.executeThenClose { inbound, outbound in
                 let closed = OneShotSignal()
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        await read(inbound, into: batches, peer: peer)
-                        closed.fire()
-                        batches.finish()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    defer { closed.fire() }
+                    var decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
+                    var out: [UInt8] = []
+                    out.reserveCapacity(4_096)
+                    var streaming = false
+                    reading: for try await buffer in inbound {
+                        decoder.append(buffer.readableBytesView)
+                        var broken = false
+                        while !streaming {
+                            let call: VarlinkCall
+                            do {
+                                guard let frame = try decoder.next() else { break }
+                                call = try VarlinkCall(frame: frame)
+                            } catch {
+                                // Answer what came before the broken frame, then close: the stream of bytes
+                                // can't be resynchronised.
+                                logger.notice(
+                                    "closing connection on a framing error",
+                                    metadata: ["peer": "\(peer)", "error": "\(error)"])
+                                broken = true
+                                break
+                            }
+                            switch await handler.handle(call, peer: peer) {
+                            case .reply(let parameters):
+                                if !call.oneway { VarlinkReply(parameters: parameters).encode(into: &out) }
+                            case .failure(let error):
+                                if !call.oneway { VarlinkReply(error: error).encode(into: &out) }
+                            case .stream(let run):
+                                streaming = true
+                                try await flush(&out, to: outbound)
+                                group.addTask {
+                                    // When the stream ends (cut off, shutdown, client gone) the connection ends.
+                                    defer { channel.close(promise: nil) }
+                                    try? await stream(run, outbound: outbound, closed: closed)
+                                }
+                            }
+                        }
+                        if streaming { decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize) }
+                        try await flush(&out, to: outbound)
+                        if broken { break reading }
                     }
-                    // The processor answers every call that arrived, even after the client closed its side;
-                    // when it ends (all answered, a failed write, a stream cut off) the reader is cancelled.
-                    do {
-                        try await process(batches, outbound: outbound, closed: closed, peer: peer)
-                    } catch {
-                        logger.debug("connection ended", metadata: ["peer": "\(peer)", "error": "\(error)"])
-                    }
-                    group.cancelAll()
                 }
             }
         } catch {
-            logger.debug("connection closed with error", metadata: ["peer": "\(peer)", "error": "\(error)"])
+            logger.debug("connection closed", metadata: ["peer": "\(peer)", "error": "\(error)"])
         }
     }
 
-    private func read(
-        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, into batches: AsyncChannel<[VarlinkCall]>,
-        peer: PeerCredentials
-    ) async {
-        var decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
-        do {
-            for try await buffer in inbound {
-                decoder.append(buffer.readableBytesView)
-                var batch: [VarlinkCall] = []
-                do {
-                    while let frame = try decoder.next() { batch.append(try VarlinkCall(frame: frame)) }
-                } catch {
-                    // Answer what came before the broken frame, then close: the stream can't be resynchronised.
-                    logger.notice("closing connection on a framing error", metadata: ["peer": "\(peer)", "error": "\(error)"])
-                    if !batch.isEmpty { await batches.send(batch) }
-                    return
-                }
-                if !batch.isEmpty { await batches.send(batch) }
-            }
-        } catch {
-            logger.debug("read failed", metadata: ["peer": "\(peer)", "error": "\(error)"])
-        }
-    }
-
-    private func process(
-        _ batches: AsyncChannel<[VarlinkCall]>, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
-        closed: OneShotSignal, peer: PeerCredentials
-    ) async throws {
-        var out: [UInt8] = []
-        out.reserveCapacity(4_096)
-        for await batch in batches {
-            for call in batch {
-                let outcome = await handler.handle(call, peer: peer)
-                switch outcome {
-                case .reply(let parameters):
-                    guard !call.oneway else { continue }
-                    VarlinkReply(parameters: parameters).encode(into: &out)
-                case .failure(let error):
-                    guard !call.oneway else { continue }
-                    VarlinkReply(error: error).encode(into: &out)
-                case .stream(let run):
-                    if !out.isEmpty {
-                        try await outbound.write(ByteBuffer(bytes: out))
-                        out.removeAll(keepingCapacity: true)
-                    }
-                    try await stream(run, outbound: outbound, closed: closed)
-                    // A stream ends only when the service cuts it off (a slow reader, shutdown) or the client
-                    // went away; either way the connection is done.
-                    return
-                }
-            }
-            if !out.isEmpty {
-                try await outbound.write(ByteBuffer(bytes: out))
-                out.removeAll(keepingCapacity: true)
-            }
-        }
+    private func flush(_ out: inout [UInt8], to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+        guard !out.isEmpty else { return }
+        try await outbound.write(ByteBuffer(bytes: out))
+        out.removeAll(keepingCapacity: true)
     }
 
     private func stream(
