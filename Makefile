@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config
 PYTHON_PACKAGES := varlink==31.0.0 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test build release deps eval bench install install-systemd clean e2e
+.PHONY: run test build release deps eval bench bench-store install install-systemd clean e2e
 
 ## deps: install missing system packages (Debian) and Python test clients.
 deps:
@@ -50,6 +50,11 @@ e2e: build
 ## bench: the engine benchmark (release build, pinned to one core).
 bench: release
 	taskset -c 1 .build/release/smartstack-bench
+
+## bench-store: the storage benchmarks (release build): the store alone, acknowledged donations over the socket
+## (50 clients; one client), start-up with 1,000,000 stored donations. See README "Storage benchmark".
+bench-store: release
+	bash bench/storage.sh
 
 ## install-systemd: units, sysusers entry, catalog and docs/systemd.md under $(DESTDIR)$(PREFIX) (see docs/systemd.md).
 PREFIX ?= /usr/local

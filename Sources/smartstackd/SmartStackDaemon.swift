@@ -65,9 +65,15 @@ struct SmartStackDaemon: AsyncParsableCommand {
         }
 
         // Services.
-        let service = try await ServiceAssembly.make(
-            configuration: settings, target: target, stateDirectory: stateDirectory, isSystem: defaults.isSystem,
-            levels: levels, logger: logger, log: log)
+        let service: ServiceAssembly
+        do {
+            service = try await ServiceAssembly.make(
+                configuration: settings, target: target, stateDirectory: stateDirectory, isSystem: defaults.isSystem,
+                levels: levels, logger: logger, log: log)
+        } catch let failure as StoreFailure {
+            logger.critical("cannot load the state database: \(failure)")
+            throw ExitCode(65)  // EX_DATAERR
+        }
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: service.listener)], gracefulShutdownSignals: [.sigterm, .sigint],

@@ -211,7 +211,10 @@ def test_a_damaged_database_is_refused_untouched(workdir):
 def test_a_database_of_a_newer_schema_is_refused_untouched(workdir):
     daemon = StatefulDaemon(workdir)
     try:
-        daemon.start()
+        running = daemon.start()
+        client = RawClient(running.socket_path)
+        setup(client)
+        client.close()
         daemon.stop()
     finally:
         daemon.close()
