@@ -12,7 +12,8 @@ final class RawStatement {
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)))
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)))
         }
         self.handle = statement
         self.connection = connection
@@ -63,7 +64,9 @@ final class RawStatement {
     /// The column's bytes, valid until the next step.
     func blob(_ column: Int32) -> UnsafeRawBufferPointer {
         let count = Int(sqlite3_column_bytes(handle, column))
-        guard let base = sqlite3_column_blob(handle, column) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        guard let base = sqlite3_column_blob(handle, column) else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
         return UnsafeRawBufferPointer(start: base, count: count)
     }
 

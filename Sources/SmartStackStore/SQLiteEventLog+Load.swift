@@ -23,7 +23,8 @@ extension SQLiteEventLog {
                         through: snapshot.int64(0), taken: taken, bytes: Array(snapshot.blob(3)))
                     _ = try snapshot.next()
                 }
-                let range = try RawStatement(db, sql: "SELECT ifnull(min(seq), 0), ifnull(max(seq), 0), count(*) FROM event")
+                let range = try RawStatement(
+                    db, sql: "SELECT ifnull(min(seq), 0), ifnull(max(seq), 0), count(*) FROM event")
                 if try range.next() {
                     bounds = (range.int64(0), range.int64(1), Int(range.int64(2)))
                     _ = try range.next()
@@ -105,7 +106,8 @@ extension SQLiteEventLog {
             }
             defer { if onSecondConnection { try? database.close() } }
             try database.read { db in
-                let rows = try RawStatement(db, sql: "SELECT seq, kind, body FROM event WHERE seq BETWEEN ? AND ? ORDER BY seq")
+                let rows = try RawStatement(
+                    db, sql: "SELECT seq, kind, body FROM event WHERE seq BETWEEN ? AND ? ORDER BY seq")
                 rows.bind(1, range.lowerBound)
                 rows.bind(2, range.upperBound)
                 var recentApps: [AppID] = []

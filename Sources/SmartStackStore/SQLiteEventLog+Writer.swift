@@ -164,8 +164,9 @@ extension SQLiteEventLog {
     /// Checkpoints the write-ahead log into the database on the reader connection, off the writer thread.
     func requestCheckpoint(truncate: Bool) {
         if truncate { truncateRequested.store(true, ordering: .relaxed) }
-        guard checkpointScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
-            .exchanged
+        guard
+            checkpointScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
+                .exchanged
         else { return }
         checkpointer.async { [self] in
             checkpointScheduled.store(false, ordering: .releasing)
@@ -199,7 +200,9 @@ final class StoreWriter: @unchecked Sendable {
 
     /// Writes a batch inside the caller's transaction.
     func write(_ batch: Batch, _ db: Database, into result: inout CommitResult) throws {
-        let insert = try self.insert ?? RawStatement(db, sql: "INSERT INTO event(seq, kind, app, donation, body) VALUES (?, ?, ?, ?, ?)")
+        let insert =
+            try self.insert
+            ?? RawStatement(db, sql: "INSERT INTO event(seq, kind, app, donation, body) VALUES (?, ?, ?, ?, ?)")
         self.insert = insert
         var snapshotThrough = batch.snapshotThrough
         for item in batch.items {

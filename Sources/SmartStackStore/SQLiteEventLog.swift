@@ -74,7 +74,8 @@ public final class SQLiteEventLog: EventLog {
             try writer.inDatabase { db in
                 let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
                 guard mode?.lowercased() == "wal" else {
-                    throw StoreOpenError(.failed, path: path, reason: "cannot use write-ahead logging (mode \(mode ?? "?"))")
+                    throw StoreOpenError(
+                        .failed, path: path, reason: "cannot use write-ahead logging (mode \(mode ?? "?"))")
                 }
                 let synchronous = options.durability == .power ? "FULL" : "NORMAL"
                 try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA wal_autocheckpoint = 0")
@@ -84,7 +85,8 @@ public final class SQLiteEventLog: EventLog {
             var readerConfiguration = configuration
             readerConfiguration.label = "smartstackd.store.reader"
             let reader = try DatabaseQueue(path: path, configuration: readerConfiguration)
-            let log = SQLiteEventLog(path: path, options: options, logger: logger, writer: writer, reader: reader, lock: lock)
+            let log = SQLiteEventLog(
+                path: path, options: options, logger: logger, writer: writer, reader: reader, lock: lock)
             log.start()
             return log
         } catch let error as StoreOpenError {

@@ -52,7 +52,8 @@ enum StoreFiles {
             return
         }
         guard errno == EEXIST else {
-            throw StoreOpenError(.notWritable, path: path, reason: "cannot be created: \(String(cString: strerror(errno)))")
+            throw StoreOpenError(
+                .notWritable, path: path, reason: "cannot be created: \(String(cString: strerror(errno)))")
         }
     }
 
@@ -71,7 +72,8 @@ enum StoreFiles {
         guard count == 16, header == Array("SQLite format 3\0".utf8) else {
             throw StoreOpenError(
                 .unreadable, path: path,
-                reason: "not a database (damaged, or another program's file); not touched — move it away to start afresh")
+                reason:
+                    "not a database (damaged, or another program's file); not touched — move it away to start afresh")
         }
     }
 }

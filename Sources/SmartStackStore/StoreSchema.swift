@@ -127,7 +127,8 @@ extension StoreOpenError {
                     reason: "damaged or not a database (\(database.message ?? "\(database.resultCode)")); not touched")
             case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM:
                 return StoreOpenError(
-                    .notWritable, path: path, reason: "cannot be opened for writing (\(database.message ?? "\(database.resultCode)"))")
+                    .notWritable, path: path,
+                    reason: "cannot be opened for writing (\(database.message ?? "\(database.resultCode)"))")
             case .SQLITE_BUSY, .SQLITE_LOCKED:
                 return StoreOpenError(.locked, path: path, reason: "locked by another process")
             default:

@@ -16,7 +16,8 @@ enum FillState {
         let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
         let started = monotonicSeconds()
         do {
-            let log = try ServiceAssembly.openLog(stateDirectory: options.state, options: StoreOptions(), logger: logger)
+            let log = try ServiceAssembly.openLog(
+                stateDirectory: options.state, options: StoreOptions(), logger: logger)
             // Donations over the last 20 days, ending now, so none is past retention when the service starts.
             let clock = SystemServiceClock()
             let end = clock.now()
@@ -29,7 +30,8 @@ enum FillState {
                 try await host.record(.registerKind(kind, at: end.adding(seconds: -20 * 86_400)))
             }
             let widgets = try apps.enumerated().map {
-                WidgetPlacement(instance: try InstanceID("w\($0.offset)"), kind: try WidgetKindID(app: $0.element, kind: "main"))
+                WidgetPlacement(
+                    instance: try InstanceID("w\($0.offset)"), kind: try WidgetKindID(app: $0.element, kind: "main"))
             }
             try await host.record(
                 .configureStack(

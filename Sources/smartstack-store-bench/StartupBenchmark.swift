@@ -23,7 +23,9 @@ enum StartupBenchmark {
             kill(pid, SIGTERM)
             var status: Int32 = 0
             waitpid(pid, &status, 0)
-            print("run \(run): serving after \(Int(elapsed * 1_000)) ms (\(reply.hasPrefix("{\"parameters\"") ? "ok" : reply))")
+            print(
+                "run \(run): serving after \(Int(elapsed * 1_000)) ms (\(reply.hasPrefix("{\"parameters\"") ? "ok" : reply))"
+            )
         }
         print("start-up to serving: median \(Int(median(times) * 1_000)) ms over \(times.count) runs")
     }

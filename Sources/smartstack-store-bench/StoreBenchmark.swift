@@ -72,7 +72,11 @@ enum BatchBenchmark {
         while monotonicSeconds() - started < options.seconds {
             var events: [EngineEvent] = []
             for _ in 0..<options.clients {
-                events.append(.donate(Donation(id: "b\(total)", app: app, intent: "open", date: Timestamp(microseconds: 1_700_000_000_000_000))))
+                events.append(
+                    .donate(
+                        Donation(
+                            id: "b\(total)", app: app, intent: "open",
+                            date: Timestamp(microseconds: 1_700_000_000_000_000))))
                 total += 1
             }
             do { try await log.enqueue(events).committed() } catch { fatalError("\(error)") }
@@ -94,9 +98,13 @@ enum RawBenchmark {
             try queue.writeWithoutTransaction { db in
                 _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
                 try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0")
-                try db.execute(sql: "CREATE TABLE event (seq INTEGER PRIMARY KEY, kind INTEGER NOT NULL, app TEXT, donation TEXT, body BLOB NOT NULL)")
+                try db.execute(
+                    sql:
+                        "CREATE TABLE event (seq INTEGER PRIMARY KEY, kind INTEGER NOT NULL, app TEXT, donation TEXT, body BLOB NOT NULL)"
+                )
                 if options.durability == "index" {
-                    try db.execute(sql: "CREATE UNIQUE INDEX event_donation ON event(app, donation) WHERE donation IS NOT NULL")
+                    try db.execute(
+                        sql: "CREATE UNIQUE INDEX event_donation ON event(app, donation) WHERE donation IS NOT NULL")
                 }
             }
             let body = [UInt8](repeating: 7, count: 60)
@@ -107,7 +115,9 @@ enum RawBenchmark {
                 try queue.writeWithoutTransaction { db in
                     try db.inTransaction(.immediate) {
                         let statement = try db.cachedStatement(
-                            sql: "INSERT INTO event(seq, kind, app, donation, body) VALUES (?, 1, 'org.bench.app', ?, ?)")
+                            sql:
+                                "INSERT INTO event(seq, kind, app, donation, body) VALUES (?, 1, 'org.bench.app', ?, ?)"
+                        )
                         for _ in 0..<options.clients {
                             total += 1
                             try statement.execute(arguments: [total, "d\(total)", Data(body)])
@@ -118,7 +128,9 @@ enum RawBenchmark {
                 transactions += 1
             }
             let elapsed = monotonicSeconds() - started
-            print("raw GRDB, \(options.clients) rows per transaction (\(options.durability)): \(Int(Double(total) / elapsed)) rows/s, \(Int(elapsed / Double(transactions) * 1e6)) µs per transaction")
+            print(
+                "raw GRDB, \(options.clients) rows per transaction (\(options.durability)): \(Int(Double(total) / elapsed)) rows/s, \(Int(elapsed / Double(transactions) * 1e6)) µs per transaction"
+            )
         } catch {
             fatalError("\(error)")
         }

@@ -16,10 +16,12 @@ struct CodecTests {
             let intent = try IntentSchema(
                 type: "ShowCity",
                 parameters: [
-                    ParameterSchema(name: "city", type: .entity, title: "City", defaultValue: .entity(id: "sf", displayName: "SF"),
-                                    suggestedEntities: [EntityOption(id: "sf", displayName: "SF")]),
-                    ParameterSchema(name: "units", type: .enumeration, optional: true,
-                                    cases: [EnumCase(id: "c", displayName: "Celsius"), EnumCase(id: "f", displayName: "F")]),
+                    ParameterSchema(
+                        name: "city", type: .entity, title: "City", defaultValue: .entity(id: "sf", displayName: "SF"),
+                        suggestedEntities: [EntityOption(id: "sf", displayName: "SF")]),
+                    ParameterSchema(
+                        name: "units", type: .enumeration, optional: true,
+                        cases: [EnumCase(id: "c", displayName: "Celsius"), EnumCase(id: "f", displayName: "F")]),
                     ParameterSchema(name: "count", type: .int, defaultValue: .int(-3)),
                     ParameterSchema(name: "ratio", type: .decimal, optional: true),
                     ParameterSchema(name: "on", type: .bool, optional: true),
@@ -31,11 +33,14 @@ struct CodecTests {
                     ParameterSchema(name: "note", type: .string, optional: true),
                 ])
             let kind = try WidgetKind(
-                id: F.kindID("weather", "forecast"), displayName: "Forecast ☀︎", families: [.systemSmall, .systemMedium],
-                intent: intent, predictionMappings: [PredictionMapping(intentType: "OpenCity", parameters: ["place": "city"])])
+                id: F.kindID("weather", "forecast"), displayName: "Forecast ☀︎",
+                families: [.systemSmall, .systemMedium],
+                intent: intent,
+                predictionMappings: [PredictionMapping(intentType: "OpenCity", parameters: ["place": "city"])])
             let values: [String: ConfigurationValue] = [
                 "city": .entity(id: "ny", displayName: nil), "units": .enumCase("c"), "count": .int(Int64.min),
-                "ratio": .decimal(-0.125), "on": .bool(true), "when": .date(F.t(-86_400)), "span": .duration(seconds: 90),
+                "ratio": .decimal(-0.125), "on": .bool(true), "when": .date(F.t(-86_400)),
+                "span": .duration(seconds: 90),
                 "link": .url("https://example.com/a?b"), "size": .measurement(value: 1.5e300, unit: "km"),
                 "price": .currency(amount: 9.99, code: "EUR"), "note": .string(""),
             ]
@@ -49,15 +54,23 @@ struct CodecTests {
                         suggestions: false, pinned: F.instance("w1"), developerMode: true, liveActivities: false),
                     at: F.t(2)),
                 .removeStack(F.stack("gone"), at: F.t(3)),
-                .donate(Donation(id: "d-1", app: F.app("mail"), intent: "open", parameters: ["a": "1", "ü": "ß"], date: F.t(4),
-                                 groupId: "g")),
-                .donate(Donation(id: "d-2", app: F.app("mail"), intent: "open", date: Timestamp(microseconds: -5, utcOffsetSeconds: 3_600))),
-                .submitTimeline(.instance(F.instance("w1")), F.timeline([(5, 3, 60), (900, nil, 0), (1_800, -1, 0)], policy: .atEnd),
-                                at: F.t(5)),
+                .donate(
+                    Donation(
+                        id: "d-1", app: F.app("mail"), intent: "open", parameters: ["a": "1", "ü": "ß"], date: F.t(4),
+                        groupId: "g")),
+                .donate(
+                    Donation(
+                        id: "d-2", app: F.app("mail"), intent: "open",
+                        date: Timestamp(microseconds: -5, utcOffsetSeconds: 3_600))),
+                .submitTimeline(
+                    .instance(F.instance("w1")),
+                    F.timeline([(5, 3, 60), (900, nil, 0), (1_800, -1, 0)], policy: .atEnd),
+                    at: F.t(5)),
                 .submitTimeline(.configuration(kind.id, values), F.timeline([(5, 1, 0)], policy: .never), at: F.t(6)),
-                .submitTimeline(.instance(F.instance("w1")),
-                                try Timeline.validated(entries: [TimelineEntry(date: F.t(7))], policy: .after(F.t(99))).timeline,
-                                at: F.t(7)),
+                .submitTimeline(
+                    .instance(F.instance("w1")),
+                    try Timeline.validated(entries: [TimelineEntry(date: F.t(7))], policy: .after(F.t(99))).timeline,
+                    at: F.t(7)),
                 .declareRelevance(
                     RelevanceDeclaration(
                         target: .instance(F.instance("w1")),
@@ -67,12 +80,15 @@ struct CodecTests {
                 .declareRelevance(RelevanceDeclaration(target: .configuration(kind.id, [:]), contexts: []), at: F.t(8)),
                 .reloadTimelines(app: F.app("mail"), kind: "main", at: F.t(9)),
                 .reloadTimelines(app: F.app("mail"), kind: nil, at: F.t(9)),
-                .engage(stack: F.stack("home"), instance: F.instance("w1"), kind: .impression, duration: 2.5, at: F.t(10)),
-                .engage(stack: F.stack("home"), instance: F.instance("w1"), kind: .swipeAway, duration: nil, at: F.t(10)),
+                .engage(
+                    stack: F.stack("home"), instance: F.instance("w1"), kind: .impression, duration: 2.5, at: F.t(10)),
+                .engage(
+                    stack: F.stack("home"), instance: F.instance("w1"), kind: .swipeAway, duration: nil, at: F.t(10)),
                 .look(stack: F.stack("home"), at: F.t(11)),
                 .setContext(key: "focus", value: "work", at: F.t(12)),
                 .setContext(key: "focus", value: nil, at: F.t(12)),
-                .startLiveActivity(app: F.app("mail"), id: "la", attributes: ["k": "v"], contentState: ["s": "1"], at: F.t(13)),
+                .startLiveActivity(
+                    app: F.app("mail"), id: "la", attributes: ["k": "v"], contentState: ["s": "1"], at: F.t(13)),
                 .updateLiveActivity(app: F.app("mail"), id: "la", contentState: [:], at: F.t(14)),
                 .endLiveActivity(app: F.app("mail"), id: "la", contentState: ["s": "2"], dismissAfter: 60, at: F.t(15)),
                 .endLiveActivity(app: F.app("mail"), id: "la", contentState: nil, dismissAfter: nil, at: F.t(16)),
@@ -98,7 +114,8 @@ struct CodecTests {
 
     @Test("equal dictionaries give equal bytes (keys sorted)")
     func deterministicBytes() {
-        let a = Donation(id: "x", app: F.app("a"), intent: "i", parameters: ["b": "2", "a": "1", "c": "3"], date: F.t(0))
+        let a = Donation(
+            id: "x", app: F.app("a"), intent: "i", parameters: ["b": "2", "a": "1", "c": "3"], date: F.t(0))
         var parameters: [String: String] = [:]
         for (key, value) in [("c", "3"), ("a", "1"), ("b", "2")] { parameters[key] = value }
         let b = Donation(id: "x", app: F.app("a"), intent: "i", parameters: parameters, date: F.t(0))

@@ -15,7 +15,8 @@ struct SnapshotTests {
         try engine.stackIDs.map { try engine.explain(stack: $0, instance: nil, at: time) }
     }
 
-    @Test("restored at a random cut, the engine continues exactly as the original", arguments: [1, 2, 3, 4] as [UInt64])
+    @Test(
+        "restored at a random cut, the engine continues exactly as the original", arguments: [1, 2, 3, 4] as [UInt64])
     func restoredEngineContinuesExactly(seed: UInt64) throws {
         let events = EngineInvariantTests.workload(seed: seed, events: 900)
         var random = SeededRandom(seed: seed &* 7_919)

@@ -60,7 +60,8 @@ struct EventLogTests {
             for client in 0..<clients {
                 group.addTask {
                     for index in 0..<perClient {
-                        let ticket = await queue.enqueue(S.donation("mail", id: "c\(client)-\(index)", at: Double(index)))
+                        let ticket = await queue.enqueue(
+                            S.donation("mail", id: "c\(client)-\(index)", at: Double(index)))
                         try await ticket.committed()
                     }
                 }
@@ -149,7 +150,8 @@ struct EventLogTests {
         await log.close()
         let queue = try DatabaseQueue(path: directory.database)
         try await queue.write { db in
-            try db.execute(sql: "INSERT INTO grdb_migrations(identifier) VALUES ('v3-from-the-future'); PRAGMA user_version = 3")
+            try db.execute(
+                sql: "INSERT INTO grdb_migrations(identifier) VALUES ('v3-from-the-future'); PRAGMA user_version = 3")
         }
         try queue.close()
         let before = directory.bytes(of: directory.database)
@@ -192,7 +194,8 @@ struct EventLogTests {
         let directory = try TemporaryDirectory()
         let log = try S.open(directory)
         for batch in 0..<20 {
-            try await log.enqueue((0..<100).map { S.donation("mail", id: "d\(batch)-\($0)", at: Double($0)) }).committed()
+            try await log.enqueue((0..<100).map { S.donation("mail", id: "d\(batch)-\($0)", at: Double($0)) })
+                .committed()
         }
         await log.close()
         var bytes = try #require(directory.bytes(of: directory.database))
@@ -214,7 +217,8 @@ struct EventLogTests {
     func refusesForeignDatabase() throws {
         let directory = try TemporaryDirectory()
         let queue = try DatabaseQueue(path: directory.database)
-        try queue.write { db in try db.execute(sql: "CREATE TABLE notes(text TEXT); INSERT INTO notes VALUES ('mine')") }
+        try queue.write { db in try db.execute(sql: "CREATE TABLE notes(text TEXT); INSERT INTO notes VALUES ('mine')")
+        }
         try queue.close()
         let before = directory.bytes(of: directory.database)
         let error = try #require(throws: StoreOpenError.self) { try S.open(directory) }
@@ -284,7 +288,9 @@ struct EventLogTests {
             return
         }
         // Nothing is taken until the owner re-read the stored state...
-        await #expect(throws: StoreFailure.self) { try await log.enqueue([S.donation("mail", id: "late", at: 0)]).committed() }
+        await #expect(throws: StoreFailure.self) {
+            try await log.enqueue([S.donation("mail", id: "late", at: 0)]).committed()
+        }
         let history = try log.load()
         #expect(history.events.count == stored)
         // ...and a test write succeeded: then it takes records again (which fail again while the disk is full).

@@ -43,7 +43,8 @@ struct RestartEquivalenceTests {
         for (name, members) in stacks {
             let widgets = members.map { WidgetPlacement(instance: S.instance("\(name).\($0)"), kind: S.kindID($0)) }
             try await host.record(
-                .configureStack(StackConfiguration(id: S.stack(name), family: .systemMedium, widgets: widgets), at: clock.now()))
+                .configureStack(
+                    StackConfiguration(id: S.stack(name), family: .systemMedium, widgets: widgets), at: clock.now()))
         }
         for index in 0..<steps {
             clock.advance(seconds: Double(Int.random(in: 1...900, using: &random)))
@@ -61,16 +62,21 @@ struct RestartEquivalenceTests {
                     try await host.record(.look(stack: S.stack(stack), at: now))
                 case 55..<60:
                     let kind: EngagementKind = [.tap, .swipeTo, .swipeAway].randomElement(using: &random) ?? .tap
-                    try await host.record(.engage(stack: S.stack(stack), instance: instance, kind: kind, duration: nil, at: now))
+                    try await host.record(
+                        .engage(stack: S.stack(stack), instance: instance, kind: kind, duration: nil, at: now))
                 case 60..<64:
                     try await host.record(
-                        .setContext(key: "focus", value: ["work", "home", nil].randomElement(using: &random) ?? nil, at: now))
+                        .setContext(
+                            key: "focus", value: ["work", "home", nil].randomElement(using: &random) ?? nil, at: now))
                 case 64..<74:
                     let entries = (0..<Int.random(in: 1...3, using: &random)).map { step in
                         TimelineEntry(
                             date: now.adding(seconds: Double(step) * 900),
-                            relevance: ([3, 1, 0, -1, nil] as [Double?]).randomElement(using: &random).flatMap { score in
-                                score.map { Relevance(score: $0, duration: [0, 300, 3_600].randomElement(using: &random) ?? 0) }
+                            relevance: ([3, 1, 0, -1, nil] as [Double?]).randomElement(using: &random).flatMap {
+                                score in
+                                score.map {
+                                    Relevance(score: $0, duration: [0, 300, 3_600].randomElement(using: &random) ?? 0)
+                                }
                             })
                     }
                     let timeline = try Timeline.validated(entries: entries, policy: .atEnd).timeline
@@ -82,9 +88,11 @@ struct RestartEquivalenceTests {
                     switch Int.random(in: 0..<3, using: &random) {
                     case 0:
                         try await host.record(
-                            .startLiveActivity(app: S.app(app), id: id, attributes: ["n": "\(index)"], contentState: [:], at: now))
+                            .startLiveActivity(
+                                app: S.app(app), id: id, attributes: ["n": "\(index)"], contentState: [:], at: now))
                     case 1:
-                        try await host.record(.updateLiveActivity(app: S.app(app), id: id, contentState: ["s": "\(index)"], at: now))
+                        try await host.record(
+                            .updateLiveActivity(app: S.app(app), id: id, contentState: ["s": "\(index)"], at: now))
                     default:
                         try await host.record(
                             .endLiveActivity(app: S.app(app), id: id, contentState: nil, dismissAfter: 600, at: now))
@@ -98,7 +106,8 @@ struct RestartEquivalenceTests {
                 case 95..<97:
                     _ = try await host.deleteDonations(app: S.app(app), filter: .group("private"))
                 case 97:
-                    _ = try await host.deleteDonations(app: S.app(app), filter: .ids(["d\(index - 1)", "d\(index - 2)"]))
+                    _ = try await host.deleteDonations(
+                        app: S.app(app), filter: .ids(["d\(index - 1)", "d\(index - 2)"]))
                 default:
                     clock.advance(seconds: Double(Int.random(in: 3_600...86_400, using: &random)))
                     _ = await host.stacks()

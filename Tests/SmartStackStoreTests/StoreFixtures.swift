@@ -10,7 +10,8 @@ final class TemporaryDirectory {
     let path: String
 
     init() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("smartstack-store-\(UUID().uuidString)")
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "smartstack-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
         path = base.path
     }
@@ -48,7 +49,8 @@ enum StoreFixture {
 
     static func kind(_ app: String) -> WidgetKind {
         do {
-            return try WidgetKind(id: kindID(app), displayName: app, families: [.systemMedium], intent: nil, predictionMappings: [])
+            return try WidgetKind(
+                id: kindID(app), displayName: app, families: [.systemMedium], intent: nil, predictionMappings: [])
         } catch { fatalError("bad kind: \(error)") }
     }
 

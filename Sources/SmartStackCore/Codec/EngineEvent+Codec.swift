@@ -95,7 +95,8 @@ extension EngineEvent {
             self = .submitTimeline(try reader.timelineTarget(), try reader.timeline(), at: try reader.timestamp())
         case 6: self = .declareRelevance(try reader.relevanceDeclaration(), at: try reader.timestamp())
         case 7:
-            self = .reloadTimelines(app: try reader.app(), kind: try reader.optionalString(), at: try reader.timestamp())
+            self = .reloadTimelines(
+                app: try reader.app(), kind: try reader.optionalString(), at: try reader.timestamp())
         case 8:
             let stack = try reader.stack()
             let instance = try reader.instance()

@@ -86,7 +86,9 @@ extension EngineHost {
 
     /// Each app's donations by id in stored order. Each index is sized up front (growing a large ordered
     /// dictionary rehashes it many times), and a large history is indexed on two threads, half the apps each.
-    static func donationIndex(_ history: [EngineEvent], counts: [AppID: Int]) -> [AppID: OrderedDictionary<String, Donation>] {
+    static func donationIndex(_ history: [EngineEvent], counts: [AppID: Int]) -> [AppID: OrderedDictionary<
+        String, Donation
+    >] {
         @Sendable func index(_ apps: Set<AppID>) -> [AppID: OrderedDictionary<String, Donation>] {
             var result: [AppID: OrderedDictionary<String, Donation>] = [:]
             for app in apps { result[app] = OrderedDictionary(minimumCapacity: counts[app] ?? 0) }
