@@ -86,6 +86,13 @@ extension ServiceDispatcher {
             return .reply([:])
         case .recordEngagement(let request):
             try await record(context) { now in request.event(defaultTime: now) }
+            // One entry per engagement (user actions are rare): `analyze` reads taps after a widget surfaced.
+            logger.info(
+                "engagement",
+                metadata: [
+                    "engagement": "\(request.kind.rawValue)", "stack": "\(request.stack.rawValue)",
+                    "widget": "\(request.instance.rawValue)",
+                ])
             return .reply([:])
         case .recordLook(let request):
             try await record(context) { now in request.event(defaultTime: now) }
