@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config
 PYTHON_PACKAGES := varlink==31.0.0 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test build release deps eval bench bench-store install install-systemd clean e2e
+.PHONY: run test build release deps eval bench install install-systemd clean e2e bench-store ctl-docs install-ctl
 
 ## deps: install missing system packages (Debian) and Python test clients.
 deps:
@@ -56,9 +56,20 @@ bench: release
 bench-store: release
 	bash bench/storage.sh
 
-## install-systemd: units, sysusers entry, catalog and docs/systemd.md under $(DESTDIR)$(PREFIX) (see docs/systemd.md).
+## install: everything under $(DESTDIR)$(PREFIX) (default /usr/local): release binaries smartstackd and
+## smartstackctl (Swift runtime linked in, so they do not need the toolchain), then install-systemd.
 PREFIX ?= /usr/local
 LIBDIR := $(DESTDIR)$(PREFIX)/lib
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+install: deps
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS) --product smartstackd
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS) --product smartstackctl
+	install -d $(BINDIR)
+	install -m 755 .build/release/smartstackd .build/release/smartstackctl $(BINDIR)/
+	$(MAKE) --no-print-directory install-systemd PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) --no-print-directory install-ctl PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+## install-systemd: units, sysusers entry, catalog and docs/systemd.md under $(DESTDIR)$(PREFIX) (see docs/systemd.md).
 install-systemd:
 	install -d $(LIBDIR)/systemd/system $(LIBDIR)/systemd/user $(LIBDIR)/systemd/catalog $(LIBDIR)/sysusers.d \
 		$(DESTDIR)$(PREFIX)/share/doc/smartstackd
@@ -70,6 +81,27 @@ install-systemd:
 	sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/smartstackd.catalog > $(LIBDIR)/systemd/catalog/smartstackd.catalog
 	install -m 644 systemd/sysusers.d/smartstackd.conf $(LIBDIR)/sysusers.d/smartstackd.conf
 	install -m 644 docs/systemd.md $(DESTDIR)$(PREFIX)/share/doc/smartstackd/systemd.md
+
+## ctl-docs: smartstackctl's shell completions (bash, zsh, fish) and man page, generated from its command
+## definitions (ArgumentParser's completion scripts; scripts/smartstackctl-manual.py for roff) into .build/ctl-docs.
+CTL_CONFIGURATION ?= release
+CTL_DOCS := .build/ctl-docs
+ctl-docs:
+	$(SWIFT) build -c $(CTL_CONFIGURATION) --product smartstackctl $(SWIFT_FLAGS)
+	mkdir -p $(CTL_DOCS)
+	ctl=$$($(SWIFT) build -c $(CTL_CONFIGURATION) --show-bin-path)/smartstackctl; \
+	$$ctl --generate-completion-script bash > $(CTL_DOCS)/smartstackctl.bash && \
+	$$ctl --generate-completion-script zsh > $(CTL_DOCS)/_smartstackctl && \
+	$$ctl --generate-completion-script fish > $(CTL_DOCS)/smartstackctl.fish && \
+	python3 scripts/smartstackctl-manual.py $$ctl $(CTL_DOCS)/smartstackctl.1
+
+## install-ctl: smartstackctl's completions and man page under $(DESTDIR)$(PREFIX)/share (the binary goes with
+## the main install target).
+install-ctl: ctl-docs
+	install -D -m 644 $(CTL_DOCS)/smartstackctl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/smartstackctl
+	install -D -m 644 $(CTL_DOCS)/_smartstackctl $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_smartstackctl
+	install -D -m 644 $(CTL_DOCS)/smartstackctl.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/smartstackctl.fish
+	install -D -m 644 $(CTL_DOCS)/smartstackctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/smartstackctl.1
 
 clean:
 	rm -rf .build

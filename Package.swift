@@ -77,16 +77,18 @@ let package = Package(
         ),
         // A socket-level load generator: many concurrent clients against a running smartstackd.
         .executableTarget(name: "smartstack-load", swiftSettings: strict),
-        // The service: connections, dispatch, the engine's owner, subscriptions, lifecycle.
+        // The service: connections, dispatch, the engine's owner, subscriptions, access policy, lifecycle, and its
+        // systemd side (notify, watchdog, socket activation, journal entries).
         .target(
             name: "SmartStackServer",
             dependencies: [
-                "SmartStackCore", "SmartStackProtocol", "SmartStackStore",
+                "SmartStackCore", "SmartStackProtocol", "SmartStackStore", "SmartStackSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -103,24 +105,40 @@ let package = Package(
         .executableTarget(
             name: "smartstackd",
             dependencies: [
-                "SmartStackServer", "SmartStackProtocol", "SmartStackStore",
+                "SmartStackServer", "SmartStackProtocol", "SmartStackStore", "SmartStackSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
+        // Reads smartstackd's decision entries from the journal and aggregates them: summaries, JSON, HTML/SVG.
+        .target(
+            name: "SmartStackAnalysis",
+            dependencies: ["SmartStackCore", "SmartStackProtocol", "SmartStackSystemd"],
+            swiftSettings: strict
+        ),
+        // What smartstackctl does besides parsing arguments: tables and colour, rendering replies, errors and
+        // exit codes, usage-log replay over the socket. Testable without the executable.
+        .target(
+            name: "SmartStackCtlKit",
+            dependencies: ["SmartStackClient", "SmartStackProtocol", "SmartStackAnalysis", "SmartStackEval"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "smartstackctl",
             dependencies: [
-                "SmartStackClient",
+                "SmartStackClient", "SmartStackCtlKit", "SmartStackAnalysis", "SmartStackProtocol", "SmartStackEval",
+                "SmartStackSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SmartStackServerTests",
-            dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore"],
+            dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore",
+                "SmartStackSystemd",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "SmartStackStoreTests",
@@ -143,6 +161,11 @@ let package = Package(
         // Test-only helper: runs SmartStackSystemd under real systemd tools (socket activation, journald, PID 1).
         .executableTarget(name: "smartstack-systemd-probe", dependencies: ["SmartStackSystemd"], swiftSettings: strict),
         .testTarget(name: "SmartStackSystemdTests", dependencies: ["SmartStackSystemd"], swiftSettings: strict),
+        .testTarget(
+            name: "SmartStackCtlTests",
+            dependencies: ["SmartStackCtlKit", "SmartStackAnalysis", "SmartStackSystemd", "SmartStackProtocol"],
+            swiftSettings: strict
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

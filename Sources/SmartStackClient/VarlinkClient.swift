@@ -88,15 +88,62 @@ public struct VarlinkClient: ~Copyable {
         }
     }
 
+    /// Makes `count` calls pipelined: up to two windows of calls are written ahead of the replies, which come
+    /// back in call order. `call(i)` gives the i-th call; `reply(i, result)` gets its reply or typed error.
+    ///
+    /// A typed error answers one call and the pipeline goes on; a broken connection ends it with
+    /// `VarlinkClientError.connection`. At most `2 × window` calls are unanswered at any time, so neither side's
+    /// socket buffer fills while the other waits.
+    public mutating func pipeline(
+        count: Int, window: Int = 256, call: (Int) -> (method: String, parameters: JSONObject),
+        reply: (Int, Result<JSONObject, VarlinkError>) async throws -> Void
+    ) async throws {
+        let window = max(1, window)
+        var sent = 0
+        var received = 0
+        while received < count {
+            while sent < count, sent - received < 2 * window {
+                var bytes: [UInt8] = []
+                let end = min(count, sent + window)
+                for index in sent..<end {
+                    let (method, parameters) = call(index)
+                    Self.encode(method, parameters, more: false, oneway: false, into: &bytes)
+                }
+                do { try await outbound.write(ByteBuffer(bytes: bytes)) } catch {
+                    throw VarlinkClientError.connection("write failed: \(error)")
+                }
+                sent = end
+            }
+            let target = min(sent, received + window)
+            while received < target {
+                let result: Result<JSONObject, VarlinkError>
+                do throws(VarlinkClientError) { result = .success(try await nextReply().parameters) } catch {
+                    guard case .remote(let remote) = error else { throw error }
+                    result = .failure(remote)
+                }
+                try await reply(received, result)
+                received += 1
+            }
+        }
+    }
+
     private func send(_ method: String, _ parameters: JSONObject, more: Bool, oneway: Bool) async throws(VarlinkClientError) {
+        var bytes: [UInt8] = []
+        Self.encode(method, parameters, more: more, oneway: oneway, into: &bytes)
+        do { try await outbound.write(ByteBuffer(bytes: bytes)) } catch { throw .connection("write failed: \(error)") }
+    }
+
+    /// Appends one NUL-terminated call message to `bytes`.
+    private static func encode(
+        _ method: String, _ parameters: JSONObject, more: Bool, oneway: Bool, into bytes: inout [UInt8]
+    ) {
         var message = JSONObject()
         message["method"] = .string(method)
         if parameters.count > 0 { message["parameters"] = .object(parameters) }
         if more { message["more"] = .bool(true) }
         if oneway { message["oneway"] = .bool(true) }
-        var bytes = JSON.serialize(.object(message))
+        JSON.serialize(.object(message), into: &bytes)
         bytes.append(0)
-        do { try await outbound.write(ByteBuffer(bytes: bytes)) } catch { throw .connection("write failed: \(error)") }
     }
 
     private struct Reply {

@@ -1,84 +1,78 @@
-// smartstackctl — talks to smartstackd over its Varlink socket: status, stacks, orders, streams,
-// donations and timelines, as tables for people or JSON (--json) for scripts.
+// smartstackctl — the command line of smartstackd: every method of io.smartstack.Provider,
+// io.smartstack.Shell, io.smartstack.Admin and org.varlink.service over the service's Varlink socket, as
+// tables for people or --json for scripts; `explain` to see why a stack is ordered as it is, `replay` to
+// feed a usage log, and `analyze` to study the ranking from the journal.
 
 import ArgumentParser
-import SmartStackClient
-import SmartStackProtocol
+import SmartStackCtlKit
 
 @main
 enum SmartStackCtlMain {
-    /// Lets the global options come first (`smartstackctl --address unix:PATH status`), as people write them:
+    /// Global options may come first (`smartstackctl --address unix:PATH stacks`), as people write them:
     /// ArgumentParser reads a subcommand's options only after the subcommand, so leading ones move to the end.
+    /// Failures print their message (or, with --json, a JSON document) on stderr and exit with the status
+    /// `ExitStatus` documents.
     static func main() async {
-        await SmartStackCtl.main(GlobalOptions.reordered(Array(CommandLine.arguments.dropFirst())))
+        let arguments = GlobalOptions.reordered(Array(CommandLine.arguments.dropFirst()))
+        let json = arguments.contains("--json")
+        do {
+            var command = try SmartStackCtl.parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let failure as CtlFailure {
+            if json, let document = failure.jsonDocument {
+                Output.error(JSONText.compact(document))
+            } else {
+                Output.error(failure.message(style: Terminal.current().errorStyle))
+            }
+            SmartStackCtl.exit(withError: ExitCode(failure.status.rawValue))
+        } catch {
+            // With the global options moved behind it, an unknown verb reads as an unknown option: name the verb.
+            if let verb = arguments.first, !verb.hasPrefix("-"),
+                !SmartStackCtl.configuration.subcommands.contains(where: {
+                    $0._commandName == verb || $0.configuration.aliases.contains(verb)
+                })
+                    && verb != "help"
+            {
+                Output.error("Error: unknown command '\(verb)'\n" + SmartStackCtl.usageString())
+                SmartStackCtl.exit(withError: ExitCode(ExitStatus.usage.rawValue))
+            }
+            SmartStackCtl.exit(withError: error)
+        }
     }
 }
 
 struct SmartStackCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "smartstackctl",
-        abstract: "Talk to smartstackd: stacks, orders, subscriptions, donations, timelines.",
-        subcommands: [
-            Status.self, Stacks.self, StackCommand.self, Watch.self, Donate.self, TimelineCommand.self, Call.self,
+        abstract: "Control and inspect smartstackd, the Smart Stack widget ranking service.",
+        discussion: """
+            Talks to smartstackd over its Varlink socket: by default $XDG_RUNTIME_DIR/smartstack/io.smartstack \
+            for a user, /run/smartstack/io.smartstack for root; --address unix:PATH names another. Output is \
+            tables for people (colour only on a terminal, never with NO_COLOR set) and one JSON document with \
+            --json (watch: one per line).
+
+            Exit status: \(ExitStatus.allCases.map { "\($0.rawValue) \($0.meaning)" }.joined(separator: "; ")).
+            """,
+        groupedSubcommands: [
+            CommandGroup(
+                name: "Stacks",
+                subcommands: [
+                    Stacks.self, StackCommand.self, Watch.self, Look.self, Engage.self, ContextCommand.self,
+                    Explain.self, Budget.self,
+                ]),
+            CommandGroup(
+                name: "Providers",
+                subcommands: [
+                    WidgetCommand.self, Donate.self, DonationsCommand.self, TimelineCommand.self, Reload.self,
+                    WatchReloads.self, RelevanceCommand.self, LiveCommand.self,
+                ]),
+            CommandGroup(
+                name: "Service",
+                subcommands: [Stats.self, LogLevel.self, Info.self, Introspect.self, Call.self]),
+            CommandGroup(name: "Workloads and analysis", subcommands: [Replay.self, Analyze.self]),
         ])
-}
-
-/// Options every command takes.
-struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "The service's address, unix:PATH (default: the user's or the system's socket).")
-    var address: String?
-
-    @Flag(name: .long, help: "Print the replies as JSON, one object per line.")
-    var json = false
-
-    /// The arguments with global options that precede the subcommand moved after it.
-    static func reordered(_ arguments: [String]) -> [String] {
-        var leading: [String] = []
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument == "--json" {
-                leading.append(argument)
-                index += 1
-            } else if argument == "--address", index + 1 < arguments.count {
-                leading += [argument, arguments[index + 1]]
-                index += 2
-            } else if argument.hasPrefix("--address=") {
-                leading.append(argument)
-                index += 1
-            } else {
-                break
-            }
-        }
-        guard !leading.isEmpty, index < arguments.count else { return arguments }
-        return Array(arguments[index...]) + leading
-    }
-
-    /// The socket path to connect to.
-    func socketPath() throws -> String {
-        guard let address else { return ServiceDefaults(environment: processEnvironment(), uid: currentUID()).socketPath }
-        guard address.hasPrefix("unix:") else {
-            throw ValidationError("--address must look like unix:PATH, got '\(address)'")
-        }
-        return String(address.dropFirst(5))
-    }
-
-    /// Makes one call on a fresh connection.
-    func call(_ method: String, _ parameters: JSONObject = JSONObject()) async throws -> JSONObject {
-        try await VarlinkClient.withConnection(path: try socketPath()) { client in
-            try await client.call(method, parameters)
-        }
-    }
-
-    /// Runs a stream on a fresh connection until `body` returns `false` or the stream ends.
-    func stream(_ method: String, _ parameters: JSONObject, _ body: (JSONObject) async throws -> Bool) async throws {
-        try await VarlinkClient.withConnection(path: try socketPath()) { client in
-            try await client.stream(method, parameters, body)
-        }
-    }
-
-    /// Prints a reply as one JSON line.
-    func printJSON(_ object: JSONObject) {
-        print(String(decoding: JSON.serialize(.object(object)), as: UTF8.self))
-    }
 }

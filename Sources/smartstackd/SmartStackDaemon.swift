@@ -1,19 +1,22 @@
 // smartstackd — ranks the widgets of every Smart Stack and serves the answer over Varlink.
 //
-// Interfaces served on one Unix socket:
+// Interfaces served on one Unix socket (bound with --listen, or passed by systemd as "varlink"):
 //   io.smartstack.Provider  apps: register widget kinds, donate intents, push timelines, watch reloads
 //   io.smartstack.Shell     shells: configure stacks, get and subscribe to orders, report engagement
 //   io.smartstack.Admin     statistics and the log level
 //   org.varlink.service     introspection
 //
-// run(): arguments → logging → configuration → services → run until SIGTERM/SIGINT.
+// run(): arguments → logging (journal or stderr) → configuration → services → run until SIGTERM/SIGINT.
+// Under systemd: READY=1/STATUS=/STOPPING=1, watchdog pings through the engine, socket activation.
 
 import ArgumentParser
 import Logging
+import NIOPosix
 import ServiceLifecycle
 import SmartStackProtocol
 import SmartStackServer
 import SmartStackStore
+import SmartStackSystemd
 
 #if canImport(Glibc)
     import Glibc
@@ -34,52 +37,141 @@ struct SmartStackDaemon: AsyncParsableCommand {
     @Option(name: .long, help: "A configuration file of 'key = value' lines.")
     var config: String?
 
+    @Flag(name: .long, help: "Run as the system service (access policy, system paths), whatever the uid.")
+    var system = false
+
+    @Flag(name: .long, help: "Run as a user's service (serves only this user and root), even as root.")
+    var user = false
+
+    func validate() throws {
+        if system && user { throw ValidationError("--system and --user exclude each other") }
+    }
+
     func run() async throws {
-        // Logging: one shared level that SetLogLevel changes at run time.
+        // Logging: structured journal entries (stderr lines without a journal) behind a bounded queue, at one
+        // shared level that SetLogLevel changes at run time.
         let levels = LogLevelControl(.info)
-        LoggingSystem.bootstrap { label in StderrLogHandler(label: label, control: levels) }
+        let queue = JournalQueue.writing(to: .automatic())
+        LoggingSystem.bootstrap { label in JournalLogHandler(label: label, control: levels, queue: queue) }
         let logger = Logger(label: "smartstackd")
-
-        // Configuration.
-        var settings = ServerConfiguration()
-        if let config {
-            do {
-                settings = try ServerConfiguration.parse(try TextFile.read(config), source: config)
-            } catch {
-                logger.critical("configuration rejected: \(error)")
-                throw ExitCode(78)  // EX_CONFIG
-            }
+        do {
+            try await serve(levels: levels, queue: queue, logger: logger)
+        } catch {
+            await queue.close()
+            throw error
         }
-        levels.level = settings.logLevel
-        let defaults = ServiceDefaults(environment: Environment.all, uid: getuid())
-        let stateDirectory = state ?? defaults.stateDirectory
-        let target = ListenTarget.path(listen ?? defaults.socketPath)
+        await queue.close()
+    }
 
+    private func serve(levels: LogLevelControl, queue: JournalQueue, logger: Logger) async throws {
+        let environment = Environment.all
+        let configuration = try loadConfiguration(logger: logger)
+        levels.level = configuration.logLevel
+        let journal = ServiceJournal(queue: queue)
+        journal.started(version: ServiceVersion.current)
+
+        // Where to listen: the socket systemd passed, else --listen or the default path.
+        let defaults = ServiceDefaults(
+            environment: environment, uid: getuid(), system: system ? true : (user ? false : nil))
+        let target = try listenTarget(defaults: defaults, logger: logger)
+        let access = try accessControl(configuration, isSystem: defaults.isSystem)
+
+        // Services: the listener; the watchdog when systemd wants one; test faults when asked; the status
+        // reporter last, so that it hears of a graceful shutdown first (the group stops them in reverse).
+        let started = ContinuousClock.now
+        let listening = OneShotSignal()
+        let ready = OneShotSignal()
         // State: the event log in the state directory; refused (naming the file) rather than replaced.
+        let stateDirectory = state ?? defaults.stateDirectory
         let log: SQLiteEventLog
         do {
-            log = try ServiceAssembly.openLog(stateDirectory: stateDirectory, options: settings.store, logger: logger)
+            log = try ServiceAssembly.openLog(
+                stateDirectory: stateDirectory, options: configuration.store, logger: logger)
         } catch {
             logger.critical("cannot use the state database: \(error)")
             throw ExitCode(error.exitCode)
         }
-
-        // Services.
         let service: ServiceAssembly
         do {
             service = try await ServiceAssembly.make(
-                configuration: settings, target: target, stateDirectory: stateDirectory, isSystem: defaults.isSystem,
-                levels: levels, logger: logger, log: log)
+                configuration: configuration, target: target, stateDirectory: stateDirectory,
+                isSystem: defaults.isSystem, levels: levels, logger: logger, log: log, access: access,
+                reporter: journal,
+                announce: { target in
+                    ServiceAssembly.printAddress(target)
+                    listening.fire()
+                })
         } catch let failure as StoreFailure {
             logger.critical("cannot load the state database: \(failure)")
             throw ExitCode(65)  // EX_DATAERR
         }
+        journal.stateLoaded(await service.host.snapshotStatistics(), in: ContinuousClock.now - started)
+
+        let notifier = SystemdNotifier.fromEnvironment()
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service.listener)]
+        if let interval = notifier.watchdogPingInterval {
+            services.append(
+                .init(
+                    service: WatchdogService(
+                        notifier: notifier, interval: interval, host: service.host,
+                        eventLoops: MultiThreadedEventLoopGroup.singleton, ready: ready, logger: logger)))
+        }
+        if FaultInjectionService.isEnabled(in: environment) {
+            services.append(.init(service: FaultInjectionService(host: service.host, logger: logger)))
+        }
+        services.append(
+            .init(
+                service: StatusService(
+                    notifier: notifier, host: service.host, connections: service.connections, journal: journal,
+                    listening: listening, ready: ready, summaryInterval: .seconds(configuration.summaryInterval),
+                    logger: logger)))
         let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: service.listener)], gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         await service.host.closeLog()
         logger.info("stopped")
+    }
+
+    private func loadConfiguration(logger: Logger) throws -> ServerConfiguration {
+        guard let config else { return ServerConfiguration() }
+        do {
+            return try ServerConfiguration.parse(try TextFile.read(config), source: config)
+        } catch {
+            logger.critical("configuration rejected: \(error)")
+            throw ExitCode(78)  // EX_CONFIG
+        }
+    }
+
+    /// The socket named `varlink` that systemd passed (socket activation), else `--listen` or the default.
+    private func listenTarget(defaults: ServiceDefaults, logger: Logger) throws -> ListenTarget {
+        let passed: ListenedSockets
+        do {
+            passed = try ListenedSockets.take()
+        } catch {
+            logger.error("cannot read the sockets systemd passed", metadata: ["error": "\(error)"])
+            passed = ListenedSockets([])
+        }
+        if let socket = passed.varlink {
+            if listen != nil { logger.notice("--listen ignored: systemd passed the socket named varlink") }
+            let descriptor = socket.descriptor.rawValue
+            return .fileDescriptor(descriptor, path: ListenTarget.boundPath(of: descriptor))
+        }
+        if !passed.isEmpty {
+            logger.warning(
+                "systemd passed sockets but none named varlink; binding the socket path instead",
+                metadata: ["names": "\(passed.sockets.map(\.name).joined(separator: ","))"])
+        }
+        return .path(listen ?? defaults.socketPath)
+    }
+
+    /// A user service serves its own user and root; the system service follows the configured policy.
+    private func accessControl(_ configuration: ServerConfiguration, isSystem: Bool) throws -> AccessControl {
+        guard isSystem else { return AccessControl(mode: .user(owner: getuid()), serviceUID: getuid()) }
+        do {
+            return AccessControl(mode: .system(try configuration.access.resolved(with: .system)), serviceUID: getuid())
+        } catch {
+            Logger(label: "smartstackd").critical("access policy rejected: \(error)")
+            throw ExitCode(78)
+        }
     }
 }

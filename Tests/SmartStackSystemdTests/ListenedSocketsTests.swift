@@ -55,7 +55,17 @@ struct SocketActivationTests {
             Issue.record("systemd-socket-activate did not listen: \(result.errorOutput)")
             return ("", "")
         }
-        let reply = try readAll(fromUnixSocket: connectTo)
+        // The socket file exists from bind(); until listen() a connection is refused: retry briefly.
+        var reply = ""
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            do {
+                reply = try readAll(fromUnixSocket: connectTo)
+                break
+            } catch let error as POSIXError where error.code == .ECONNREFUSED && ContinuousClock.now < deadline {
+                usleep(20_000)
+            }
+        }
         let result = child.wait(timeout: .seconds(10))
         #expect(result.status == 0 && !result.timedOut, "\(result.errorOutput)")
         return (reply, result.output)

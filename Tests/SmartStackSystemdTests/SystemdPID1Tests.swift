@@ -14,6 +14,7 @@ import Testing
 /// `timeout -s KILL` also does after two minutes, whatever happens to the test) ends systemd and
 /// with it every process in the namespace.
 @Suite(
+    .serialized,
     .timeLimit(.minutes(2)),
     .enabled(if: TestEnvironment.probe != nil, "needs smartstack-systemd-probe: swift build --build-tests"),
     .enabled(
@@ -110,7 +111,8 @@ struct SystemdPID1Tests {
         }
     }
 
-    private func stage(_ directory: TemporaryDirectory) throws {
+    /// Stages the units (with `dropIn` for the service) and `executable` as /usr/local/bin/smartstackd.
+    func stage(_ directory: TemporaryDirectory, executable: String, dropIn: String) throws {
         let fileManager = FileManager.default
         let units = directory.url.appendingPathComponent("units")
         let wants = units.appendingPathComponent("sockets.target.wants")
@@ -137,7 +139,7 @@ struct SystemdPID1Tests {
                 at: UnitFileTests.Scope.system.directory.appendingPathComponent(unit),
                 to: units.appendingPathComponent(unit))
         }
-        try Self.dropIn.write(to: dropIns.appendingPathComponent("test.conf"), atomically: true, encoding: .utf8)
+        try dropIn.write(to: dropIns.appendingPathComponent("test.conf"), atomically: true, encoding: .utf8)
         // journald's own messages stay out of the machine's kernel log.
         let journaldDropIns = units.appendingPathComponent("systemd-journald.service.d")
         try fileManager.createDirectory(at: journaldDropIns, withIntermediateDirectories: true)
@@ -155,7 +157,7 @@ struct SystemdPID1Tests {
             ],
             environment: TestEnvironment.cleanEnvironment(), in: directory.url)
         try #require(sysusers.status == 0, "systemd-sysusers: \(sysusers.errorOutput)")
-        try fileManager.copyItem(atPath: try #require(TestEnvironment.probe), toPath: directory.path("smartstackd"))
+        try fileManager.copyItem(atPath: executable, toPath: directory.path("smartstackd"))
         try Self.outerScript.write(toFile: directory.path("outer.sh"), atomically: true, encoding: .utf8)
         try Self.innerScript.write(toFile: directory.path("inner.sh"), atomically: true, encoding: .utf8)
     }
@@ -170,7 +172,7 @@ struct SystemdPID1Tests {
         return nil
     }
 
-    private func boot(_ directory: TemporaryDirectory) throws -> Machine {
+    func boot(_ directory: TemporaryDirectory) throws -> Machine {
         let outer = try ChildProcess(
             "/bin/sh", [directory.path("outer.sh"), directory.url.path, try #require(PID1Environment.cgroup2Mount)],
             environment: TestEnvironment.cleanEnvironment(), in: directory.url)
@@ -195,7 +197,7 @@ struct SystemdPID1Tests {
     }
 
     /// Waits until PID 1 answers and has reached its default target.
-    private func waitUntilRunning(_ machine: Machine) throws {
+    func waitUntilRunning(_ machine: Machine) throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             let state = try machine.run(["systemctl", "is-system-running"]).output
@@ -213,14 +215,14 @@ struct SystemdPID1Tests {
 
     /// Kills the namespace (its `unshare`, whose death kills systemd and so every process inside)
     /// and waits for the outer script to remove its cgroup.
-    private func shutDown(_ machine: Machine) {
+    func shutDown(_ machine: Machine) {
         kill(machine.unshare, SIGKILL)
         let result = machine.outer.wait(timeout: .seconds(20))
         #expect(result.status == 0, "namespace teardown (cgroup removal): \(result.errorOutput)")
     }
 
     /// Polls `condition` every 100 ms until it holds or `timeout` passes.
-    private func eventually(_ timeout: Duration, _ condition: () throws -> Bool) rethrows -> Bool {
+    func eventually(_ timeout: Duration, _ condition: () throws -> Bool) rethrows -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try condition() { return true }
@@ -232,7 +234,7 @@ struct SystemdPID1Tests {
     @Test func socketActivationReadinessWatchdogAndStop() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try stage(directory)
+        try stage(directory, executable: try #require(TestEnvironment.probe), dropIn: Self.dropIn)
         let machine = try boot(directory)
         defer { shutDown(machine) }
         try waitUntilRunning(machine)

@@ -23,7 +23,7 @@ INTERFACES = ROOT / "Sources" / "SmartStackProtocol" / "Interfaces"
 class Daemon:
     """A running smartstackd with its socket, state directory and output."""
 
-    def __init__(self, directory, config=None, extra_args=()):
+    def __init__(self, directory, config=None, extra_args=(), env=None):
         self.directory = pathlib.Path(directory)
         self.socket_path = str(self.directory / "run" / "io.smartstack")
         self.state = str(self.directory / "state")
@@ -35,7 +35,7 @@ class Daemon:
             args += ["--config", str(config_path)]
         self.stdout = open(self.directory / "stdout.log", "w+")
         self.stderr = open(self.directory / "stderr.log", "w+")
-        self.process = subprocess.Popen(args, stdout=self.stdout, stderr=self.stderr)
+        self.process = subprocess.Popen(args, stdout=self.stdout, stderr=self.stderr, env=env)
         self.wait_ready()
 
     def wait_ready(self, timeout=30.0):
@@ -94,10 +94,10 @@ def make_daemon(workdir):
     """Starts daemons with a given configuration; all are stopped (and must exit 0) at the end."""
     started = []
 
-    def start(config=None, subdirectory=None, extra_args=()):
+    def start(config=None, subdirectory=None, extra_args=(), env=None):
         directory = pathlib.Path(workdir) / (subdirectory or f"d{len(started)}")
         directory.mkdir(parents=True, exist_ok=True)
-        running = Daemon(directory, config=config, extra_args=extra_args)
+        running = Daemon(directory, config=config, extra_args=extra_args, env=env)
         started.append(running)
         return running
 

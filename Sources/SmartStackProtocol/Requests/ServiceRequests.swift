@@ -68,14 +68,16 @@ public struct ServiceStatistics: Sendable, Hashable {
     public var reloadWatchers: Int?
     public var calls: Int?
     public var logLevel: LogLevel?
+    public var journalEntriesDropped: Int?
     /// Storage numbers; nil without durable storage.
     public var storage: StorageStatistics?
 
     public init(
         stacks: Int, widgets: Int, donations: Int, subscribers: Int, connections: Int, uptimeSeconds: Double,
         kinds: Int? = nil, liveActivities: Int? = nil, reloadWatchers: Int? = nil, calls: Int? = nil,
-        logLevel: LogLevel? = nil, storage: StorageStatistics? = nil
+        logLevel: LogLevel? = nil, journalEntriesDropped: Int? = nil, storage: StorageStatistics? = nil
     ) {
+        self.journalEntriesDropped = journalEntriesDropped
         self.stacks = stacks
         self.widgets = widgets
         self.donations = donations
@@ -102,6 +104,7 @@ public struct ServiceStatistics: Sendable, Hashable {
         if let reloadWatchers { object["reloadWatchers"] = .int(Int64(reloadWatchers)) }
         if let calls { object["calls"] = .int(Int64(calls)) }
         if let logLevel { object["logLevel"] = .string(logLevel.rawValue) }
+        if let journalEntriesDropped { object["journalEntriesDropped"] = .int(Int64(journalEntriesDropped)) }
         if let storage {
             object["storedEvents"] = .int(Int64(storage.storedEvents))
             object["storedDonations"] = .int(Int64(storage.storedDonations))

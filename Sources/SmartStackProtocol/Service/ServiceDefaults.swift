@@ -14,8 +14,11 @@ public struct ServiceDefaults: Sendable, Hashable {
     ///   root (the system service); `/tmp/smartstack-UID/io.smartstack` for a user without a runtime directory.
     /// - State: `$STATE_DIRECTORY` (set by systemd's `StateDirectory=`); otherwise `/var/lib/smartstack` for
     ///   root and `$XDG_DATA_HOME/smartstack` (or `~/.local/share/smartstack`) for a user.
-    public init(environment: [String: String], uid: UInt32) {
-        isSystem = uid == 0
+    ///
+    /// `system` overrides the choice by uid: the system unit runs as a transient user (`DynamicUser=`) and
+    /// says `--system`.
+    public init(environment: [String: String], uid: UInt32, system: Bool? = nil) {
+        isSystem = system ?? (uid == 0)
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), !isSystem {
             socketPath = runtime + "/smartstack/io.smartstack"
         } else if isSystem {

@@ -15,6 +15,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var host = HostLimits()
     /// The log level at start (`SetLogLevel` changes it at run time).
     public var logLevel: Logger.Level = .info
+    /// Seconds between two periodic summaries in the journal.
+    public var summaryInterval = 300
+    /// Journal entries that may wait to be written; more are dropped and counted.
+    public var journalQueue = 4_096
+    /// Who may act as shell, provider and admin (the system service only).
+    public var access = AccessPolicy()
     /// How the event log stores (durability, commit batching, snapshots).
     public var store = StoreOptions()
 
@@ -36,6 +42,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         ("reloadBudget", "timeline reloads per widget per 24 hours (40…1440)"),
         ("retentionDays", "days donations are kept"),
         ("logLevel", "trace, debug, info, notice, warning, error or critical"),
+        ("summaryInterval", "seconds between periodic summaries in the journal (1…86400)"),
+        ("journalQueue", "journal entries waiting to be written before more are dropped (16…1048576)"),
         ("durability", "what an acknowledged write survives: process (kill -9, the default) or power (fsync per commit)"),
         ("commitDelayMicroseconds", "longest a shared commit waits for more calls (0…10000)"),
         ("snapshotEveryRecords", "records between engine snapshots (100…10000000)"),
@@ -100,10 +108,12 @@ public struct ServerConfiguration: Sendable, Hashable {
                     reason: "'\(value)' is not one of trace, debug, info, notice, warning, error, critical")
             }
             logLevel = level
+        case "summaryInterval": summaryInterval = try integer(1...86_400)
+        case "journalQueue": journalQueue = try integer(16...1_048_576)
         default:
-            throw ConfigurationError(
-                place: place, key: key,
-                reason: "unknown key; known keys: \(Self.keys.map(\.key).joined(separator: ", "))")
+            if try access.set(key, to: value, place: place) { return }
+            let known = (Self.keys + AccessPolicy.keys).map(\.key).joined(separator: ", ")
+            throw ConfigurationError(place: place, key: key, reason: "unknown key; known keys: \(known)")
         }
     }
 

@@ -86,6 +86,13 @@ extension ServiceDispatcher {
             return .reply([:])
         case .recordEngagement(let request):
             try await record(context) { now in request.event(defaultTime: now) }
+            // One entry per engagement (user actions are rare): `analyze` reads taps after a widget surfaced.
+            logger.info(
+                "engagement",
+                metadata: [
+                    "engagement": "\(request.kind.rawValue)", "stack": "\(request.stack.rawValue)",
+                    "widget": "\(request.instance.rawValue)",
+                ])
             return .reply([:])
         case .recordLook(let request):
             try await record(context) { now in request.event(defaultTime: now) }
@@ -139,7 +146,8 @@ extension ServiceDispatcher {
             stacks: counts.stacks, widgets: counts.widgets, donations: counts.donations,
             subscribers: counts.subscribers, connections: connections.openCount, uptimeSeconds: counts.uptimeSeconds,
             kinds: counts.kinds, liveActivities: counts.liveActivities, reloadWatchers: counts.reloadWatchers,
-            calls: nil, logLevel: LogLevel(levels.level), storage: storage)
+            calls: nil, logLevel: LogLevel(levels.level), journalEntriesDropped: reporter.droppedEntries,
+            storage: storage)
     }
 
     private func subscribe(_ request: SubscribeRequest, _ context: CallContext) async throws(VarlinkError)

@@ -14,11 +14,18 @@ public struct ServiceDispatcher: CallHandler {
     let maxListLimit: Int
     let logger: Logger
     let info: JSONObject
+    /// Who may make which call.
+    let access: AccessControl
+    /// Where refused calls are reported (the journal).
+    let reporter: any ServiceReporter
 
     public init(
-        host: EngineHost, connections: ConnectionRegistry, levels: LogLevelControl, maxListLimit: Int, logger: Logger
+        host: EngineHost, connections: ConnectionRegistry, levels: LogLevelControl, maxListLimit: Int, logger: Logger,
+        access: AccessControl = .unrestricted, reporter: any ServiceReporter = SilentReporter()
     ) {
         self.host = host
+        self.access = access
+        self.reporter = reporter
         self.connections = connections
         self.levels = levels
         self.maxListLimit = maxListLimit
@@ -30,9 +37,16 @@ public struct ServiceDispatcher: CallHandler {
     }
 
     public func handle(_ call: VarlinkCall, peer: PeerCredentials) async -> CallOutcome {
+        // The role is checked before the call is decoded, so a refused caller learns nothing from it.
+        if case .denied(let reason) = access.authorize(SmartStackMethod(rawValue: call.method), peer: peer) {
+            return refuse(call, peer: peer, reason: reason)
+        }
         let context = CallContext(call: call, interface: String(call.interface), peer: peer)
         do {
             let request = try SmartStackRequest(call: call)
+            if let app = request.providerApp, case .denied(let reason) = access.authorize(app: app, peer: peer) {
+                return refuse(call, peer: peer, reason: reason)
+            }
             return try await handle(request, context)
         } catch {
             if error.name != "org.varlink.service.InvalidParameter" || logger.logLevel <= .debug {
@@ -40,6 +54,12 @@ public struct ServiceDispatcher: CallHandler {
             }
             return .failure(error)
         }
+    }
+
+    /// `PermissionDenied`, reported to the journal as a refused client.
+    private func refuse(_ call: VarlinkCall, peer: PeerCredentials, reason: String) -> CallOutcome {
+        reporter.clientRejected(peer, .permissionDenied(method: call.method, reason: reason))
+        return .failure(.permissionDenied())
     }
 
     /// Runs a host operation, mapping its errors to the calling interface's typed errors.

@@ -21,6 +21,7 @@ public struct ServiceAssembly: Sendable {
         configuration: ServerConfiguration, target: ListenTarget, stateDirectory: String, isSystem: Bool,
         levels: LogLevelControl, logger: Logger, clock: any ServiceClock = SystemServiceClock(),
         log: any EventLog = InMemoryEventLog(),
+        access: AccessControl = .unrestricted, reporter: any ServiceReporter = SilentReporter(),
         announce: @escaping @Sendable (ListenTarget) -> Void = ServiceAssembly.printAddress
     ) async throws -> ServiceAssembly {
         try StateDirectory.prepare(stateDirectory)
@@ -28,17 +29,17 @@ public struct ServiceAssembly: Sendable {
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         let host = EngineHost(
             settings: configuration.engine, limits: configuration.host, clock: clock, log: log, logger: logger,
-            eventLoop: eventLoop)
+            reporter: reporter, eventLoop: eventLoop)
         try await host.restore()
         let connections = ConnectionRegistry(limit: configuration.maxConnections)
         let dispatcher = ServiceDispatcher(
             host: host, connections: connections, levels: levels, maxListLimit: configuration.host.maxListLimit,
-            logger: logger)
+            logger: logger, access: access, reporter: reporter)
         let listener = VarlinkListener(
             target: target, handler: dispatcher, connections: connections, maxFrameSize: configuration.maxFrameSize,
             socketMode: isSystem ? 0o666 : 0o600, directoryMode: isSystem ? 0o755 : 0o700, logger: logger,
             eventLoop: eventLoop,
-            onListening: { announce(target) }, onShutdown: { await host.stop() })
+            onListening: { announce(target) }, onShutdown: { await host.stop() }, reporter: reporter)
         return ServiceAssembly(host: host, connections: connections, dispatcher: dispatcher, listener: listener)
     }
 

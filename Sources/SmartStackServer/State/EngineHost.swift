@@ -28,6 +28,8 @@ public actor EngineHost {
     let clock: any ServiceClock
     let log: any EventLog
     let logger: Logger
+    /// Where published decisions and effects are reported (the journal); called inside this isolation.
+    let reporter: any ServiceReporter
     var engine: Engine
     /// Every retained event in the order applied: what deletions and retention rebuild from.
     var history: [EngineEvent] = []
@@ -49,7 +51,7 @@ public actor EngineHost {
 
     public init(
         settings: EngineSettings, limits: HostLimits = HostLimits(), clock: any ServiceClock, log: any EventLog,
-        logger: Logger, eventLoop: (any EventLoop)? = nil
+        logger: Logger, reporter: any ServiceReporter = SilentReporter(), eventLoop: (any EventLoop)? = nil
     ) {
         let now = clock.now()
         self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
@@ -57,6 +59,7 @@ public actor EngineHost {
         self.clock = clock
         self.log = log
         self.logger = logger
+        self.reporter = reporter
         self.engine = Engine(settings: settings, now: now)
         self.started = now
         self.lastRetentionSweep = now
@@ -127,6 +130,8 @@ public actor EngineHost {
         if let donation = event.donation {
             donations[donation.app, default: [:]][donation.id] = donation
             donationCount += 1
+            statistics.donationsReceived += 1
+            if logger.logLevel <= .debug { logDonation(donation) }
         }
         statistics.eventsRecorded += 1
         let ticket = log.enqueue([event])
@@ -286,4 +291,6 @@ public struct HostStatistics: Sendable, Hashable {
     public var subscribersCutOff = 0
     /// Reload requests sent to providers since start.
     public var reloadsRequested = 0
+    /// Donations taken since start (deletions and retention aside): what STATUS= shows per minute.
+    public var donationsReceived = 0
 }

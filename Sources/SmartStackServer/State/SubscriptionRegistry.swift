@@ -151,19 +151,12 @@ extension EngineHost {
     /// Sends what the engine published to the streams that follow it.
     func fanOut(decisions: [Decision], effects: [EngineEffect]) {
         statistics.decisionsPublished += decisions.count
+        reporter.published(decisions: decisions, effects: effects)
         for effect in effects { if case .reloadRequested = effect { statistics.reloadsRequested += 1 } }
         let cut = subscriptions.send(decisions) + subscriptions.send(effects)
         if cut > 0 {
             statistics.subscribersCutOff += cut
             logger.warning("cut off slow subscribers", metadata: ["count": "\(cut)"])
-        }
-        for decision in decisions {
-            logger.debug(
-                "order changed",
-                metadata: [
-                    "stack": "\(decision.stack.rawValue)", "revision": "\(decision.revision)",
-                    "order": "\(decision.order.joined(separator: ","))",
-                ])
         }
     }
 }

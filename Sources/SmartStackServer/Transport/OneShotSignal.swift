@@ -9,6 +9,8 @@ public final class OneShotSignal: Sendable {
 
     private let state = Mutex<State>(.open([:], nextID: 0))
 
+    public init() {}
+
     /// Fires the signal and wakes every waiter (later calls do nothing).
     public func fire() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in

@@ -33,6 +33,8 @@ public struct VarlinkListener: Service {
     let logger: Logger
     let onListening: @Sendable () async -> Void
     let onShutdown: @Sendable () async -> Void
+    /// Where refused connections are reported (the journal).
+    let reporter: any ServiceReporter
     /// The loop that accepts, serves every connection and runs the engine's actor.
     let eventLoop: any EventLoop
 
@@ -40,8 +42,10 @@ public struct VarlinkListener: Service {
         target: ListenTarget, handler: any CallHandler, connections: ConnectionRegistry, maxFrameSize: Int,
         socketMode: UInt32 = 0o600, directoryMode: UInt32 = 0o700, logger: Logger,
         eventLoop: any EventLoop,
-        onListening: @escaping @Sendable () async -> Void = {}, onShutdown: @escaping @Sendable () async -> Void = {}
+        onListening: @escaping @Sendable () async -> Void = {}, onShutdown: @escaping @Sendable () async -> Void = {},
+        reporter: any ServiceReporter = SilentReporter()
     ) {
+        self.reporter = reporter
         self.eventLoop = eventLoop
         self.target = target
         self.handler = handler
@@ -55,15 +59,17 @@ public struct VarlinkListener: Service {
     }
 
     /// Binds (or adopts) the socket; throws `ListenError` when it can't, before anything is served.
-    public func bind() async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
+    ///
+    /// Accepted connections come out as plain channels that do not read yet; `serve` wraps each in an async
+    /// channel on its own task. (An async channel NIO accepted while the server was closing would be dropped
+    /// unfinished, which NIO treats as a fatal error; a plain channel is just closed.)
+    public func bind() async throws -> NIOAsyncChannel<any Channel, Never> {
         let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = {
-            channel in
-            channel.eventLoop.makeCompletedFuture {
-                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-            }
+            .childChannelOption(.autoRead, value: false)
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<any Channel> = { channel in
+            channel.eventLoop.makeSucceededFuture(channel)
         }
         switch target {
         case .path(let path):
@@ -85,6 +91,10 @@ public struct VarlinkListener: Service {
     }
 
     public func run() async throws {
+        if case .fileDescriptor(let descriptor, let path) = target {
+            try await runActivated(ActivatedSocket(descriptor: descriptor, path: path))
+            return
+        }
         let server = try await bind()
         logger.info("listening", metadata: ["address": "\(target)"])
         await onListening()
@@ -94,18 +104,10 @@ public struct VarlinkListener: Service {
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        guard connections.admit(connection.channel) else {
-                            logger.warning("client rejected: connection limit", metadata: ["limit": "\(connections.limit)"])
-                            // Closing through the async channel finishes its writer (NIO requires that).
-                            group.addTask { try? await connection.executeThenClose { _, _ in } }
-                            continue
-                        }
+                    for try await channel in inbound {
                         group.addTask(executorPreference: executor) {
-                            await VarlinkConnection(
-                                channel: connection, handler: handler, maxFrameSize: maxFrameSize, logger: logger
-                            ).run()
-                            connections.remove(connection.channel)
+                            guard let connection = await Self.wrap(channel) else { return }
+                            await serve(connection)
                         }
                     }
                 }
@@ -118,5 +120,74 @@ public struct VarlinkListener: Service {
         }
         if case .path(let path) = target { unlink(path) }
         logger.info("stopped listening", metadata: ["address": "\(target)"])
+    }
+
+    /// Serves a socket systemd passed: accepted here (keeping the unit's backlog), each connection handed
+    /// to NIO. The socket file is systemd's: it is neither removed nor re-bound.
+    private func runActivated(_ socket: ActivatedSocket) async throws {
+        logger.info("listening", metadata: ["address": "\(target)", "activation": "systemd"])
+        await onListening()
+        let connections = self.connections
+        let accepted = socket.connections()
+        let eventLoop = self.eventLoop
+        let executor = EventLoopTaskExecutor(eventLoop)
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                for await descriptor in accepted {
+                    group.addTask(executorPreference: executor) {
+                        let connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+                        let bootstrap = ClientBootstrap(group: eventLoop)
+                            .channelOption(.allowRemoteHalfClosure, value: true)
+                        do {
+                            connection = try await bootstrap.withConnectedSocket(descriptor) { channel in
+                                channel.eventLoop.makeCompletedFuture {
+                                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                                }
+                            }
+                        } catch {
+                            logger.notice("could not take a connection", metadata: ["error": "\(error)"])
+                            return
+                        }
+                        await serve(connection)
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            socket.stop()
+            connections.closeInputs()
+            Task { await onShutdown() }
+        }
+        logger.info("stopped listening", metadata: ["address": "\(target)"])
+    }
+
+    /// Wraps an accepted channel in an async channel and starts reading; `nil` (and the channel closed) when
+    /// it went away first.
+    static func wrap(_ channel: any Channel) async -> NIOAsyncChannel<ByteBuffer, ByteBuffer>? {
+        do {
+            return try await channel.eventLoop.submit {
+                // Reading starts on a later turn of this loop, after the async channel's handler is in place;
+                // nothing after the wrapping can fail, so the async channel is never dropped unfinished.
+                try channel.syncOptions?.setOption(.autoRead, value: true)
+                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }.get()
+        } catch {
+            channel.close(promise: nil)
+            return nil
+        }
+    }
+
+    /// Serves one accepted connection, or closes it at once (with a journal entry) over the limit.
+    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        guard connections.admit(connection.channel) else {
+            let peer = await PeerCredentials.of(connection.channel)
+            reporter.clientRejected(peer, .connectionLimit(connections.limit))
+            logger.debug(
+                "client rejected: connection limit", metadata: ["limit": "\(connections.limit)", "peer": "\(peer)"])
+            // Closing through the async channel finishes its writer (NIO requires that).
+            try? await connection.executeThenClose { _, _ in }
+            return
+        }
+        await VarlinkConnection(channel: connection, handler: handler, maxFrameSize: maxFrameSize, logger: logger).run()
+        connections.remove(connection.channel)
     }
 }

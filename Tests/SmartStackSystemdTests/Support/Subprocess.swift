@@ -122,6 +122,13 @@ enum TestEnvironment {
         return nil
     }()
 
+    /// The real `smartstackd`, built next to the probe (`swift build --build-tests` builds every product).
+    static let daemon: String? = probe.flatMap { probe in
+        let directory = URL(fileURLWithPath: probe).deletingLastPathComponent()
+        let candidate = directory.appendingPathComponent("smartstackd").path
+        return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
+    }
+
     /// The first of `names` found on a standard path, or `nil`.
     static func tool(_ names: String...) -> String? {
         for name in names {

@@ -1,0 +1,144 @@
+public import SmartStackSystemd
+
+/// One of smartstackd's journal entries that the analysis reads, reduced to what it needs.
+///
+/// Entries are recognised by `MESSAGE_ID` (``SmartStackEvent``) and read through the `SMARTSTACK_*` fields of
+/// docs/systemd.md. Engagement has no event type of its own: an entry of any kind that carries
+/// `SMARTSTACK_ENGAGEMENT` (`tap`, `swipeTo`, `swipeAway`, `impression`), `SMARTSTACK_STACK` and
+/// `SMARTSTACK_WIDGET` counts as one (the daemon writes one at info level for every `RecordEngagement`).
+public struct DecisionRecord: Sendable, Hashable {
+    /// When journald received the entry: microseconds since the Unix epoch.
+    public var time: Int64
+    /// What the entry says.
+    public var event: Event
+
+    /// What an entry says.
+    public enum Event: Sendable, Hashable {
+        /// A stack's published order changed (possibly a coalesced burst).
+        case orderChanged(OrderChange)
+        /// A suggested widget was inserted into a stack.
+        case suggestionInserted(stack: String, widget: String)
+        /// A suggested widget was removed from a stack.
+        case suggestionRemoved(stack: String, widget: String)
+        /// The service asked a provider to reload a widget's timeline.
+        case reloadRequested(widget: String, reason: String?)
+        /// A reload was due but withheld.
+        case reloadWithheld(widget: String, reason: String?)
+        /// The user did something with a widget of a stack.
+        case engagement(stack: String, widget: String, kind: String)
+    }
+
+    /// An order-changed entry's fields.
+    public struct OrderChange: Sendable, Hashable {
+        /// `SMARTSTACK_STACK`.
+        public var stack: String
+        /// `SMARTSTACK_REVISION`, when present and numeric.
+        public var revision: Int?
+        /// `SMARTSTACK_ORDER`: instance ids, top first.
+        public var order: [String]
+        /// `SMARTSTACK_PREVIOUS_ORDER`: the order the stack's previous entry showed (empty for its first).
+        public var previousOrder: [String]
+        /// `SMARTSTACK_TOP`, or the order's first instance when the field is missing.
+        public var top: String
+        /// `SMARTSTACK_REASON`: the top entry's reason code.
+        public var reason: String
+        /// `SMARTSTACK_SCORES`: instance to score.
+        public var scores: [String: Double]
+        /// `SMARTSTACK_COUNT`: how many published changes the entry stands for (1 when missing).
+        public var count: Int
+
+        public init(
+            stack: String, revision: Int? = nil, order: [String], previousOrder: [String] = [], top: String? = nil,
+            reason: String = "", scores: [String: Double] = [:], count: Int = 1
+        ) {
+            self.stack = stack
+            self.revision = revision
+            self.order = order
+            self.previousOrder = previousOrder
+            self.top = top ?? order.first ?? ""
+            self.reason = reason
+            self.scores = scores
+            self.count = count
+        }
+    }
+
+    public init(time: Int64, event: Event) {
+        self.time = time
+        self.event = event
+    }
+
+    /// Field names beyond `JournalFieldName`'s constants.
+    public enum Field {
+        /// The engagement kind of an engagement entry.
+        public static let engagement = "SMARTSTACK_ENGAGEMENT"
+    }
+
+    /// The engagement kinds an engagement entry may carry.
+    public static let engagementKinds = ["tap", "swipeTo", "swipeAway", "impression"]
+
+    /// The event types the analysis reads.
+    public static let events: [SmartStackEvent] = [
+        .orderChanged, .suggestionInserted, .suggestionRemoved, .reloadRequested, .reloadWithheld,
+    ]
+
+    /// Reads a journal entry; `nil` when it is not one the analysis uses or lacks a required field.
+    public init?(_ entry: JournalReader.Entry) {
+        self.init(fields: entry.fields, time: Int64(clamping: entry.realtimeMicroseconds))
+    }
+
+    /// Reads an entry's fields; `nil` when it is not one the analysis uses or lacks a required field.
+    public init?(fields: [String: String], time: Int64) {
+        func field(_ name: JournalFieldName) -> String? {
+            guard let value = fields[name.rawValue], !value.isEmpty else { return nil }
+            return value
+        }
+        self.time = time
+        let event = fields["MESSAGE_ID"].flatMap(MessageID.init).flatMap(SmartStackEvent.init(messageID:))
+        switch event {
+        case .orderChanged:
+            guard let stack = field(.stack) else { return nil }
+            let order = Self.list(fields[JournalFieldName.order.rawValue])
+            self.event = .orderChanged(
+                OrderChange(
+                    stack: stack, revision: field(.revision).flatMap { Int($0) }, order: order,
+                    previousOrder: Self.list(fields[JournalFieldName.previousOrder.rawValue]),
+                    top: field(.top) ?? order.first ?? "", reason: field(.reason) ?? "",
+                    scores: Self.scores(fields[JournalFieldName.scores.rawValue]),
+                    count: max(1, field(.count).flatMap { Int($0) } ?? 1)))
+        case .suggestionInserted, .suggestionRemoved:
+            guard let stack = field(.stack), let widget = field(.widget) else { return nil }
+            self.event =
+                event == .suggestionInserted
+                ? .suggestionInserted(stack: stack, widget: widget) : .suggestionRemoved(stack: stack, widget: widget)
+        case .reloadRequested:
+            guard let widget = field(.widget) else { return nil }
+            self.event = .reloadRequested(widget: widget, reason: field(.reason))
+        case .reloadWithheld:
+            guard let widget = field(.widget) else { return nil }
+            self.event = .reloadWithheld(widget: widget, reason: field(.reason))
+        default:
+            guard let kind = fields[Field.engagement], Self.engagementKinds.contains(kind), let stack = field(.stack),
+                let widget = field(.widget)
+            else { return nil }
+            self.event = .engagement(stack: stack, widget: widget, kind: kind)
+        }
+    }
+
+    /// A comma-separated list; empty for a missing or empty field.
+    static func list(_ text: String?) -> [String] {
+        guard let text, !text.isEmpty else { return [] }
+        return text.split(separator: ",", omittingEmptySubsequences: true).map(String.init)
+    }
+
+    /// `widget=score` pairs separated by commas; pairs that do not parse (a cut field's tail) are skipped.
+    static func scores(_ text: String?) -> [String: Double] {
+        var scores: [String: Double] = [:]
+        for pair in list(text) {
+            guard let equals = pair.lastIndex(of: "="), let score = Double(pair[pair.index(after: equals)...]) else {
+                continue
+            }
+            scores[String(pair[..<equals])] = score
+        }
+        return scores
+    }
+}

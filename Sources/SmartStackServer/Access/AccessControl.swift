@@ -1,0 +1,180 @@
+public import SmartStackCore
+public import SmartStackProtocol
+import Synchronization
+
+/// Decides, for every call, whether its caller — known by the kernel's peer credentials, never by what it
+/// says — may make it; and remembers which uid owns each app id (DESIGN.md "Access").
+///
+/// - Root and the service's own uid may do everything.
+/// - A **user** service serves only its own user and root: everyone else is refused every call.
+/// - A **system** service follows its ``AccessPolicy``: `org.varlink.service` is open to anyone who can
+///   connect; `io.smartstack.Shell` to `shells` (and its read-only methods to `admins`);
+///   `io.smartstack.Admin` to `admins`; `io.smartstack.Provider` to `providers` and to the callers of
+///   `app.ID` keys, per app: an app the policy assigns belongs to its callers only, any other app to the
+///   first uid that acts for it (kept in memory: a restart forgets the claims).
+public final class AccessControl: Sendable {
+    /// Which rules apply.
+    public enum Mode: Sendable, Hashable {
+        /// Everything is allowed (tests, tools).
+        case unrestricted
+        /// A user's own service: only `owner` and root.
+        case user(owner: UInt32)
+        /// The system service with its resolved policy.
+        case system(AccessPolicy)
+    }
+
+    /// Whether a call may go ahead.
+    public enum Verdict: Sendable, Hashable {
+        case allowed
+        /// Refused, and why (for the journal; the caller only sees `PermissionDenied`).
+        case denied(String)
+    }
+
+    public let mode: Mode
+    /// The uid the service runs as; always allowed.
+    public let serviceUID: UInt32
+    private let accounts: AccountDatabase
+    private let claims = Mutex<[AppID: UInt32]>([:])
+    private let groupCache = Mutex<[UInt32: (groups: [UInt32], at: ContinuousClock.Instant)]>([:])
+
+    public init(mode: Mode, serviceUID: UInt32, accounts: AccountDatabase = .system) {
+        self.mode = mode
+        self.serviceUID = serviceUID
+        self.accounts = accounts
+    }
+
+    /// Allows everything.
+    public static let unrestricted = AccessControl(mode: .unrestricted, serviceUID: 0)
+
+    /// The check before a call is decoded: may this caller use this method at all?
+    ///
+    /// `method` is `nil` for a method the service does not know (its error comes from decoding).
+    public func authorize(_ method: SmartStackMethod?, peer: PeerCredentials) -> Verdict {
+        if isSuperuser(peer) { return .allowed }
+        switch mode {
+        case .unrestricted:
+            return .allowed
+        case .user(let owner):
+            return peer.uid == owner ? .allowed : .denied("a user service serves only uid \(owner) and root")
+        case .system(let policy):
+            guard let method else { return .allowed }
+            switch Role(method) {
+            case .introspection:
+                return .allowed
+            case .shell(let readOnly):
+                if matches(policy.shells, peer) || (readOnly && matches(policy.admins, peer)) { return .allowed }
+                return .denied("not allowed to act as shell (policy key shells)")
+            case .provider:
+                if matches(policy.providers, peer) || policy.apps.values.contains(where: { matches($0, peer) }) {
+                    return .allowed
+                }
+                return .denied("not allowed to act as provider (policy keys providers, app.ID)")
+            case .admin:
+                return matches(policy.admins, peer)
+                    ? .allowed : .denied("not allowed to act as admin (policy key admins)")
+            }
+        }
+    }
+
+    /// The check after a provider call is decoded: may this caller act for `app`? Claims an unowned app.
+    public func authorize(app: AppID, peer: PeerCredentials) -> Verdict {
+        if isSuperuser(peer) { return .allowed }
+        guard case .system(let policy) = mode else { return .allowed }
+        if let owners = policy.apps[app] {
+            return matches(owners, peer)
+                ? .allowed : .denied("app \(app.rawValue) belongs to other callers (policy key app.\(app.rawValue))")
+        }
+        guard matches(policy.providers, peer) else {
+            return .denied("not allowed to provide apps the policy does not assign (policy key providers)")
+        }
+        return claims.withLock { claims in
+            if let owner = claims[app] {
+                return owner == peer.uid ? .allowed : .denied("app \(app.rawValue) was registered by uid \(owner)")
+            }
+            claims[app] = peer.uid
+            return .allowed
+        }
+    }
+
+    /// The uid that owns an app by first registration, if any.
+    public func owner(of app: AppID) -> UInt32? {
+        claims.withLock { $0[app] }
+    }
+
+    private func isSuperuser(_ peer: PeerCredentials) -> Bool {
+        peer != .unknown && (peer.uid == 0 || peer.uid == serviceUID)
+    }
+
+    private func matches(_ principals: [Principal], _ peer: PeerCredentials) -> Bool {
+        guard peer != .unknown else { return false }
+        var groups: [UInt32]?
+        for principal in principals {
+            switch principal {
+            case .anyone: return true
+            case .uid(let uid): if uid == peer.uid { return true }
+            case .gid(let gid):
+                if gid == peer.gid { return true }
+                if groups == nil { groups = self.groups(of: peer) }
+                if groups?.contains(gid) == true { return true }
+            case .user, .group:
+                continue  // unresolved names match nobody (the daemon resolves them at start)
+            }
+        }
+        return false
+    }
+
+    /// The caller's groups from the user database (as D-Bus policies see them), cached for a minute.
+    private func groups(of peer: PeerCredentials) -> [UInt32] {
+        let now = ContinuousClock.now
+        if let cached = groupCache.withLock({ $0[peer.uid] }), now < cached.at + .seconds(60) {
+            return cached.groups
+        }
+        let groups = accounts.groups(peer.uid, peer.gid)
+        groupCache.withLock { cache in
+            if cache.count > 4_096 { cache.removeAll() }
+            cache[peer.uid] = (groups, now)
+        }
+        return groups
+    }
+
+    /// What a method needs.
+    enum Role: Equatable {
+        case introspection
+        case shell(readOnly: Bool)
+        case provider
+        case admin
+
+        init(_ method: SmartStackMethod) {
+            switch method {
+            case .getInfo, .getInterfaceDescription: self = .introspection
+            case .getStack, .listStacks, .explain, .getBudget, .subscribe: self = .shell(readOnly: true)
+            case .configureStack, .removeStack, .recordEngagement, .recordLook, .setContext:
+                self = .shell(readOnly: false)
+            case .registerWidget, .donate, .deleteDonations, .listDonations, .submitTimeline, .reloadTimelines,
+                .watchReloads, .startLiveActivity, .updateLiveActivity, .endLiveActivity, .declareRelevance:
+                self = .provider
+            case .getStatistics, .setLogLevel: self = .admin
+            }
+        }
+    }
+}
+
+extension SmartStackRequest {
+    /// The app a provider call acts for; `nil` for other calls.
+    public var providerApp: AppID? {
+        switch self {
+        case .registerWidget(let request): request.app
+        case .donate(let request): request.app
+        case .deleteDonations(let request): request.app
+        case .listDonations(let request): request.app
+        case .submitTimeline(let request): request.app
+        case .reloadTimelines(let request): request.app
+        case .watchReloads(let request): request.app
+        case .startLiveActivity(let request): request.app
+        case .updateLiveActivity(let request): request.app
+        case .endLiveActivity(let request): request.app
+        case .declareRelevance(let request): request.app
+        default: nil
+        }
+    }
+}

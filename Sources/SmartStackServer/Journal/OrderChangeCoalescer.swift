@@ -1,0 +1,83 @@
+public import SmartStackCore
+
+/// Decides which order changes become journal entries: at most one per stack per `window`, bursts folded
+/// into one entry with their count. A state machine with no I/O and no clock of its own.
+///
+/// The first change of a quiet stack is written at once and opens a window. Changes inside the window are
+/// held: the latest order is kept, the order before the first of them, and how many there were. When the
+/// window ends (``due(at:)``) the held changes become one entry, which opens the next window; a window
+/// that ends with nothing held closes, and the stack is quiet again.
+public struct OrderChangeCoalescer: Sendable {
+    /// One entry to write: the latest decision, the order before the burst, and how many changes it stands for.
+    public struct Change: Sendable, Hashable {
+        public var decision: Decision
+        /// The order the previous entry showed; `nil` for a stack's first decision.
+        public var previousOrder: [String]?
+        public var count: Int
+    }
+
+    private struct Slot {
+        var windowEnd: ContinuousClock.Instant
+        var held: Change?
+    }
+
+    /// The shortest time between two entries of one stack.
+    public let window: Duration
+    private var slots: [StackID: Slot] = [:]
+
+    public init(window: Duration = .seconds(1)) {
+        self.window = window
+    }
+
+    /// Takes a published decision; returns the entry to write now, or `nil` when it is held.
+    public mutating func record(
+        _ decision: Decision, previousOrder: [String]?, at now: ContinuousClock.Instant
+    ) -> Change? {
+        if var slot = slots[decision.stack] {
+            if now < slot.windowEnd {
+                if var held = slot.held {
+                    held.decision = decision
+                    held.count += 1
+                    slot.held = held
+                } else {
+                    slot.held = Change(decision: decision, previousOrder: previousOrder, count: 1)
+                }
+                slots[decision.stack] = slot
+                return nil
+            }
+            // The window ended before anyone asked for what it held: write both as one entry.
+            if var held = slot.held {
+                held.decision = decision
+                held.count += 1
+                slots[decision.stack] = Slot(windowEnd: now + window, held: nil)
+                return held
+            }
+        }
+        slots[decision.stack] = Slot(windowEnd: now + window, held: nil)
+        return Change(decision: decision, previousOrder: previousOrder, count: 1)
+    }
+
+    /// The held changes whose window ended by `now`, by stack id; each opens a new window.
+    public mutating func due(at now: ContinuousClock.Instant) -> [Change] {
+        var changes: [Change] = []
+        for (stack, slot) in slots where slot.windowEnd <= now {
+            if let held = slot.held {
+                changes.append(held)
+                slots[stack] = Slot(windowEnd: now + window, held: nil)
+            } else {
+                slots.removeValue(forKey: stack)
+            }
+        }
+        return changes.sorted { $0.decision.stack.rawValue < $1.decision.stack.rawValue }
+    }
+
+    /// When the earliest held change is due; `nil` when nothing is held.
+    public var nextDue: ContinuousClock.Instant? {
+        slots.values.compactMap { $0.held == nil ? nil : $0.windowEnd }.min()
+    }
+
+    /// Changes held now, over all stacks.
+    public var heldCount: Int {
+        slots.values.reduce(0) { $0 + ($1.held?.count ?? 0) }
+    }
+}

@@ -1,0 +1,135 @@
+import ArgumentParser
+import SmartStackCtlKit
+import SmartStackProtocol
+
+// io.smartstack.Admin, org.varlink.service, and `call` for any method.
+
+struct Stats: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the service's statistics (GetStatistics).", aliases: ["status"])
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let reply = try await global.call("io.smartstack.Admin.GetStatistics")
+        global.emit(reply) { StatisticsRenderer.render(reply, style: global.style) }
+    }
+}
+
+struct LogLevel: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "log-level", abstract: "Show or set the service's log level (SetLogLevel).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "trace, debug, info, notice, warning, error or critical; shows the current level when omitted.")
+    var level: String?
+
+    func validate() throws {
+        let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+        if let level, !levels.contains(level) {
+            throw ValidationError("the level must be one of \(levels.joined(separator: ", ")), got '\(level)'")
+        }
+    }
+
+    func run() async throws {
+        if let level {
+            let reply = try await global.call("io.smartstack.Admin.SetLogLevel", ["level": .string(level)])
+            global.emit(reply) { "log level set to \(level)" }
+        } else {
+            let statistics = try await global.call("io.smartstack.Admin.GetStatistics")
+            let reply: JSONObject = ["level": statistics["logLevel"] ?? .null]
+            global.emit(reply) { statistics.string("logLevel") ?? "unknown" }
+        }
+    }
+}
+
+struct Info: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the service's vendor, version and interfaces (org.varlink.service.GetInfo).")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let reply = try await global.call("org.varlink.service.GetInfo")
+        global.emit(reply) { InfoRenderer.render(reply, address: global.addressText(), style: global.style) }
+    }
+}
+
+struct Introspect: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print an interface's definition as the service serves it (GetInterfaceDescription).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The interface, such as io.smartstack.Shell; every interface when omitted.")
+    var interface: String?
+
+    func run() async throws {
+        let chosen = interface
+        let descriptions: [(String, String)] = try await global.withClient { client in
+            let names: [String]
+            if let chosen {
+                names = [chosen]
+            } else {
+                names =
+                    try await client.call("org.varlink.service.GetInfo")["interfaces"]?.arrayValue?
+                    .compactMap(\.stringValue) ?? []
+            }
+            var result: [(String, String)] = []
+            for name in names {
+                let reply = try await client.call(
+                    "org.varlink.service.GetInterfaceDescription", ["interface": .string(name)])
+                result.append((name, reply.string("description") ?? ""))
+            }
+            return result
+        }
+        if global.json {
+            var object = JSONObject()
+            for (name, text) in descriptions { object[name] = .string(text) }
+            Output.line(
+                JSONText.compact(
+                    chosen == nil ? ["interfaces": .object(object)] : ["description": object[chosen ?? ""] ?? .null]))
+        } else {
+            Output.line(descriptions.map(\.1).joined(separator: "\n"))
+        }
+    }
+}
+
+/// Any method, with its parameters as JSON: the escape hatch that covers every method of the interfaces.
+struct Call: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Call any method with JSON parameters and print the reply as JSON.",
+        discussion: """
+            Example: smartstackctl call io.smartstack.Shell.GetStack '{"stack": "home"}'
+            Streaming methods (Subscribe, WatchReloads) need --more; --count stops after that many replies. \
+            A typed error is printed as JSON on standard error, with exit status 2.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The fully qualified method, such as io.smartstack.Shell.GetStack.") var method: String
+    @Argument(help: "The parameters as a JSON object.") var parameters: String = "{}"
+    @Flag(help: "Call a streaming method and print each reply.") var more = false
+    @Option(help: "With --more: stop after this many replies.") var count: Int?
+    @Flag(help: "Send the call with oneway: no reply is read.") var oneway = false
+
+    func run() async throws {
+        let object = try Arguments.object(parameters, option: "the parameters")
+        let method = self.method
+        do {
+            if more {
+                let limit = count
+                var seen = 0
+                try await global.stream(method, object) { reply in
+                    seen += 1
+                    Output.line(JSONText.compact(reply))
+                    return limit.map { seen < $0 } ?? true
+                }
+            } else if oneway {
+                try await global.withClient { client in try await client.callOneway(method, object) }
+            } else {
+                Output.line(JSONText.compact(try await global.call(method, object)))
+            }
+        } catch let failure as CtlFailure {
+            // `call` speaks JSON on both streams: a typed error is its JSON document.
+            if case .service = failure, let document = failure.jsonDocument {
+                Output.error(JSONText.compact(document))
+                throw ExitCode(ExitStatus.serviceError.rawValue)
+            }
+            throw failure
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import ArgumentParser
+import SmartStackClient
+import SmartStackCtlKit
+import SmartStackProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Options every command takes, and the calls they make.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: "The service's address, unix:PATH (default: the user's or the system's socket).")
+    var address: String?
+
+    @Flag(name: .long, help: "Print one JSON document (watch: one per line) instead of tables.")
+    var json = false
+
+    /// The arguments with global options that precede the subcommand moved after it.
+    static func reordered(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--json" {
+                leading.append(argument)
+                index += 1
+            } else if argument == "--address", index + 1 < arguments.count {
+                leading += [argument, arguments[index + 1]]
+                index += 2
+            } else if argument.hasPrefix("--address=") {
+                leading.append(argument)
+                index += 1
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty, index < arguments.count else { return arguments }
+        return Array(arguments[index...]) + leading
+    }
+
+    /// The socket path to connect to.
+    func socketPath() throws -> String {
+        guard let address else {
+            return ServiceDefaults(environment: processEnvironment(), uid: getuid()).socketPath
+        }
+        guard address.hasPrefix("unix:"), address.count > 5 else {
+            throw ValidationError("--address must look like unix:PATH, got '\(address)'")
+        }
+        return String(address.dropFirst(5))
+    }
+
+    /// The address as printed in messages.
+    func addressText() -> String {
+        (try? socketPath()).map { "unix:" + $0 } ?? (address ?? "?")
+    }
+
+    /// Runs `body` on a fresh connection; client errors become ``CtlFailure``s naming the address.
+    func withClient<Result: Sendable>(_ body: (inout VarlinkClient) async throws -> Result) async throws -> Result {
+        let path = try socketPath()
+        do {
+            return try await VarlinkClient.withConnection(path: path, body)
+        } catch let error as VarlinkClientError {
+            throw CtlFailure(error, address: "unix:" + path)
+        }
+    }
+
+    /// Makes one call on a fresh connection.
+    func call(_ method: String, _ parameters: JSONObject = JSONObject()) async throws -> JSONObject {
+        try await withClient { client in try await client.call(method, parameters) }
+    }
+
+    /// Runs a stream on a fresh connection until `body` returns `false` or the stream ends.
+    func stream(_ method: String, _ parameters: JSONObject, _ body: (JSONObject) async throws -> Bool) async throws {
+        try await withClient { client in try await client.stream(method, parameters, body) }
+    }
+
+    /// The style for standard output.
+    var style: Style { Terminal.current().outputStyle }
+
+    /// Prints a reply: JSON with --json, otherwise `text()`.
+    func emit(_ reply: JSONObject, text: () -> String) {
+        Output.line(json ? JSONText.compact(reply) : text())
+    }
+}
+
+/// The environment variables the default socket path depends on.
+func processEnvironment() -> [String: String] {
+    var environment: [String: String] = [:]
+    for name in ["XDG_RUNTIME_DIR", "HOME", "XDG_DATA_HOME", "STATE_DIRECTORY"] {
+        if let value = getenv(name) { environment[name] = String(cString: value) }
+    }
+    return environment
+}
+
+/// Command-line values to wire values.
+enum Arguments {
+    /// `NAME=VALUE` pairs as an object of strings; `option` names the flag in errors.
+    static func pairs(_ items: [String], option: String) throws -> JSONObject {
+        var object = JSONObject()
+        for item in items {
+            guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
+                throw ValidationError("\(option) must be NAME=VALUE, got '\(item)'")
+            }
+            object[String(item[..<equals])] = .string(String(item[item.index(after: equals)...]))
+        }
+        return object
+    }
+
+    /// A JSON object given on the command line.
+    static func object(_ text: String, option: String) throws -> JSONObject {
+        let value: JSONValue
+        do { value = try JSON.parse(Array(text.utf8)) } catch {
+            throw ValidationError("\(option) is not JSON: \(error)")
+        }
+        guard case .object(let object) = value else { throw ValidationError("\(option) must be a JSON object") }
+        return object
+    }
+
+    /// Adds `date` (or `at`) when given.
+    static func add(_ key: String, _ value: String?, to object: inout JSONObject) {
+        if let value { object[key] = .string(value) }
+    }
+}

@@ -1,0 +1,275 @@
+import ArgumentParser
+import SmartStackCtlKit
+import SmartStackProtocol
+
+// io.smartstack.Shell: stacks, their order, what the user did, context, explanations, budgets.
+
+struct Stacks: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the stacks with their settings and top widget (ListStacks).")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let reply = try await global.call("io.smartstack.Shell.ListStacks")
+        global.emit(reply) { StacksRenderer.render(reply, style: global.style) }
+    }
+}
+
+struct StackCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stack", abstract: "Show, configure or remove a stack.",
+        subcommands: [Show.self, Configure.self, Remove.self], defaultSubcommand: Show.self)
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a stack's settings and order, with scores, reasons and top signals (GetStack).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The stack id.") var stack: String
+        @Option(help: "Decide for this time (RFC 3339); now when omitted.") var at: String?
+
+        func run() async throws {
+            var parameters: JSONObject = ["stack": .string(stack)]
+            Arguments.add("at", at, to: &parameters)
+            let (reply, configuration) = try await global.withClient { client in
+                let order = try await client.call("io.smartstack.Shell.GetStack", parameters)
+                let stacks = try await client.call("io.smartstack.Shell.ListStacks")
+                return (order, stacks.objects("stacks").first { $0.string("stack") == stack })
+            }
+            global.emit(reply) { OrderRenderer.render(reply, configuration: configuration, style: global.style) }
+        }
+    }
+
+    struct Configure: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a stack or replace its configuration (ConfigureStack).",
+            discussion: """
+                Each --widget is INSTANCE=APP/KIND, optionally followed by ?NAME=VALUE&NAME=VALUE for the \
+                configuration (text forms), in the user's order, e.g. \
+                --widget 'weather-paris=org.example.weather/forecast?city=Paris'.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The stack id.") var stack: String
+        @Option(help: "The family of every widget: systemSmall, systemMedium, systemLarge, …") var family: String
+        @Option(name: .customLong("widget"), help: "A widget as INSTANCE=APP/KIND[?NAME=VALUE&…] (repeatable).")
+        var widgets: [String] = []
+        @Option(help: "The widgets as a JSON array of {instance, app, kind, configuration} (instead of --widget).")
+        var widgetsJSON: String?
+        @Flag(inversion: .prefixedNo, help: "Whether the service may move a widget to the top.") var smartRotate = true
+        @Flag(inversion: .prefixedNo, help: "Whether the service may insert suggested widgets.") var suggestions = true
+        @Flag(inversion: .prefixedNo, help: "Whether the stack shows its apps' Live Activities.") var liveActivities =
+            true
+        @Flag(help: "Lift the stability limits so providers can test their relevance.") var developerMode = false
+        @Option(help: "An instance of the stack to keep on top.") var pin: String?
+        @Option(help: "When the stack was configured (RFC 3339).") var date: String?
+
+        func run() async throws {
+            var list: [JSONValue]
+            if let widgetsJSON {
+                let value: JSONValue
+                do { value = try JSON.parse(Array(widgetsJSON.utf8)) } catch {
+                    throw ValidationError("--widgets-json is not JSON: \(error)")
+                }
+                guard case .array(let array) = value else {
+                    throw ValidationError("--widgets-json must be a JSON array")
+                }
+                list = array
+            } else {
+                list = try widgets.map { .object(try Self.widget($0)) }
+            }
+            var parameters: JSONObject = [
+                "stack": .string(stack), "family": .string(family), "widgets": .array(list),
+                "smartRotate": .bool(smartRotate), "suggestions": .bool(suggestions),
+                "liveActivities": .bool(liveActivities), "developerMode": .bool(developerMode),
+            ]
+            Arguments.add("pinned", pin, to: &parameters)
+            Arguments.add("date", date, to: &parameters)
+            let reply = try await global.call("io.smartstack.Shell.ConfigureStack", parameters)
+            global.emit(reply) {
+                "configured \(stack): \(list.count) widget\(list.count == 1 ? "" : "s"), revision \(reply.int("revision").map(String.init) ?? "?")"
+            }
+        }
+
+        /// `INSTANCE=APP/KIND[?NAME=VALUE&…]` as a `Widget`.
+        static func widget(_ text: String) throws -> JSONObject {
+            guard let equals = text.firstIndex(of: "=") else {
+                throw ValidationError("--widget must be INSTANCE=APP/KIND[?NAME=VALUE&…], got '\(text)'")
+            }
+            let instance = String(text[..<equals])
+            var rest = String(text[text.index(after: equals)...])
+            var configuration: JSONObject?
+            if let question = rest.firstIndex(of: "?") {
+                let query = rest[rest.index(after: question)...].split(separator: "&").map(String.init)
+                configuration = try Arguments.pairs(query, option: "--widget configuration")
+                rest = String(rest[..<question])
+            }
+            guard let slash = rest.firstIndex(of: "/"), !instance.isEmpty, slash != rest.startIndex,
+                rest.index(after: slash) != rest.endIndex
+            else { throw ValidationError("--widget must be INSTANCE=APP/KIND[?NAME=VALUE&…], got '\(text)'") }
+            var widget: JSONObject = [
+                "instance": .string(instance), "app": .string(String(rest[..<slash])),
+                "kind": .string(String(rest[rest.index(after: slash)...])),
+            ]
+            if let configuration { widget["configuration"] = .object(configuration) }
+            return widget
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a stack and its widgets (RemoveStack).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The stack id.") var stack: String
+        @Option(help: "When the stack was removed (RFC 3339).") var date: String?
+
+        func run() async throws {
+            var parameters: JSONObject = ["stack": .string(stack)]
+            Arguments.add("date", date, to: &parameters)
+            let reply = try await global.call("io.smartstack.Shell.RemoveStack", parameters)
+            global.emit(reply) { "removed \(stack)" }
+        }
+    }
+}
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow stacks: print the current order, then every change (Subscribe; Ctrl-C to stop).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The stacks to follow (every stack when none).") var stacks: [String] = []
+    @Option(help: "Stop after this many replies.") var count: Int?
+
+    func run() async throws {
+        var parameters = JSONObject()
+        if !stacks.isEmpty { parameters["stacks"] = .array(stacks.map { .string($0) }) }
+        let global = self.global
+        let style = global.style
+        var seen = 0
+        let limit = count
+        try await global.stream("io.smartstack.Shell.Subscribe", parameters) { reply in
+            seen += 1
+            if global.json {
+                Output.line(JSONText.compact(reply))
+            } else {
+                Output.line(OrderRenderer.render(reply, style: style) + "\n")
+            }
+            return limit.map { seen < $0 } ?? true
+        }
+    }
+}
+
+struct Look: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Report that a stack was shown to the user (RecordLook).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The stack id.") var stack: String
+    @Option(help: "When the stack was shown (RFC 3339).") var date: String?
+
+    func run() async throws {
+        var parameters: JSONObject = ["stack": .string(stack)]
+        Arguments.add("date", date, to: &parameters)
+        let reply = try await global.call("io.smartstack.Shell.RecordLook", parameters)
+        global.emit(reply) { "recorded a look at \(stack)" }
+    }
+}
+
+struct Engage: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Report what the user did with a widget: tap, swipeTo, swipeAway, impression (RecordEngagement).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The stack id.") var stack: String
+    @Argument(help: "The widget's instance id.") var instance: String
+    @Argument(help: "tap, swipeTo, swipeAway or impression.") var kind: String
+    @Option(help: "For an impression: seconds the widget was on top while visible.") var duration: Double?
+    @Option(help: "When it happened (RFC 3339).") var date: String?
+
+    func validate() throws {
+        guard ["tap", "swipeTo", "swipeAway", "impression"].contains(kind) else {
+            throw ValidationError("the engagement must be tap, swipeTo, swipeAway or impression, got '\(kind)'")
+        }
+    }
+
+    func run() async throws {
+        var parameters: JSONObject = ["stack": .string(stack), "instance": .string(instance), "kind": .string(kind)]
+        if let duration { parameters["duration"] = .double(duration) }
+        Arguments.add("date", date, to: &parameters)
+        let reply = try await global.call("io.smartstack.Shell.RecordEngagement", parameters)
+        global.emit(reply) { "recorded \(kind) on \(instance) in \(stack)" }
+    }
+}
+
+struct ContextCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "context", abstract: "Set or clear context signals.", subcommands: [Set.self, Clear.self])
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set a context signal, such as location=home (SetContext).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "KEY=VALUE, or KEY alone with a VALUE argument.") var key: String
+        @Argument(help: "The value (when KEY has no =).") var value: String?
+        @Option(help: "When the context changed (RFC 3339).") var date: String?
+
+        func run() async throws {
+            var name = key
+            var text = value
+            if text == nil, let equals = key.firstIndex(of: "=") {
+                name = String(key[..<equals])
+                text = String(key[key.index(after: equals)...])
+            }
+            guard let text else { throw ValidationError("give a value: context set KEY=VALUE (or context clear KEY)") }
+            var parameters: JSONObject = ["key": .string(name), "value": .string(text)]
+            Arguments.add("date", date, to: &parameters)
+            let reply = try await global.call("io.smartstack.Shell.SetContext", parameters)
+            global.emit(reply) { "\(name)=\(text)" }
+        }
+    }
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Clear a context signal (SetContext without a value).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The context key.") var key: String
+        @Option(help: "When the context changed (RFC 3339).") var date: String?
+
+        func run() async throws {
+            var parameters: JSONObject = ["key": .string(key)]
+            Arguments.add("date", date, to: &parameters)
+            let reply = try await global.call("io.smartstack.Shell.SetContext", parameters)
+            global.emit(reply) { "cleared \(key)" }
+        }
+    }
+}
+
+struct Explain: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Explain why each widget of a stack is where it is (Explain).",
+        discussion: """
+            For each widget: its score split into behaviour and relevance, every signal's contribution, its \
+            timeline relevance (entry in force, normalised score, expiry), stability (time on top, rotations \
+            left, manual swipes, developer mode), reload budget, and pin and suggestion state.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The stack id.") var stack: String
+    @Argument(help: "Only this widget of the stack.") var instance: String?
+    @Option(help: "Explain the order at this time (RFC 3339); now when omitted.") var at: String?
+
+    func run() async throws {
+        var parameters: JSONObject = ["stack": .string(stack)]
+        Arguments.add("instance", instance, to: &parameters)
+        Arguments.add("at", at, to: &parameters)
+        let reply = try await global.call("io.smartstack.Shell.Explain", parameters)
+        global.emit(reply) { ExplainRenderer.render(reply, style: global.style) }
+    }
+}
+
+struct Budget: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show a widget's reload budget (GetBudget).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The instance id.") var instance: String
+    @Option(help: "Report for this time (RFC 3339); now when omitted.") var at: String?
+
+    func run() async throws {
+        var parameters: JSONObject = ["instance": .string(instance)]
+        Arguments.add("at", at, to: &parameters)
+        let reply = try await global.call("io.smartstack.Shell.GetBudget", parameters)
+        global.emit(reply) { BudgetRenderer.render(reply, instance: instance, style: global.style) }
+    }
+}

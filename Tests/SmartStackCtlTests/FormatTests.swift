@@ -1,0 +1,84 @@
+import SmartStackAnalysis
+import SmartStackCore
+import SmartStackCtlKit
+import Testing
+
+struct FormatTests {
+    @Test(arguments: [
+        (0.0000125, "13µs"), (0.85, "850ms"), (4.25, "4.3s"), (42, "42s"), (252, "4min 12s"), (3_600, "1h"),
+        (3_660, "1h 1min"), (90_061, "1d 1h"), (-30, "-30s"),
+    ])
+    func durations(seconds: Double, text: String) {
+        #expect(Format.duration(seconds) == text)
+    }
+
+    @Test func numbers() {
+        #expect(Format.number(0.78698) == "0.787")
+        #expect(Format.number(-0.0001) == "0.000")
+        #expect(Format.number(2, decimals: 0) == "2")
+        #expect(Format.signed(1.3333) == "+1.33")
+        #expect(Format.signed(-0.666) == "-0.67")
+        #expect(Format.percent(0.4567) == "45.7%")
+        #expect(Format.count(21_088) == "21,088")
+        #expect(Format.count(999) == "999")
+        #expect(Format.count(-1_000_000) == "-1,000,000")
+        #expect(Format.bar(0.5, width: 4) == "██")
+        #expect(Format.bar(1 / 16, width: 4) == "▎")
+        #expect(Format.bar(0, width: 4) == "")
+    }
+
+    @Test func times() throws {
+        let reference = try Timestamp(rfc3339: "2026-11-21T09:00:00.000+01:00")
+        let later = try Timestamp(rfc3339: "2026-11-21T09:05:00.000+01:00")
+        #expect(Format.time(later, reference: reference) == "09:05:00")
+        #expect(Format.time(later) == "2026-11-21 09:05:00")
+        #expect(Format.relative(later, from: reference) == "in 5min")
+        #expect(Format.relative(reference, from: later) == "5min ago")
+        #expect(Format.relative(reference, from: reference) == "now")
+        let otherDay = try Timestamp(rfc3339: "2026-11-19T23:30:00.000+01:00")
+        #expect(Format.time(otherDay, reference: reference) == "2026-11-19 23:30")
+    }
+
+    @Test func tableAlignsColumnsAndIgnoresEscapes() {
+        var table = Table([.init("name"), .init("count", .right), .init("note")])
+        table.append(["a", "1", "x"])
+        table.append([Style(enabled: true).bold("long-name"), "1234", ""])
+        let lines = table.render().split(separator: "\n").map(String.init)
+        #expect(lines[0] == "NAME       COUNT  NOTE")
+        #expect(lines[1] == "a              1  x")
+        #expect(lines[2] == "\u{1B}[1mlong-name\u{1B}[0m   1234")
+    }
+
+    @Test func styleIsSilentWhenOff() {
+        #expect(Style.plain.bold("x") == "x")
+        #expect(Style(enabled: true).bad("x") == "\u{1B}[31;1mx\u{1B}[0m")
+        #expect(Style.visibleWidth("\u{1B}[1mabc\u{1B}[0m") == 3)
+        let terminal = Terminal(outputIsTerminal: true, errorIsTerminal: false, colourRefused: false)
+        #expect(terminal.outputStyle.enabled)
+        #expect(!terminal.errorStyle.enabled)
+        #expect(!Terminal(outputIsTerminal: true, errorIsTerminal: true, colourRefused: true).outputStyle.enabled)
+    }
+
+    @Test func timeExpressions() throws {
+        let now: Int64 = 1_763_712_000_000_000  // 2025-11-21T08:00:00Z
+        let hour: Int64 = 3_600_000_000
+        func parse(_ text: String, offset: Int32 = 0) throws -> Int64 {
+            try TimeExpression.parse(text, now: now, utcOffsetSeconds: offset)
+        }
+        #expect(try parse("now") == now)
+        #expect(try parse("-1h") == now - hour)
+        #expect(try parse("+30min") == now + hour / 2)
+        #expect(try parse("2d ago") == now - 48 * hour)
+        #expect(try parse("1h 30min ago") == now - 3 * hour / 2)
+        #expect(try parse("today") == now - 8 * hour)
+        #expect(try parse("yesterday") == now - 32 * hour)
+        #expect(try parse("today", offset: 3_600) == now - 9 * hour)
+        #expect(try parse("2025-11-21T09:00:00+01:00") == now)
+        #expect(try parse("2025-11-21 08:30") == now + hour / 2)
+        #expect(try parse("2025-11-21 09:30:00", offset: 3_600) == now + hour / 2)
+        #expect(try parse("2025-11-20") == now - 32 * hour)
+        #expect(throws: TimeExpression.ParseError.self) { try parse("soon") }
+        #expect(throws: TimeExpression.ParseError.self) { try parse("-1 fortnight") }
+        #expect(throws: TimeExpression.ParseError.self) { try parse("2025-13-01") }
+    }
+}

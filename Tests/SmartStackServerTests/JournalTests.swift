@@ -1,0 +1,284 @@
+import Dispatch
+import Logging
+import SmartStackCore
+import SmartStackServer
+import SmartStackStore
+import SmartStackSystemd
+import Synchronization
+import Testing
+
+/// Collects what a journal queue writes.
+final class JournalRecorder: Sendable {
+    private let items = Mutex<[JournalQueue.Item]>([])
+
+    var entries: [JournalEntry] { items.withLock { $0.map(\.entry) } }
+    var all: [JournalQueue.Item] { items.withLock { $0 } }
+
+    func queue(capacity: Int = 4_096) -> JournalQueue {
+        JournalQueue(capacity: capacity) { item in self.items.withLock { $0.append(item) } }
+    }
+
+    func entries(_ event: SmartStackEvent) -> [JournalEntry] {
+        entries.filter { $0.messageID == event.messageID }
+    }
+}
+
+/// A monotonic clock the test moves by hand.
+final class ManualInstant: Sendable {
+    private let instant = Mutex(ContinuousClock.now)
+    var now: ContinuousClock.Instant { instant.withLock { $0 } }
+    func advance(_ duration: Duration) { instant.withLock { $0 += duration } }
+}
+
+@Suite("Order-change coalescing")
+struct OrderChangeCoalescerTests {
+    static func decisions() async throws -> (Decision, Decision) {
+        let host = try await ServerFixture.host(apps: ["mail", "news", "maps"])
+        var first = try await host.stack(ServerFixture.stack())
+        first.revision = 1
+        var second = first
+        second.entries.reverse()
+        second.revision = 2
+        return (first, second)
+    }
+
+    @Test("the first change is written at once; a burst inside the window becomes one entry with its count")
+    func burst() async throws {
+        let (first, second) = try await Self.decisions()
+        var coalescer = OrderChangeCoalescer(window: .seconds(1))
+        let start = ContinuousClock.now
+        let recorded = coalescer.record(first, previousOrder: nil, at: start)
+        let written = try #require(recorded)
+        #expect(written.count == 1 && written.previousOrder == nil)
+        for index in 1...9 {
+            let decision = index.isMultiple(of: 2) ? first : second
+            #expect(coalescer.record(decision, previousOrder: nil, at: start + .milliseconds(index * 100)) == nil)
+        }
+        #expect(coalescer.heldCount == 9)
+        #expect(coalescer.nextDue == start + .seconds(1))
+        #expect(coalescer.due(at: start + .milliseconds(999)).isEmpty)
+        let burst = coalescer.due(at: start + .seconds(1))
+        #expect(burst.count == 1)
+        #expect(burst.first?.count == 9)
+        #expect(burst.first?.decision == second)
+        // Nothing more: the next window closes empty and the stack is quiet again.
+        #expect(coalescer.due(at: start + .seconds(2)).isEmpty)
+        #expect(coalescer.nextDue == nil)
+        #expect(coalescer.record(first, previousOrder: second.order, at: start + .seconds(3))?.count == 1)
+    }
+
+    @Test("held changes keep the order before the burst; a late change joins an undelivered burst")
+    func previousOrderAndLateChange() async throws {
+        let (first, second) = try await Self.decisions()
+        var coalescer = OrderChangeCoalescer(window: .seconds(1))
+        let start = ContinuousClock.now
+        _ = coalescer.record(first, previousOrder: nil, at: start)
+        _ = coalescer.record(second, previousOrder: first.order, at: start + .milliseconds(10))
+        _ = coalescer.record(first, previousOrder: second.order, at: start + .milliseconds(20))
+        // Nobody flushed; the next change after the window carries the held ones with it.
+        let recordedLate = coalescer.record(second, previousOrder: first.order, at: start + .seconds(2))
+        let late = try #require(recordedLate)
+        #expect(late.count == 3)
+        #expect(late.previousOrder == first.order)
+        #expect(late.decision == second)
+    }
+
+    @Test("over random bursts: at most one entry per stack per window, and every change counted once")
+    func invariants() async throws {
+        let (first, second) = try await Self.decisions()
+        var generator = SeededGenerator(seed: 42)
+        var coalescer = OrderChangeCoalescer(window: .seconds(1))
+        let start = ContinuousClock.now
+        var now = start
+        var written: [(stack: String, at: ContinuousClock.Instant, count: Int)] = []
+        var published = 0
+        for _ in 0..<3_000 {
+            now += .milliseconds(Int.random(in: 0...120, using: &generator))
+            for change in coalescer.due(at: now) { written.append((change.decision.stack.rawValue, now, change.count)) }
+            var decision = Bool.random(using: &generator) ? first : second
+            decision.stack = try StackID("s\(Int.random(in: 0..<4, using: &generator))")
+            published += 1
+            if let change = coalescer.record(decision, previousOrder: nil, at: now) {
+                written.append((decision.stack.rawValue, now, change.count))
+            }
+        }
+        for change in coalescer.due(at: now + .seconds(2)) {
+            written.append((change.decision.stack.rawValue, now + .seconds(2), change.count))
+        }
+        #expect(written.reduce(0) { $0 + $1.count } == published)
+        for stack in Set(written.map(\.stack)) {
+            let times = written.filter { $0.stack == stack }.map(\.at)
+            for (earlier, later) in zip(times, times.dropFirst()) { #expect(later - earlier >= .seconds(1)) }
+        }
+    }
+}
+
+@Suite("Service journal")
+struct ServiceJournalTests {
+    /// A host whose published decisions go to a journal with a manual clock and a timer the test fires.
+    static func setUp() async throws -> (EngineHost, ServiceJournal, JournalRecorder, ManualInstant, ManualClock) {
+        let recorder = JournalRecorder()
+        let instant = ManualInstant()
+        let journal = ServiceJournal(queue: recorder.queue(), now: { instant.now }, schedule: { _, _ in })
+        let clock = ManualClock()
+        let host = EngineHost(
+            settings: EngineSettings(), clock: clock, log: InMemoryEventLog(), logger: ServerFixture.logger,
+            reporter: journal)
+        for app in ["mail", "news", "maps"] {
+            try await host.record(.registerKind(ServerFixture.kind(app), at: clock.now()))
+        }
+        return (host, journal, recorder, instant, clock)
+    }
+
+    static func configure(_ host: EngineHost, _ order: [String], clock: ManualClock) async throws {
+        let widgets = try order.map {
+            WidgetPlacement(
+                instance: ServerFixture.instance($0), kind: try WidgetKindID(app: ServerFixture.app($0), kind: "main"))
+        }
+        try await host.record(
+            .configureStack(
+                StackConfiguration(
+                    id: ServerFixture.stack(), family: .systemMedium, widgets: widgets, smartRotate: false),
+                at: clock.now()))
+    }
+
+    @Test("an order change is an entry with every SMARTSTACK_ field; a burst is one more entry with its count")
+    func orderChanged() async throws {
+        let (host, journal, recorder, instant, clock) = try await Self.setUp()
+        try await Self.configure(host, ["mail", "news", "maps"], clock: clock)
+        await journal.queue.flush()
+        let first = try #require(recorder.entries(.orderChanged).first)
+        #expect(first.value(of: .stack) == "home")
+        #expect(first.value(of: .order) == "mail,news,maps")
+        #expect(first.value(of: .previousOrder) == "")
+        #expect(first.value(of: .top) == "mail")
+        #expect(first.value(of: .reason) == "userOrder")
+        #expect(first.value(of: .count) == "1")
+        #expect(first.value(of: .scores)?.hasPrefix("mail=") == true)
+        #expect(first.priority == .info)
+
+        // Twenty changes in the same instant: held, then one entry when the window ends.
+        for index in 0..<20 {
+            try await Self.configure(
+                host, index.isMultiple(of: 2) ? ["news", "mail", "maps"] : ["mail", "news", "maps"], clock: clock)
+        }
+        await journal.queue.flush()
+        #expect(recorder.entries(.orderChanged).count == 1)
+        instant.advance(.seconds(1))
+        journal.flushDue()
+        await journal.queue.flush()
+        let entries = recorder.entries(.orderChanged)
+        #expect(entries.count == 2)
+        let burst = try #require(entries.last)
+        #expect(burst.value(of: .count) == "20")
+        #expect(burst.value(of: .previousOrder) == "mail,news,maps")
+        #expect(burst.value(of: .order) == "mail,news,maps")
+        #expect(burst.message.contains("20 changes"))
+        #expect(journal.counters.decisionsPublished == 21)
+        #expect(journal.counters.orderEntries == 2)
+        // The code location is where the entry was made.
+        #expect(
+            recorder.all.first { $0.entry.messageID == SmartStackEvent.orderChanged.messageID }?.file.hasSuffix(
+                ".swift") == true)
+    }
+
+    @Test("refused clients: one entry per uid per interval, the next one counting the refusals in between")
+    func rejections() async throws {
+        let recorder = JournalRecorder()
+        let instant = ManualInstant()
+        let journal = ServiceJournal(queue: recorder.queue(), now: { instant.now }, schedule: { _, _ in })
+        let peer = PeerCredentials(pid: 9, uid: 1234, gid: 1234)
+        for _ in 0..<5 {
+            journal.clientRejected(peer, .permissionDenied(method: "io.smartstack.Shell.GetStack", reason: "policy"))
+        }
+        journal.clientRejected(PeerCredentials(pid: 10, uid: 99, gid: 99), .connectionLimit(8))
+        instant.advance(.seconds(2))
+        journal.clientRejected(peer, .permissionDenied(method: "io.smartstack.Shell.GetStack", reason: "policy"))
+        await journal.queue.flush()
+        let entries = recorder.entries(.clientRejected)
+        #expect(entries.count == 3)
+        #expect(entries.map { $0.value(of: .clientUID) } == ["1234", "99", "1234"])
+        #expect(entries.map { $0.value(of: .count) } == ["1", "1", "5"])
+        #expect(entries[0].value(of: .error) == "org.varlink.service.PermissionDenied")
+        #expect(entries[0].value(of: .method) == "io.smartstack.Shell.GetStack")
+        #expect(entries[1].value(of: .reason) == "connection limit (8) reached")
+        #expect(entries.allSatisfy { $0.priority == .warning })
+        #expect(journal.counters.clientsRejected == 7)
+    }
+}
+
+@Suite("Journal queue and log handler")
+struct JournalQueueTests {
+    @Test("a full queue drops and counts instead of blocking the caller", .timeLimit(.minutes(1)))
+    func boundedAndCounted() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let started = Atomic<Int>(0)
+        let written = Mutex<[String]>([])
+        let queue = JournalQueue(capacity: 4) { item in
+            started.add(1, ordering: .relaxed)
+            gate.wait()
+            written.withLock { $0.append(item.entry.message) }
+        }
+        queue.enqueue(JournalQueue.Item(JournalEntry("blocked")))
+        while started.load(ordering: .relaxed) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // The writer is stuck in journald; callers are not.
+        let accepted = (0..<10).map { queue.enqueue(JournalQueue.Item(JournalEntry("e\($0)"))) }
+        #expect(accepted == [true, true, true, true, false, false, false, false, false, false])
+        #expect(queue.dropped == 6)
+        for _ in 0..<5 { gate.signal() }
+        await queue.flush()
+        #expect(written.withLock { $0 } == ["blocked", "e0", "e1", "e2", "e3"])
+        #expect(queue.counts.written == 5)
+        await queue.close()
+        #expect(!queue.enqueue(JournalQueue.Item(JournalEntry("after close"))))
+    }
+
+    @Test("log messages become entries: priority, SMARTSTACK_ fields from metadata, the call's location, the level")
+    func logHandler() async throws {
+        let recorder = JournalRecorder()
+        let queue = recorder.queue()
+        let levels = LogLevelControl(.info)
+        let logger = Logger(label: "test") { JournalLogHandler(label: $0, control: levels, queue: queue) }
+        logger.warning("slow subscriber", metadata: ["peer": "pid 1", "client.uid": "1000"])
+        logger.debug("hidden at info")
+        levels.level = .debug
+        logger.debug("shown at debug", metadata: ["donation-id": "x"])
+        await queue.flush()
+        let items = recorder.all
+        #expect(items.map(\.entry.message) == ["slow subscriber", "shown at debug"])
+        #expect(items[0].entry.priority == .warning)
+        #expect(items[0].entry.value(of: .clientUID) == "1000")
+        let peer = try #require(JournalFieldName.smartstack("PEER"))
+        let donation = try #require(JournalFieldName.smartstack("DONATION_ID"))
+        #expect(items[0].entry.value(of: peer) == "pid 1")
+        #expect(items[0].file.hasSuffix("JournalTests.swift"))
+        #expect(items[0].function.hasPrefix("logHandler"))
+        #expect(items[1].entry.priority == .debug)
+        #expect(items[1].entry.value(of: donation) == "x")
+    }
+}
+
+@Suite("Service status")
+struct ServiceStatusTests {
+    @Test("STATUS= text")
+    func text() {
+        #expect(
+            ServiceStatus(stacks: 1, widgets: 3, subscribers: 0, donationsPerMinute: 12).text
+                == "serving 1 stack, 3 widgets, 0 subscribers, 12 donations/min")
+        #expect(
+            ServiceStatus(stacks: 2, widgets: 1, subscribers: 1, donationsPerMinute: 0).text
+                == "serving 2 stacks, 1 widget, 1 subscriber, 0 donations/min")
+    }
+
+    @Test("donations per minute from a running total")
+    func donationRate() {
+        var rate = DonationRate()
+        let start = ContinuousClock.now
+        #expect(rate.add(total: 0, at: start) == 0)
+        #expect(rate.add(total: 30, at: start + .seconds(20)) == 30)
+        #expect(rate.add(total: 50, at: start + .seconds(50)) == 50)
+        // A minute on: the reading from 20 s is the baseline.
+        #expect(rate.add(total: 55, at: start + .seconds(80)) == 25)
+        #expect(rate.add(total: 55, at: start + .seconds(200)) == 0)
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import SmartStackSystemd
+import Testing
+
+/// The real smartstackd under the repository's units and a real systemd as PID 1 (the machinery of
+/// `SystemdPID1Tests`: private /run, /tmp, /var/tmp, /var/lib and /etc/systemd/system, nothing of the
+/// machine's boot): activation by a Varlink client, READY=1 and STATUS= with live counts, decision entries
+/// in `journalctl -u smartstackd`, a stalled engine (test-only fault injection) killed by the watchdog and
+/// restarted, and a clean stop.
+extension SystemdPID1Tests {
+    /// The only changes to the shipped units: a short watchdog, a quick restart, and the test-only switch
+    /// that lets SIGUSR2 stall the engine.
+    static let daemonDropIn = """
+        [Service]
+        WatchdogSec=2s
+        RestartSec=200ms
+        Environment=SMARTSTACK_TEST_FAULTS=1
+
+        """
+
+    @Test(.enabled(if: TestEnvironment.daemon != nil, "needs smartstackd: swift build --build-tests"))
+    func smartstackdUnderSystemd() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try stage(directory, executable: try #require(TestEnvironment.daemon), dropIn: Self.daemonDropIn)
+        let machine = try boot(directory)
+        defer { shutDown(machine) }
+        try waitUntilRunning(machine)
+
+        let started = try machine.run(["systemctl", "start", "smartstackd.socket"])
+        try #require(started.status == 0, "systemctl start smartstackd.socket: \(started.errorOutput)")
+        #expect(try machine.show("ActiveState") == "inactive")
+
+        // A client's first call starts the service by activation; it answers once READY=1 was sent.
+        let connection = try RawVarlinkConnection(path: machine.socketPath, timeout: .seconds(20))
+        #expect(try connection.call("org.varlink.service.GetInfo")["product"] as? String == "smartstackd")
+        #expect(try machine.show("ActiveState") == "active")
+        #expect(try machine.show("SubState") == "running")
+        #expect(try machine.show("StatusText").hasPrefix("serving 0 stacks, 0 widgets"))
+
+        // STATUS= follows the live counts.
+        try connection.setUpStack(apps: ["mail", "news", "maps"])
+        try connection.call(
+            "io.smartstack.Provider.Donate", ["app": "org.example.mail", "intent": "open", "id": "d1"])
+        let counted = try eventually(.seconds(10)) {
+            try machine.show("StatusText") == "serving 1 stack, 3 widgets, 0 subscribers, 1 donations/min"
+        }
+        let statusText = try machine.show("StatusText")
+        #expect(counted, "StatusText=\(statusText)")
+
+        // The decision entries are in the unit's journal, native, from the dynamic user.
+        var changed: [String: Any]?
+        _ = try eventually(.seconds(10)) {
+            changed = try machine.journal().first {
+                $0["MESSAGE_ID"] as? String == SmartStackEvent.orderChanged.messageID.hex
+            }
+            return changed != nil
+        }
+        let entry = try #require(changed, "order-changed entry in journalctl -u smartstackd")
+        #expect(entry["SMARTSTACK_STACK"] as? String == "home")
+        #expect(entry["SMARTSTACK_ORDER"] as? String == "mail,news,maps")
+        #expect(entry["SMARTSTACK_TOP"] as? String == "mail")
+        #expect(entry["_SYSTEMD_UNIT"] as? String == "smartstackd.service")
+        #expect(entry["_TRANSPORT"] as? String == "journal")
+        let uid = try #require((entry["_UID"] as? String).flatMap(Int.init))
+        #expect((61184...65519).contains(uid), "DynamicUser= uid")
+        let lifecycle = try machine.journal().compactMap { $0["MESSAGE_ID"] as? String }
+        #expect(lifecycle.contains(SmartStackEvent.started.messageID.hex))
+        #expect(lifecycle.contains(SmartStackEvent.stateLoaded.messageID.hex))
+
+        // A stalled engine stops the watchdog pings: systemd kills it (SIGABRT) and Restart= brings it back.
+        let firstPID = try machine.show("MainPID")
+        let stall = try machine.run(["systemctl", "kill", "--kill-who=main", "-s", "SIGUSR2", "smartstackd.service"])
+        #expect(stall.status == 0, "\(stall.errorOutput)")
+        let restarted = try eventually(.seconds(20)) {
+            try machine.show("NRestarts") == "1" && machine.show("ActiveState") == "active"
+                && machine.show("MainPID") != firstPID
+        }
+        let restarts = try machine.show("NRestarts")
+        #expect(restarted, "NRestarts=\(restarts)")
+        let messages = try machine.journal().compactMap { $0["MESSAGE"] as? String }
+        #expect(messages.contains { $0.contains("test fault injection: stalling the engine") })
+        #expect(messages.contains { $0.contains("Watchdog timeout (limit 2s)") })
+        #expect(messages.contains { $0.contains("status=6/ABRT") })
+        // The new instance serves the same socket.
+        let again = try RawVarlinkConnection(path: machine.socketPath, timeout: .seconds(20))
+        #expect(try again.call("io.smartstack.Admin.GetStatistics")["stacks"] != nil)
+
+        // A clean stop: SIGTERM, STOPPING=1, the stopping entry, exit 0; the socket file goes away.
+        let stopped = try machine.run(["systemctl", "stop", "smartstackd.service", "smartstackd.socket"])
+        #expect(stopped.status == 0, "\(stopped.errorOutput)")
+        #expect(try machine.show("ActiveState") == "inactive")
+        #expect(try machine.show("Result") == "success")
+        #expect(try machine.show("ExecMainStatus") == "0")
+        #expect(!FileManager.default.fileExists(atPath: machine.socketPath))
+        let stopping = try machine.journal().filter {
+            $0["MESSAGE_ID"] as? String == SmartStackEvent.stopping.messageID.hex
+        }
+        #expect(stopping.count == 1)
+    }
+}

@@ -1,0 +1,379 @@
+"""smartstackd under systemd's protocols, with real components and the real binary: systemd-socket-activate
+passing the socket, a notify socket the test binds (READY=1, STATUS=, WATCHDOG=1, STOPPING=1), the watchdog
+stopping when the engine stalls (test-only fault injection), the journal entries' stderr form, and the
+access policy against other uids (clients run with setpriv as another user)."""
+import json
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+import varlink
+
+from conftest import DAEMON
+from helpers import FrameReader, call, encode, setup_stack
+
+SOCKET_ACTIVATE = shutil.which("systemd-socket-activate")
+SETPRIV = shutil.which("setpriv")
+SS = shutil.which("ss")
+SYSTEM_PYTHON = "/usr/bin/python3"
+RAW_CALL = pathlib.Path(__file__).resolve().parent / "raw_call.py"
+PERMISSION_DENIED = "org.varlink.service.PermissionDenied"
+CLIENT_REJECTED = "MESSAGE_ID=234a632a5b4149ad9bed534fc82f615e"
+
+
+class NotifySocket:
+    """A datagram socket standing in for systemd's notify socket."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.socket.bind(self.path)
+        self.received = []
+
+    def receive(self, timeout):
+        """The next datagram's assignments as a dict (with its arrival time), or None after the timeout."""
+        self.socket.settimeout(timeout)
+        try:
+            data = self.socket.recv(65536)
+        except socket.timeout:
+            return None
+        message = dict(line.split("=", 1) for line in data.decode().split("\n") if "=" in line)
+        message["_at"] = time.monotonic()
+        self.received.append(message)
+        return message
+
+    def wait_for(self, predicate, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            message = self.receive(max(0.01, deadline - time.monotonic()))
+            if message is not None and predicate(message):
+                return message
+        return None
+
+    def collect(self, seconds):
+        messages = []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            message = self.receive(max(0.01, deadline - time.monotonic()))
+            if message is not None:
+                messages.append(message)
+        return messages
+
+    def close(self):
+        self.socket.close()
+
+
+class Process:
+    """The daemon started directly (not through the Daemon fixture, which waits by connecting)."""
+
+    def __init__(self, directory, args, env=None, prefix=()):
+        self.directory = pathlib.Path(directory)
+        self.stdout = open(self.directory / "stdout.log", "w+")
+        self.stderr = open(self.directory / "stderr.log", "w+")
+        self.process = subprocess.Popen([*prefix, *args], stdout=self.stdout, stderr=self.stderr, env=env)
+
+    def log(self):
+        self.stdout.flush()
+        self.stderr.flush()
+        return (self.directory / "stdout.log").read_text() + (self.directory / "stderr.log").read_text()
+
+    def wait_log(self, *needles, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.log()
+            if all(needle in text for needle in needles):
+                return text
+            time.sleep(0.05)
+        raise AssertionError(f"{needles} not in the log: {self.log()}")
+
+    def terminate(self, timeout=10.0):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise AssertionError("smartstackd did not stop within %s s after SIGTERM" % timeout)
+        return self.process.returncode
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def clean_environment(**extra):
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith(("LISTEN_", "NOTIFY_", "WATCHDOG_", "JOURNAL_", "SMARTSTACK_"))}
+    environment.update(extra)
+    return environment
+
+
+def wait_for_path(path, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        assert time.monotonic() < deadline, f"{path} did not appear"
+        time.sleep(0.02)
+
+
+def listen_backlog(path):
+    """A listening Unix socket's backlog, as `ss` shows it (Send-Q), or None."""
+    output = subprocess.run([SS, "-xlnH"], capture_output=True, text=True, timeout=10).stdout
+    for line in output.splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[4] == path:
+            return int(fields[3])
+    return None
+
+
+# Socket activation.
+
+@pytest.mark.skipif(SOCKET_ACTIVATE is None, reason="needs systemd-socket-activate (Debian package systemd)")
+def test_socket_activation_serves_the_passed_socket_and_keeps_its_backlog(workdir):
+    path = os.path.join(workdir, "io.smartstack")
+    daemon = Process(workdir, [SOCKET_ACTIVATE, "-l", path, "--fdname=varlink",
+                               str(DAEMON), "--state", os.path.join(workdir, "state")], env=clean_environment())
+    try:
+        wait_for_path(path)
+        before = None
+        if SS:  # the file exists from bind(); wait for listen()
+            deadline = time.monotonic() + 10
+            while (before := listen_backlog(path)) is None:
+                assert time.monotonic() < deadline, "systemd-socket-activate did not listen"
+                time.sleep(0.02)
+        # The first connection starts smartstackd, which adopts the socket named "varlink".
+        address = "unix:" + path
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                info = call(address, "org.varlink.service", "GetInfo")
+                break
+            except ConnectionRefusedError:  # bound but not yet listening
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        assert info["product"] == "smartstackd"
+        setup_stack(address)
+        assert call(address, "io.smartstack.Shell", "GetStack", stack="home")["stack"] == "home"
+        daemon.wait_log(f"smartstackd is listening on unix:{path}", "SMARTSTACK_ACTIVATION=systemd")
+        if SS:
+            # Not re-listened: NIO's bind(socket) would have set its own backlog of 128.
+            assert before is not None and listen_backlog(path) == before, (before, listen_backlog(path))
+    finally:
+        assert daemon.terminate() == 0, daemon.log()
+    # The socket file is systemd's: the daemon leaves it in place.
+    assert os.path.exists(path)
+
+
+# sd_notify and the watchdog.
+
+def start_notified(workdir, **environment):
+    notify = NotifySocket(pathlib.Path(workdir) / "notify")
+    socket_path = os.path.join(workdir, "run", "io.smartstack")
+    daemon = Process(workdir, [str(DAEMON), "--listen", socket_path, "--state", os.path.join(workdir, "state")],
+                     env=clean_environment(NOTIFY_SOCKET=notify.path, **environment))
+    return notify, daemon, socket_path
+
+
+def test_notify_ready_after_the_socket_answers_then_status_watchdog_and_stopping(workdir):
+    notify, daemon, socket_path = start_notified(workdir, WATCHDOG_USEC="1000000")
+    address = "unix:" + socket_path
+    try:
+        ready = notify.wait_for(lambda message: message.get("READY") == "1", timeout=15)
+        assert ready is not None, daemon.log()
+        # READY=1 came only once the socket was bound: it answers at once.
+        assert call(address, "org.varlink.service", "GetInfo")["product"] == "smartstackd"
+        assert ready["STATUS"] == "serving 0 stacks, 0 widgets, 0 subscribers, 0 donations/min"
+        before_ready = notify.received[: notify.received.index(ready)]
+        assert not any("WATCHDOG" in message for message in before_ready)
+
+        # STATUS= follows the service's state.
+        setup_stack(address)
+        with varlink.Client(address=address) as client:
+            with client.open("io.smartstack.Provider", namespaced=False) as provider:
+                for index in range(3):
+                    provider.Donate(app="com.example.mail", intent="open", parameters={}, id=f"d{index}")
+        status = notify.wait_for(
+            lambda message: message.get("STATUS", "").startswith("serving 1 stack, 3 widgets")
+            and message["STATUS"].endswith(" 3 donations/min"), timeout=10)
+        assert status is not None, [message for message in notify.received if "STATUS" in message]
+
+        # WATCHDOG_USEC=1 s: a ping every half second.
+        pings = [message["_at"] for message in notify.collect(3.0) if message.get("WATCHDOG") == "1"]
+        assert 4 <= len(pings) <= 8, pings
+        gaps = [later - earlier for earlier, later in zip(pings, pings[1:])]
+        assert all(0.3 <= gap <= 0.8 for gap in gaps), gaps
+
+        # SIGTERM: STOPPING=1, then exit 0.
+        daemon.process.send_signal(signal.SIGTERM)
+        assert notify.wait_for(lambda message: message.get("STOPPING") == "1", timeout=5) is not None
+        assert daemon.process.wait(timeout=10) == 0, daemon.log()
+        daemon.wait_log("MESSAGE_ID=aa4ae41e146640ae93ec1e3b90762801")
+    finally:
+        daemon.kill()
+        notify.close()
+
+
+def test_a_stalled_engine_stops_the_watchdog_pings(workdir):
+    notify, daemon, socket_path = start_notified(workdir, WATCHDOG_USEC="600000", SMARTSTACK_TEST_FAULTS="1")
+    try:
+        assert notify.wait_for(lambda message: message.get("READY") == "1", timeout=15) is not None, daemon.log()
+        healthy = [message for message in notify.collect(1.5) if message.get("WATCHDOG") == "1"]
+        assert len(healthy) >= 3
+        daemon.process.send_signal(signal.SIGUSR2)  # test-only: the engine's owner blocks for an hour
+        daemon.wait_log("test fault injection: stalling the engine")
+        notify.collect(0.5)  # a ping already on its way
+        stalled = [message for message in notify.collect(2.0) if message.get("WATCHDOG") == "1"]
+        assert stalled == [], "pings continued while the engine was stalled"
+        assert daemon.process.poll() is None
+    finally:
+        daemon.kill()
+        notify.close()
+
+
+def test_fault_injection_is_unreachable_without_its_variable(workdir):
+    notify, daemon, socket_path = start_notified(workdir, WATCHDOG_USEC="600000")
+    try:
+        assert notify.wait_for(lambda message: message.get("READY") == "1", timeout=15) is not None, daemon.log()
+        # No handler: SIGUSR2 has its default action and ends the process; nothing stalls.
+        daemon.process.send_signal(signal.SIGUSR2)
+        assert daemon.process.wait(timeout=10) == -signal.SIGUSR2
+        assert "fault injection" not in daemon.log()
+    finally:
+        daemon.kill()
+        notify.close()
+
+
+# Journal entries (their stderr form, without a journal; tests/JournaldTests run a real journald).
+
+def test_connection_limit_refusals_are_journal_entries_with_the_client_uid(make_daemon):
+    daemon = make_daemon(config="maxConnections = 2\n")
+    # Wait until the readiness probe's connection is gone (a call may itself be refused while it is not).
+    deadline = time.monotonic() + 5
+    while True:
+        assert time.monotonic() < deadline
+        try:
+            if call(daemon.address, "io.smartstack.Admin", "GetStatistics")["connections"] <= 1:
+                break
+        except (ConnectionResetError, BrokenPipeError, ConnectionError):
+            pass
+        time.sleep(0.02)
+    time.sleep(0.1)
+    held = [daemon.raw() for _ in range(2)]
+    for connection in held:
+        connection.sendall(encode("org.varlink.service.GetInfo"))
+        assert FrameReader(connection).next()["parameters"]["product"] == "smartstackd"
+    extra = daemon.raw()
+    assert FrameReader(extra).closed(timeout=5)
+    # (A connection refused after its client already left reads as uid 4294967295; this one is still there.)
+    uid = f"SMARTSTACK_CLIENT_UID={os.geteuid()} "
+    deadline = time.monotonic() + 5
+    while not any(CLIENT_REJECTED in line and uid in line for line in daemon.log().splitlines()):
+        assert time.monotonic() < deadline, daemon.log()
+        time.sleep(0.05)
+    line = next(line for line in daemon.log().splitlines() if CLIENT_REJECTED in line and uid in line)
+    assert 'SMARTSTACK_REASON="connection limit (2) reached"' in line
+    for connection in held:
+        connection.close()
+
+
+def test_order_changes_are_journal_entries_with_their_fields(make_daemon):
+    daemon = make_daemon()
+    setup_stack(daemon.address)
+    deadline = time.monotonic() + 5
+    while "MESSAGE_ID=040d2f906681431293c211e0a6ef5c64" not in daemon.log():
+        assert time.monotonic() < deadline, daemon.log()
+        time.sleep(0.05)
+    line = next(line for line in daemon.log().splitlines() if "MESSAGE_ID=040d2f906681431293c211e0a6ef5c64" in line)
+    for field in ["SMARTSTACK_STACK=home", "SMARTSTACK_ORDER=mail,news,maps", "SMARTSTACK_TOP=mail",
+                  "SMARTSTACK_REVISION=", "SMARTSTACK_SCORES=", "SMARTSTACK_COUNT=1", "SMARTSTACK_REASON="]:
+        assert field in line, line
+    stats = call(daemon.address, "io.smartstack.Admin", "GetStatistics")
+    assert stats["journalEntriesDropped"] == 0
+
+
+# Access (DESIGN.md "Access"): peer credentials, a user service, the system policy.
+
+needs_other_users = pytest.mark.skipif(
+    os.geteuid() != 0 or SETPRIV is None or not os.access(SYSTEM_PYTHON, os.X_OK),
+    reason="needs root, setpriv and /usr/bin/python3 to run clients as other uids")
+
+
+def as_user(uid, path, method, parameters=None):
+    """One call made by a process running as `uid` (setpriv), with the system's python3 and no packages."""
+    result = subprocess.run(
+        [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", SYSTEM_PYTHON, str(RAW_CALL), path, method,
+         json.dumps(parameters or {})], capture_output=True, text=True, timeout=20)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def register(app):
+    return {"app": app, "kind": "main", "displayName": app, "families": ["systemMedium"]}
+
+
+@needs_other_users
+def test_the_system_policy_refuses_other_uids_and_apps_belong_to_their_first_uid(make_daemon, workdir):
+    os.chmod(workdir, 0o755)  # let other users reach the socket (it is 0666 for the system service)
+    daemon = make_daemon(extra_args=("--system",), config=(
+        "shells = uid:1000\n"
+        "providers = uid:65534, uid:1000\n"
+        "app.com.example.weather = uid:1000\n"))
+    path = daemon.socket_path
+    # Introspection is open to anyone who can connect; the Shell only to uid 1000; the Admin only to root.
+    assert as_user(65534, path, "org.varlink.service.GetInfo")["parameters"]["product"] == "smartstackd"
+    assert as_user(65534, path, "io.smartstack.Shell.ListStacks")["error"] == PERMISSION_DENIED
+    assert "stacks" in as_user(1000, path, "io.smartstack.Shell.ListStacks")["parameters"]
+    assert as_user(1000, path, "io.smartstack.Admin.GetStatistics")["error"] == PERMISSION_DENIED
+    assert "stacks" in call(daemon.address, "io.smartstack.Admin", "GetStatistics")
+    # An app belongs to the first uid that registers it; one the policy assigns, to its callers only.
+    method = "io.smartstack.Provider.RegisterWidget"
+    assert "error" not in as_user(65534, path, method, register("com.example.mail"))
+    assert as_user(1000, path, method, register("com.example.mail"))["error"] == PERMISSION_DENIED
+    assert "error" not in as_user(65534, path, method, register("com.example.mail"))
+    assert as_user(65534, path, method, register("com.example.weather"))["error"] == PERMISSION_DENIED
+    assert "error" not in as_user(1000, path, method, register("com.example.weather"))
+    assert as_user(1000, path, "io.smartstack.Provider.Donate",
+                   {"app": "com.example.mail", "intent": "open"})["error"] == PERMISSION_DENIED
+    # Each refusal is a client-rejected journal entry naming the uid (stderr here: there is no journal).
+    deadline = time.monotonic() + 5
+    while True:
+        lines = [line for line in daemon.log().splitlines() if CLIENT_REJECTED in line]
+        if any("SMARTSTACK_CLIENT_UID=65534" in line for line in lines) and \
+                any("SMARTSTACK_CLIENT_UID=1000" in line for line in lines):
+            break
+        assert time.monotonic() < deadline, daemon.log()
+        time.sleep(0.05)
+    assert any("SMARTSTACK_METHOD=io.smartstack.Shell.ListStacks" in line for line in lines)
+    assert all("SMARTSTACK_ERROR=org.varlink.service.PermissionDenied" in line for line in lines)
+
+
+@needs_other_users
+def test_a_user_service_serves_only_its_own_user_and_root(workdir):
+    # The daemon itself runs as uid 1000 (a user service); its socket is loosened by hand so that another
+    # user can reach the daemon's own check.
+    home = pathlib.Path(workdir) / "u1000"
+    home.mkdir()
+    os.chown(home, 1000, 1000)
+    os.chmod(workdir, 0o755)
+    socket_path = str(home / "run" / "io.smartstack")
+    daemon = Process(home, [str(DAEMON), "--listen", socket_path, "--state", str(home / "state")],
+                     env=clean_environment(HOME=str(home)),
+                     prefix=(SETPRIV, "--reuid=1000", "--regid=1000", "--clear-groups"))
+    try:
+        wait_for_path(socket_path)
+        daemon.wait_log("listening")
+        os.chmod(home / "run", 0o755)
+        os.chmod(socket_path, 0o666)
+        assert "error" not in as_user(1000, socket_path, "io.smartstack.Shell.ListStacks")
+        assert "stacks" in call("unix:" + socket_path, "io.smartstack.Shell", "ListStacks")  # root
+        assert as_user(65534, socket_path, "io.smartstack.Shell.ListStacks")["error"] == PERMISSION_DENIED
+        assert as_user(65534, socket_path, "org.varlink.service.GetInfo")["error"] == PERMISSION_DENIED
+        daemon.wait_log(CLIENT_REJECTED, "SMARTSTACK_CLIENT_UID=65534")
+    finally:
+        assert daemon.terminate() == 0, daemon.log()
