@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config
 PYTHON_PACKAGES := varlink==31.0.0 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test build release deps eval bench install install-systemd clean e2e ctl-docs install-ctl
+.PHONY: run test build release deps eval bench install install-systemd clean e2e bench-store ctl-docs install-ctl
 
 ## deps: install missing system packages (Debian) and Python test clients.
 deps:
@@ -50,6 +50,11 @@ e2e: build
 ## bench: the engine benchmark (release build, pinned to one core).
 bench: release
 	taskset -c 1 .build/release/smartstack-bench
+
+## bench-store: the storage benchmarks (release build): the store alone, acknowledged donations over the socket
+## (50 clients; one client), start-up with 1,000,000 stored donations. See README "Storage benchmark".
+bench-store: release
+	bash bench/storage.sh
 
 ## install: everything under $(DESTDIR)$(PREFIX) (default /usr/local): release binaries smartstackd and
 ## smartstackctl (Swift runtime linked in, so they do not need the toolchain), then install-systemd.

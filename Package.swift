@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // The domain model and the ranking engine: value types, no I/O.
@@ -52,6 +53,28 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "smartstack-bench", dependencies: ["SmartStackCore"], swiftSettings: strict),
+        // Durable state: the event log boundary and its SQLite implementation (WAL, one writer, group commit,
+        // engine snapshots), through GRDB.
+        .target(
+            name: "SmartStackStore",
+            dependencies: [
+                "SmartStackCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The storage benchmark: the store alone, filling a state directory, start-up to serving.
+        .executableTarget(
+            name: "smartstack-store-bench",
+            dependencies: [
+                "SmartStackStore", "SmartStackServer", "SmartStackCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
         // A socket-level load generator: many concurrent clients against a running smartstackd.
         .executableTarget(name: "smartstack-load", swiftSettings: strict),
         // The service: connections, dispatch, the engine's owner, subscriptions, access policy, lifecycle, and its
@@ -59,7 +82,7 @@ let package = Package(
         .target(
             name: "SmartStackServer",
             dependencies: [
-                "SmartStackCore", "SmartStackProtocol", "SmartStackSystemd",
+                "SmartStackCore", "SmartStackProtocol", "SmartStackStore", "SmartStackSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -82,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "smartstackd",
             dependencies: [
-                "SmartStackServer", "SmartStackProtocol", "SmartStackSystemd",
+                "SmartStackServer", "SmartStackProtocol", "SmartStackStore", "SmartStackSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -113,7 +136,16 @@ let package = Package(
         ),
         .testTarget(
             name: "SmartStackServerTests",
-            dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackSystemd"],
+            dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore",
+                "SmartStackSystemd",
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "SmartStackStoreTests",
+            dependencies: [
+                "SmartStackStore", "SmartStackServer", "SmartStackCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict),
         .testTarget(name: "SmartStackCoreTests", dependencies: ["SmartStackCore"], swiftSettings: strict),
         .testTarget(name: "SmartStackEvalTests", dependencies: ["SmartStackEval"], swiftSettings: strict),

@@ -5,7 +5,7 @@ public import SmartStackSystemd
 /// Entries are recognised by `MESSAGE_ID` (``SmartStackEvent``) and read through the `SMARTSTACK_*` fields of
 /// docs/systemd.md. Engagement has no event type of its own: an entry of any kind that carries
 /// `SMARTSTACK_ENGAGEMENT` (`tap`, `swipeTo`, `swipeAway`, `impression`), `SMARTSTACK_STACK` and
-/// `SMARTSTACK_WIDGET` counts as one (the daemon writes such entries at debug level, when it does).
+/// `SMARTSTACK_WIDGET` counts as one (the daemon writes one at info level for every `RecordEngagement`).
 public struct DecisionRecord: Sendable, Hashable {
     /// When journald received the entry: microseconds since the Unix epoch.
     public var time: Int64

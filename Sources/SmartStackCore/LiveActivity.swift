@@ -89,7 +89,7 @@ public struct LiveActivityRegistry: Hashable, Sendable {
     /// Activities per app that are active or ended but visible.
     public let maxPerApp: Int
     /// Activities by app, then by id.
-    private var byApp: [AppID: [String: LiveActivity]] = [:]
+    var byApp: [AppID: [String: LiveActivity]] = [:]
 
     /// An empty registry allowing `maxPerApp` activities per app.
     public init(maxPerApp: Int = defaultMaxPerApp) {

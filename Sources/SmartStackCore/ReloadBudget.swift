@@ -36,9 +36,9 @@ public struct ReloadBudget: Hashable, Sendable {
     public static let allowedCapacity = 40...1_440
 
     /// Reloads allowed in any window.
-    public private(set) var capacity: Int
+    public internal(set) var capacity: Int
     /// Grant times, oldest first; at most `capacity` of them, none older than a window before the latest.
-    private var grants: [Timestamp] = []
+    var grants: [Timestamp] = []
 
     /// A budget of `capacity` reloads per window (negative values count as 0); validate configured values with
     /// ``validatedCapacity(_:)`` first.

@@ -32,13 +32,13 @@ public struct ReloadScheduler: Hashable, Sendable {
     /// The instance's rolling budget.
     public var budget: ReloadBudget
     /// When the current timeline's policy asks for a reload; `nil` when none is due.
-    public private(set) var dueDate: Timestamp?
+    public internal(set) var dueDate: Timestamp?
     /// Why `dueDate` is due.
-    public private(set) var dueReason: ReloadReason?
+    public internal(set) var dueReason: ReloadReason?
     /// When the pending withheld reload can be granted; `nil` when none is pending.
-    public private(set) var withheldUntil: Timestamp?
+    public internal(set) var withheldUntil: Timestamp?
     /// Why the pending reload was asked for.
-    public private(set) var withheldReason: ReloadReason?
+    public internal(set) var withheldReason: ReloadReason?
 
     /// A scheduler with nothing due, spending `budget`.
     public init(budget: ReloadBudget = ReloadBudget()) {

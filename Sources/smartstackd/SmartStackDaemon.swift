@@ -15,6 +15,7 @@ import NIOPosix
 import ServiceLifecycle
 import SmartStackProtocol
 import SmartStackServer
+import SmartStackStore
 import SmartStackSystemd
 
 #if canImport(Glibc)
@@ -80,13 +81,30 @@ struct SmartStackDaemon: AsyncParsableCommand {
         let started = ContinuousClock.now
         let listening = OneShotSignal()
         let ready = OneShotSignal()
-        let service = try await ServiceAssembly.make(
-            configuration: configuration, target: target, stateDirectory: state ?? defaults.stateDirectory,
-            isSystem: defaults.isSystem, levels: levels, logger: logger, access: access, reporter: journal,
-            announce: { target in
-                ServiceAssembly.printAddress(target)
-                listening.fire()
-            })
+        // State: the event log in the state directory; refused (naming the file) rather than replaced.
+        let stateDirectory = state ?? defaults.stateDirectory
+        let log: SQLiteEventLog
+        do {
+            log = try ServiceAssembly.openLog(
+                stateDirectory: stateDirectory, options: configuration.store, logger: logger)
+        } catch {
+            logger.critical("cannot use the state database: \(error)")
+            throw ExitCode(error.exitCode)
+        }
+        let service: ServiceAssembly
+        do {
+            service = try await ServiceAssembly.make(
+                configuration: configuration, target: target, stateDirectory: stateDirectory,
+                isSystem: defaults.isSystem, levels: levels, logger: logger, log: log, access: access,
+                reporter: journal,
+                announce: { target in
+                    ServiceAssembly.printAddress(target)
+                    listening.fire()
+                })
+        } catch let failure as StoreFailure {
+            logger.critical("cannot load the state database: \(failure)")
+            throw ExitCode(65)  // EX_DATAERR
+        }
         journal.stateLoaded(await service.host.snapshotStatistics(), in: ContinuousClock.now - started)
 
         let notifier = SystemdNotifier.fromEnvironment()
@@ -110,6 +128,7 @@ struct SmartStackDaemon: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+        await service.host.closeLog()
         logger.info("stopped")
     }
 

@@ -138,4 +138,42 @@ private typealias F = Fixture
         }
         #expect(try run() == run())
     }
+
+    /// A snapshot carries the fallback's state (every ranker's performance, the places noted at a pending
+    /// look, the frecency base day) and both weight vectors: the restored engine goes on exactly alike.
+    @Test func snapshotsCarryTheFallbackState() throws {
+        let apps = ["a", "b", "c", "d"]
+        var engine = try F.engine(apps: apps)
+        var random = SeededRandom(seed: 11)
+        var time = 0.0
+        func step(_ engine: inout Engine, _ random: inout SeededRandom, _ time: inout Double) throws {
+            time += Double(1 + random.below(3_600))
+            if random.below(3) == 0 { try engine.apply(.look(stack: F.stack(), at: F.t(time))) }
+            try engine.apply(F.donation(apps[random.below(random.below(2) == 0 ? 2 : 4)], at: time + 1))
+        }
+        for _ in 0..<300 { try step(&engine, &random, &time) }
+        // A fallback leads, and a look is pending.
+        engine.stacks[F.stack()]?.selector = RankerSelector(performance: SIMD8(20, 18, 25, 3, 4, 0, 0, 0))
+        time += 60
+        try engine.apply(.look(stack: F.stack(), at: F.t(time)))
+        #expect(engine.stacks[F.stack()]?.look?.fallbackPlaces.count == 4 * apps.count)
+        let bytes = engine.snapshot()
+        var restored = try Engine(snapshot: bytes, settings: engine.settings)
+        #expect(restored.snapshot() == bytes)
+        #expect(restored.stacks[F.stack()]?.selector == engine.stacks[F.stack()]?.selector)
+        #expect(restored.stacks[F.stack()]?.ranker == engine.stacks[F.stack()]?.ranker)
+        #expect(restored.stacks[F.stack()]?.look == engine.stacks[F.stack()]?.look)
+        #expect(restored.usage.frecencyBaseDay == engine.usage.frecencyBaseDay)
+        let explanation = try engine.explain(stack: F.stack(), at: F.t(time + 1))
+        #expect(explanation.ranker == .mfu)
+        #expect(try restored.explain(stack: F.stack(), at: F.t(time + 1)) == explanation)
+        var copy = random
+        var copyTime = time
+        for _ in 0..<100 {
+            try step(&engine, &random, &time)
+            try step(&restored, &copy, &copyTime)
+            #expect(try restored.evaluate(stack: F.stack(), at: F.t(time + 2)) == engine.evaluate(stack: F.stack(), at: F.t(time + 2)))
+        }
+        #expect(restored.snapshot() == engine.snapshot())
+    }
 }

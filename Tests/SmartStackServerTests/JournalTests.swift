@@ -2,6 +2,7 @@ import Dispatch
 import Logging
 import SmartStackCore
 import SmartStackServer
+import SmartStackStore
 import SmartStackSystemd
 import Synchronization
 import Testing

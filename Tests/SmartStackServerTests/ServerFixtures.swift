@@ -1,6 +1,7 @@
 import Logging
 import SmartStackCore
 import SmartStackServer
+import SmartStackStore
 import Synchronization
 
 /// A clock the test moves by hand.

@@ -4,12 +4,12 @@
 /// Reads like a dictionary by id for everything else. A removed widget's slot is reused by the next one placed.
 struct InstanceStore: Sendable {
     /// The widgets by slot; `nil` for a free slot.
-    private(set) var slots: [InstanceState?] = []
+    var slots: [InstanceState?] = []
     /// By slot: whether the widget has a timeline or relevant contexts. A query reads nothing else of a widget
     /// without them (its relevance is none), so it need not touch the widget's state at all.
-    private(set) var hasRelevanceInputs: [Bool] = []
-    private var slotsByID: [InstanceID: Int32] = [:]
-    private var freeSlots: [Int32] = []
+    var hasRelevanceInputs: [Bool] = []
+    var slotsByID: [InstanceID: Int32] = [:]
+    var freeSlots: [Int32] = []
 
     /// Widgets placed.
     var count: Int { slotsByID.count }

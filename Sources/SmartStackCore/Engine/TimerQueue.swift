@@ -11,8 +11,8 @@ enum TimerTarget: Sendable, Hashable {
 /// A min-heap of wake-up times. Entries are hints: a woken target recomputes its own next time, so stale or
 /// duplicate entries cost a wasted wake-up, never a wrong decision.
 struct TimerQueue: Sendable {
-    private var heap: [(time: Int64, sequence: Int64, target: TimerTarget)] = []
-    private var sequence: Int64 = 0
+    var heap: [(time: Int64, sequence: Int64, target: TimerTarget)] = []
+    var sequence: Int64 = 0
 
     var count: Int { heap.count }
     var nextTime: Int64? { heap.first?.time }

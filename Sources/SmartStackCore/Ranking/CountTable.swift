@@ -28,14 +28,14 @@ extension UInt64: CountTableKey {
 /// rescales every sum and drops the ones that decayed to nothing.
 struct CountTable<Key: CountTableKey>: Sendable {
     /// One slot: a key and its sum, side by side so a probe touches one cache line.
-    private struct Slot: Sendable {
+    struct Slot: Sendable {
         var key: Key
         var sum: Double
     }
 
-    private var slots: [Slot] = []
+    var slots: [Slot] = []
     /// Entries in use.
-    private(set) var count = 0
+    var count = 0
 
     /// Slots allocated (a power of two, or 0).
     var capacity: Int { slots.count }

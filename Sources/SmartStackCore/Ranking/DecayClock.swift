@@ -39,10 +39,10 @@ struct DecayClock: Sendable, Hashable {
     static let rescaleHorizon = 64.0
 
     /// The reference time, microseconds since the epoch; meaningful once `started`.
-    private(set) var reference: Int64 = 0
+    var reference: Int64 = 0
     /// The latest time a count was added at: counts are read no earlier (a count is never read before it grew).
-    private(set) var latest: Int64 = .min
-    private(set) var started = false
+    var latest: Int64 = .min
+    var started = false
 
     /// Whether recording at `time` first needs a rescale (the reference would be too old to add at `time`).
     func needsRescale(toRecordAt time: Int64) -> Bool {

@@ -7,7 +7,7 @@
 /// Two bytes per slot of the outcome table it follows (it is rebuilt when that table changes size); a bucket
 /// that reaches the top of its range stays there, which keeps that promise.
 struct LookContextFilter: Sendable {
-    private var counts: [UInt16] = []
+    var counts: [UInt16] = []
 
     /// Buckets (the capacity of the table it follows).
     var capacity: Int { counts.count }

@@ -28,13 +28,13 @@ struct OnlineRanker: Sendable, Hashable {
     /// `x·(w_fast + w_slow)/2` is ranking by the normalised geometric mean of the two softmax experts
     /// (`logsoftmax(x·w_fast) + logsoftmax(x·w_slow)` differs from it by the same constant for every widget).
     /// The stack's own copy from the start (not the shared prior's buffer), so learning never allocates.
-    private(set) var weights: [Double] = OnlineRanker.prior.map { $0 }
-    private(set) var fastWeights: [Double] = OnlineRanker.prior.map { $0 }
-    private(set) var slowWeights: [Double] = OnlineRanker.prior.map { $0 }
-    private var fastSquaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
-    private var slowSquaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
+    var weights: [Double] = OnlineRanker.prior.map { $0 }
+    var fastWeights: [Double] = OnlineRanker.prior.map { $0 }
+    var slowWeights: [Double] = OnlineRanker.prior.map { $0 }
+    var fastSquaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
+    var slowSquaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
     /// Labels learned from so far.
-    private(set) var updates: Int = 0
+    var updates: Int = 0
 
     /// Linear scores (log-odds up to a constant) of the rows of a feature matrix.
     func scores(_ matrix: [Double], rows: Int) -> [Double] {

@@ -74,33 +74,33 @@ struct UsageModel: Sendable {
     /// moves a feature by at most about 0.02 — and that only for a widget barely used in months.
     static let negligibleCount = 1e-5
 
-    private(set) var clock = DecayClock()
+    var clock = DecayClock()
     /// `KeyCounter.width` sums per key, key after key.
-    private(set) var counters: [Double] = []
+    var counters: [Double] = []
     /// Microseconds of each key's latest matching donation, `Int64.min` before the first.
-    private(set) var lastUses: [Int64] = []
+    var lastUses: [Int64] = []
     /// Latest and previous app to donate, and when.
-    private(set) var lastApp: Int32?
-    private(set) var previousApp: Int32?
-    private(set) var lastTime: Int64?
-    private(set) var previousTime: Int64?
+    var lastApp: Int32?
+    var previousApp: Int32?
+    var lastTime: Int64?
+    var previousTime: Int64?
     /// The app before the previous one.
-    private(set) var thirdApp: Int32?
+    var thirdApp: Int32?
     /// What the user went to after a look, per look context (a back-off chain of the last apps and the idle
     /// gap) and widget key.
-    private(set) var lookOutcomes = CountTable<LookOutcomeKey>()
+    var lookOutcomes = CountTable<LookOutcomeKey>()
     /// Which look contexts have entries in `lookOutcomes`: most a query meets have none.
-    private(set) var lookContextFilter = LookContextFilter()
+    var lookContextFilter = LookContextFilter()
     /// "App A donated, then key K matched the next donation", keyed by `pair(A, K)`.
-    private(set) var transitions = CountTable<UInt64>()
+    var transitions = CountTable<UInt64>()
     /// Donations that followed each app, by app.
-    private(set) var transitionTotals: [Double] = []
+    var transitionTotals: [Double] = []
     /// "The last app was A when a stack was looked at, and the user then went to K", keyed by `pair(A, K)`.
-    private(set) var afterViewTransitions = CountTable<UInt64>()
+    var afterViewTransitions = CountTable<UInt64>()
     /// Donations of key K while context pair P (`key=value`, interned) was in force, keyed by `pair(P, K)`.
-    private(set) var contextCounts = CountTable<UInt64>()
+    var contextCounts = CountTable<UInt64>()
     /// The local day the `KeyCounter.frecency` sums are relative to; set by the first matching donation.
-    private(set) var frecencyBaseDay: Int64?
+    var frecencyBaseDay: Int64?
     /// Days over which a donation's weight in the frecency sums falls by a factor e.
     static let frecencyDays = 32.0
     /// How far past the base day a donation may be before the frecency sums are rebased (e^(4096/32) ≈ 4e55).

@@ -1,3 +1,5 @@
+public import SmartStackCore
+
 /// `org.varlink.service.GetInfo`; the reply is `VarlinkServiceInfo.wireObject`.
 public struct GetInfoRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.getInfo
@@ -67,11 +69,13 @@ public struct ServiceStatistics: Sendable, Hashable {
     public var calls: Int?
     public var logLevel: LogLevel?
     public var journalEntriesDropped: Int?
+    /// Storage numbers; nil without durable storage.
+    public var storage: StorageStatistics?
 
     public init(
         stacks: Int, widgets: Int, donations: Int, subscribers: Int, connections: Int, uptimeSeconds: Double,
         kinds: Int? = nil, liveActivities: Int? = nil, reloadWatchers: Int? = nil, calls: Int? = nil,
-        logLevel: LogLevel? = nil, journalEntriesDropped: Int? = nil
+        logLevel: LogLevel? = nil, journalEntriesDropped: Int? = nil, storage: StorageStatistics? = nil
     ) {
         self.journalEntriesDropped = journalEntriesDropped
         self.stacks = stacks
@@ -85,6 +89,7 @@ public struct ServiceStatistics: Sendable, Hashable {
         self.reloadWatchers = reloadWatchers
         self.calls = calls
         self.logLevel = logLevel
+        self.storage = storage
     }
 
     /// The reply; optional counts are left out when unknown.
@@ -100,6 +105,59 @@ public struct ServiceStatistics: Sendable, Hashable {
         if let calls { object["calls"] = .int(Int64(calls)) }
         if let logLevel { object["logLevel"] = .string(logLevel.rawValue) }
         if let journalEntriesDropped { object["journalEntriesDropped"] = .int(Int64(journalEntriesDropped)) }
+        if let storage {
+            object["storedEvents"] = .int(Int64(storage.storedEvents))
+            object["storedDonations"] = .int(Int64(storage.storedDonations))
+            object["databaseBytes"] = .int(Int64(storage.databaseBytes))
+            if let lastSnapshot = storage.lastSnapshot { object["lastSnapshot"] = .string(lastSnapshot.rfc3339) }
+            object["commits"] = .int(Int64(storage.commits))
+            if let latency = storage.commitLatency {
+                object["commitLatency"] = .object([
+                    "p50": .double(latency.p50), "p90": .double(latency.p90), "p99": .double(latency.p99),
+                    "max": .double(latency.max), "samples": .int(Int64(latency.samples)),
+                ])
+            }
+        }
         return object
+    }
+}
+
+/// The storage part of `GetStatistics`: the state database's contents, size, snapshot and commit latency.
+public struct StorageStatistics: Sendable, Hashable {
+    public var storedEvents: Int
+    public var storedDonations: Int
+    public var databaseBytes: Int
+    public var lastSnapshot: Timestamp?
+    public var commits: Int
+    public var commitLatency: CommitLatency?
+
+    public init(
+        storedEvents: Int, storedDonations: Int, databaseBytes: Int, lastSnapshot: Timestamp?, commits: Int,
+        commitLatency: CommitLatency?
+    ) {
+        self.storedEvents = storedEvents
+        self.storedDonations = storedDonations
+        self.databaseBytes = databaseBytes
+        self.lastSnapshot = lastSnapshot
+        self.commits = commits
+        self.commitLatency = commitLatency
+    }
+}
+
+/// `io.smartstack.Admin.CommitLatency`: percentiles of recent commit waits, in milliseconds.
+public struct CommitLatency: Sendable, Hashable {
+    public var p50: Double
+    public var p90: Double
+    public var p99: Double
+    public var max: Double
+    /// How many calls the percentiles are over.
+    public var samples: Int
+
+    public init(p50: Double, p90: Double, p99: Double, max: Double, samples: Int) {
+        self.p50 = p50
+        self.p90 = p90
+        self.p99 = p99
+        self.max = max
+        self.samples = samples
     }
 }

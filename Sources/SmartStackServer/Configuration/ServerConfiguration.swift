@@ -1,5 +1,6 @@
 public import Logging
 public import SmartStackCore
+public import SmartStackStore
 
 /// Everything the service can be configured with: a `Sendable` value with defaults, a pure parser
 /// (`ServerConfiguration.parse`) and explicit validation naming the bad key.
@@ -20,6 +21,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var journalQueue = 4_096
     /// Who may act as shell, provider and admin (the system service only).
     public var access = AccessPolicy()
+    /// How the event log stores (durability, commit batching, snapshots).
+    public var store = StoreOptions()
 
     public init() {}
 
@@ -41,6 +44,9 @@ public struct ServerConfiguration: Sendable, Hashable {
         ("logLevel", "trace, debug, info, notice, warning, error or critical"),
         ("summaryInterval", "seconds between periodic summaries in the journal (1…86400)"),
         ("journalQueue", "journal entries waiting to be written before more are dropped (16…1048576)"),
+        ("durability", "what an acknowledged write survives: process (kill -9, the default) or power (fsync per commit)"),
+        ("commitDelayMicroseconds", "longest a shared commit waits for more calls (0…10000)"),
+        ("snapshotEveryRecords", "records between engine snapshots (100…10000000)"),
     ]
 
     /// Parses a configuration file's text: `key = value` lines, `#` comments, blank lines.
@@ -88,6 +94,13 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "maxTimelineEntries": engine.maxTimelineEntries = try integer(1...100_000)
         case "reloadBudget": engine.reloadBudget = try integer(1...100_000)
         case "retentionDays": engine.retention = Double(try integer(1...3_650)) * 86_400
+        case "durability":
+            guard let durability = StoreOptions.Durability(rawValue: value) else {
+                throw ConfigurationError(place: place, key: key, reason: "'\(value)' is not one of process, power")
+            }
+            store.durability = durability
+        case "commitDelayMicroseconds": store.commitDelayMicroseconds = try integer(0...10_000)
+        case "snapshotEveryRecords": store.snapshotEveryRecords = try integer(100...10_000_000)
         case "logLevel":
             guard let level = Logger.Level(rawValue: value) else {
                 throw ConfigurationError(

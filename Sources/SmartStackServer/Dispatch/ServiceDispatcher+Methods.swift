@@ -86,6 +86,13 @@ extension ServiceDispatcher {
             return .reply([:])
         case .recordEngagement(let request):
             try await record(context) { now in request.event(defaultTime: now) }
+            // One entry per engagement (user actions are rare): `analyze` reads taps after a widget surfaced.
+            logger.info(
+                "engagement",
+                metadata: [
+                    "engagement": "\(request.kind.rawValue)", "stack": "\(request.stack.rawValue)",
+                    "widget": "\(request.instance.rawValue)",
+                ])
             return .reply([:])
         case .recordLook(let request):
             try await record(context) { now in request.event(defaultTime: now) }
@@ -127,11 +134,20 @@ extension ServiceDispatcher {
 
     func statistics() async -> ServiceStatistics {
         let counts = await host.snapshotStatistics()
+        let storage = await host.storageStatistics().map { stored in
+            StorageStatistics(
+                storedEvents: stored.storedEvents, storedDonations: stored.storedDonations,
+                databaseBytes: stored.databaseBytes, lastSnapshot: stored.lastSnapshot, commits: stored.commits,
+                commitLatency: stored.latency.map {
+                    CommitLatency(p50: $0.p50, p90: $0.p90, p99: $0.p99, max: $0.max, samples: $0.samples)
+                })
+        }
         return ServiceStatistics(
             stacks: counts.stacks, widgets: counts.widgets, donations: counts.donations,
             subscribers: counts.subscribers, connections: connections.openCount, uptimeSeconds: counts.uptimeSeconds,
             kinds: counts.kinds, liveActivities: counts.liveActivities, reloadWatchers: counts.reloadWatchers,
-            calls: nil, logLevel: LogLevel(levels.level), journalEntriesDropped: reporter.droppedEntries)
+            calls: nil, logLevel: LogLevel(levels.level), journalEntriesDropped: reporter.droppedEntries,
+            storage: storage)
     }
 
     private func subscribe(_ request: SubscribeRequest, _ context: CallContext) async throws(VarlinkError)

@@ -1,6 +1,7 @@
 public import Logging
 import NIOPosix
 import SmartStackCore
+public import SmartStackStore
 
 #if canImport(Glibc)
     import Glibc
@@ -29,6 +30,7 @@ public struct ServiceAssembly: Sendable {
         let host = EngineHost(
             settings: configuration.engine, limits: configuration.host, clock: clock, log: log, logger: logger,
             reporter: reporter, eventLoop: eventLoop)
+        try await host.restore()
         let connections = ConnectionRegistry(limit: configuration.maxConnections)
         let dispatcher = ServiceDispatcher(
             host: host, connections: connections, levels: levels, maxListLimit: configuration.host.maxListLimit,
@@ -39,6 +41,19 @@ public struct ServiceAssembly: Sendable {
             eventLoop: eventLoop,
             onListening: { announce(target) }, onShutdown: { await host.stop() }, reporter: reporter)
         return ServiceAssembly(host: host, connections: connections, dispatcher: dispatcher, listener: listener)
+    }
+
+    /// Opens the event log in the state directory (creating both when missing); the error names the database file.
+    public static func openLog(stateDirectory: String, options: StoreOptions, logger: Logger) throws(StoreOpenError)
+        -> SQLiteEventLog
+    {
+        do {
+            try StateDirectory.prepare(stateDirectory)
+        } catch {
+            throw StoreOpenError(
+                .notWritable, path: stateDirectory + "/" + SQLiteEventLog.fileName, reason: error.description)
+        }
+        return try SQLiteEventLog.open(directory: stateDirectory, options: options, logger: logger)
     }
 
     /// Prints where the service listens and how to talk to it (standard output, for people running it by hand).

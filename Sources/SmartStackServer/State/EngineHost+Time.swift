@@ -1,4 +1,5 @@
 import SmartStackCore
+import SmartStackStore
 
 extension EngineHost {
     /// Publishes what time alone changed up to now: entries that became current, durations that ended,
@@ -44,9 +45,10 @@ extension EngineHost {
     /// Drops donations past the retention period from the history and the model.
     func sweepRetention() {
         guard history.contains(where: { $0.donation.map { $0.date < retentionCutoff } ?? false }) else { return }
+        guard case .accepting = log.status else { return }
         let result = engine.rebuild(from: history, asLog: true)
         let expired = forget { $0.date < retentionCutoff }
-        _ = log.delete(donations: expired.map { ($0.app, $0.id) })
+        _ = log.delete(donations: expired.map { ($0.app, $0.id) }, engine: engine)
         fanOut(decisions: result.changed, effects: [])
         logger.info("retention removed donations", metadata: ["count": "\(expired.count)"])
     }
@@ -69,6 +71,10 @@ extension EngineHost {
 
     /// Stops taking work and ends every stream (graceful shutdown).
     public func stop() {
+        if !stopping, case .accepting = log.status {
+            // The last state as a snapshot, so the next start replays nothing.
+            log.snapshot(engine)
+        }
         stopping = true
         timer?.cancel()
         timer = nil

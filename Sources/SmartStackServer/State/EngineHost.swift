@@ -3,6 +3,7 @@ public import NIOCore
 import NIOPosix
 public import Logging
 public import SmartStackCore
+public import SmartStackStore
 
 /// Why a call to the engine's owner failed: the engine refused it, or it could not be stored.
 public enum HostError: Error, Sendable, Hashable {
@@ -43,6 +44,8 @@ public actor EngineHost {
     let started: Timestamp
     var stopping = false
     var publishScheduled = false
+    /// Whether a wake-up to retry publishing is set while storage is failing.
+    var storageRetryScheduled = false
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
@@ -72,7 +75,7 @@ public actor EngineHost {
     @discardableResult
     public func record(_ event: EngineEvent) async throws(HostError) -> [EngineEffect] {
         let (effects, ticket) = try apply(event)
-        do { try await ticket.committed() } catch { throw .store(error) }
+        try await committed(ticket)
         return effects
     }
 
@@ -93,23 +96,24 @@ public actor EngineHost {
             throw .core(.limitExceeded(limit: "donations", maximum: limits.maxDonations))
         }
         let (_, ticket) = try apply(.donate(donation))
-        do { try await ticket.committed() } catch { throw .store(error) }
+        try await committed(ticket)
         return donation.id
     }
 
     /// Deletes an app's donations by filter, rebuilding the model as if they had never been made.
     public func deleteDonations(app: AppID, filter: DonationFilter) async throws(HostError) -> Int {
         guard !stopping else { throw .stopping }
+        try checkStorage()
         guard let stored = donations[app] else { return 0 }
         let doomed = stored.values.filter { filter.matches($0, app: app) }
         guard !doomed.isEmpty else { return 0 }
         let ids = Set(doomed.map(\.id))
         let result = engine.rebuild(from: history, asLog: true) { $0.app == app && ids.contains($0.id) }
         let expired = forget { $0.date < retentionCutoff || ($0.app == app && ids.contains($0.id)) }
-        let ticket = log.delete(donations: expired.map { ($0.app, $0.id) })
+        let ticket = log.delete(donations: expired.map { ($0.app, $0.id) }, engine: engine)
         fanOut(decisions: result.changed, effects: [])
         scheduleWakeUp()
-        do { try await ticket.committed() } catch { throw .store(error) }
+        try await committed(ticket)
         return ids.count
     }
 
@@ -119,6 +123,7 @@ public actor EngineHost {
     /// calls already queued on the actor, so a burst of calls costs one ranking pass, not one per call.
     private func apply(_ event: EngineEvent) throws(HostError) -> ([EngineEffect], CommitTicket) {
         guard !stopping else { throw .stopping }
+        try checkStorage()
         let effects: [EngineEffect]
         do { effects = try engine.apply(event) } catch { throw .core(error) }
         history.append(event)
@@ -147,6 +152,11 @@ public actor EngineHost {
     @discardableResult
     func publishNow() -> CommitTicket {
         publishScheduled = false
+        guard case .accepting = log.status else {
+            // Nothing is published that could not be stored; reads answer from the last stored publish.
+            retryWhenStorageWorks()
+            return .committed
+        }
         let time = max(clock.now(), engine.now)
         guard engine.needsPublish(at: time) else {
             scheduleWakeUp()
@@ -156,6 +166,7 @@ public actor EngineHost {
         let mark = EngineEvent.publish(at: time)
         history.append(mark)
         let ticket = log.enqueue([mark])
+        if log.snapshotDue { log.snapshot(engine) }
         fanOut(decisions: decisions, effects: effects)
         scheduleWakeUp()
         return ticket
@@ -174,7 +185,9 @@ public actor EngineHost {
     /// one a restart reproduces.
     public func stack(_ id: StackID) async throws(HostError) -> Decision {
         let ticket = tick()
-        do { try await ticket.committed() } catch { throw .store(error) }
+        // Reads keep working when storage fails: a publish that could not be stored is rolled back first, so the
+        // answer is the stored state's.
+        do { try await ticket.committed() } catch { recoverIfNeeded() }
         if let decision = engine.published(id) { return decision }
         do { return try engine.evaluate(stack: id, at: clock.now()) } catch { throw .core(error) }
     }

@@ -59,15 +59,17 @@ public struct VarlinkListener: Service {
     }
 
     /// Binds (or adopts) the socket; throws `ListenError` when it can't, before anything is served.
-    public func bind() async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
+    ///
+    /// Accepted connections come out as plain channels that do not read yet; `serve` wraps each in an async
+    /// channel on its own task. (An async channel NIO accepted while the server was closing would be dropped
+    /// unfinished, which NIO treats as a fatal error; a plain channel is just closed.)
+    public func bind() async throws -> NIOAsyncChannel<any Channel, Never> {
         let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = {
-            channel in
-            channel.eventLoop.makeCompletedFuture {
-                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-            }
+            .childChannelOption(.autoRead, value: false)
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<any Channel> = { channel in
+            channel.eventLoop.makeSucceededFuture(channel)
         }
         switch target {
         case .path(let path):
@@ -102,8 +104,11 @@ public struct VarlinkListener: Service {
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        group.addTask(executorPreference: executor) { await serve(connection) }
+                    for try await channel in inbound {
+                        group.addTask(executorPreference: executor) {
+                            guard let connection = await Self.wrap(channel) else { return }
+                            await serve(connection)
+                        }
                     }
                 }
             }
@@ -153,6 +158,22 @@ public struct VarlinkListener: Service {
             Task { await onShutdown() }
         }
         logger.info("stopped listening", metadata: ["address": "\(target)"])
+    }
+
+    /// Wraps an accepted channel in an async channel and starts reading; `nil` (and the channel closed) when
+    /// it went away first.
+    static func wrap(_ channel: any Channel) async -> NIOAsyncChannel<ByteBuffer, ByteBuffer>? {
+        do {
+            return try await channel.eventLoop.submit {
+                // Reading starts on a later turn of this loop, after the async channel's handler is in place;
+                // nothing after the wrapping can fail, so the async channel is never dropped unfinished.
+                try channel.syncOptions?.setOption(.autoRead, value: true)
+                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }.get()
+        } catch {
+            channel.close(promise: nil)
+            return nil
+        }
     }
 
     /// Serves one accepted connection, or closes it at once (with a journal entry) over the limit.

@@ -5,12 +5,41 @@ import Synchronization
 ///
 /// The engine's owner calls `enqueue` synchronously, inside its own isolation, so the log receives events in
 /// exactly the order the engine applied them; the call is acknowledged only after the returned ticket's
-/// `committed()` returns. The in-memory log commits at once; the SQLite store commits groups of calls.
+/// `committed()` returns. The in-memory log commits at once; the SQLite store (``SQLiteEventLog``) commits
+/// groups of calls in one transaction.
+///
+/// Besides events (publish marks among them) the log keeps, with every deletion, a snapshot of the engine right
+/// after it: replaying the history without the deleted donations would not give the same revisions, so a
+/// restart starts from that snapshot and replays only what came after.
 public protocol EventLog: Sendable {
     /// Queues events behind everything queued before and returns a ticket for their commit.
     func enqueue(_ events: [EngineEvent]) -> CommitTicket
-    /// Removes donations from the stored history (rows deleted, not flagged) and returns a ticket.
-    func delete(donations: [(app: AppID, id: String)]) -> CommitTicket
+    /// Removes donations from the stored history (rows deleted, not flagged) and stores `engine`, the state right
+    /// after their removal, as the snapshot, in the same transaction; returns a ticket for that transaction.
+    func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket
+    /// Queues a snapshot of `engine`, which has applied everything queued so far. It is encoded and written in
+    /// the background; nothing waits for it.
+    func snapshot(_ engine: Engine)
+    /// Whether a snapshot is due (enough records or time since the last one); cheap enough to ask per call.
+    var snapshotDue: Bool { get }
+    /// Whether the log takes records now.
+    var status: EventLogStatus { get }
+    /// Everything stored: the last snapshot and every record, in order. After a failed commit, reading it is how
+    /// the engine's owner rolls back to what is stored; the log then takes records again once storage works.
+    func load() throws(StoreFailure) -> StoredHistory
+    /// Numbers for `GetStatistics` (nil for a log that stores nothing).
+    func statistics() -> EventLogStatistics?
+    /// Commits everything queued, then closes; later calls fail.
+    func close() async
+}
+
+/// Whether an event log takes records.
+public enum EventLogStatus: Sendable, Hashable {
+    /// Records are taken and committed.
+    case accepting
+    /// A commit failed: nothing is taken until storage works again. `reloadNeeded` while the engine's owner has
+    /// not yet rolled back to the stored state (by `load()`).
+    case failed(StoreFailure, reloadNeeded: Bool)
 }
 
 /// The promise of a commit: awaiting it returns once the events are stored, or throws why they are not.
@@ -74,7 +103,7 @@ public final class CommitWaiter: Sendable {
     }
 
     /// Waits for the commit (not cancellable: an acknowledgement must not be abandoned half way).
-    func wait() async throws(StoreFailure) {
+    public func wait() async throws(StoreFailure) {
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let immediate: StoreFailure?? = state.withLock { state in
@@ -98,9 +127,15 @@ public final class CommitWaiter: Sendable {
     }
 }
 
-/// The log of this service: keeps nothing beyond the engine's own history, commits at once.
+/// A log that keeps nothing: every call commits at once (tests, and the service without a state directory).
 public struct InMemoryEventLog: EventLog {
     public init() {}
     public func enqueue(_ events: [EngineEvent]) -> CommitTicket { .committed }
-    public func delete(donations: [(app: AppID, id: String)]) -> CommitTicket { .committed }
+    public func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket { .committed }
+    public func snapshot(_ engine: Engine) {}
+    public var snapshotDue: Bool { false }
+    public var status: EventLogStatus { .accepting }
+    public func load() throws(StoreFailure) -> StoredHistory { StoredHistory() }
+    public func statistics() -> EventLogStatistics? { nil }
+    public func close() async {}
 }

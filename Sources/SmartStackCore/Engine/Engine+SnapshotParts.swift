@@ -1,0 +1,297 @@
+// The snapshot layout of the engine's inner state: decisions, the learned model, reload schedules, Live
+// Activities and timers. Each `write` has its `read`; see Engine+Snapshot.swift for the rules.
+
+extension ByteWriter {
+    mutating func decision(_ value: Decision) {
+        stack(value.stack)
+        int(Int64(value.revision))
+        timestamp(value.time)
+        array(value.entries) { writer, entry in
+            writer.string(entry.instance)
+            writer.optional(entry.kind) { $0.kindID($1) }
+            writer.int(Int64(entry.position))
+            writer.double(entry.score)
+            writer.bool(entry.suggested)
+            writer.bool(entry.pinned)
+            writer.string(entry.reason.rawValue)
+            writer.shares(entry.contributions)
+        }
+    }
+
+    mutating func shares(_ value: SignalShares) {
+        for index in 0..<SignalShares.capacity { double(value.share(at: index)) }
+    }
+
+    /// The ranked-with average is stored too (not recomputed), so a restored stack scores bit for bit alike.
+    mutating func ranker(_ value: OnlineRanker) {
+        for vector in [value.weights, value.fastWeights, value.slowWeights, value.fastSquaredGradients, value.slowSquaredGradients] {
+            array(vector) { $0.double($1) }
+        }
+        int(Int64(value.updates))
+    }
+
+    /// Every ranker's performance, in `StackRanker` order.
+    mutating func rankerSelector(_ value: RankerSelector) {
+        count(StackRanker.allCases.count)
+        for ranker in StackRanker.allCases { double(value.performance(of: ranker)) }
+    }
+
+    mutating func lookContext(_ value: LookContext) {
+        int(Int64(value.last))
+        int(Int64(value.previous))
+        int(Int64(value.third))
+        int(Int64(value.level))
+        int(Int64(value.gap))
+    }
+
+    /// A count table's slots as they lie (probe order and iteration order depend on it), then its count.
+    mutating func countTable<Key>(_ table: CountTable<Key>, key: (inout ByteWriter, Key) -> Void) {
+        array(table.slots) { writer, slot in
+            key(&writer, slot.key)
+            writer.double(slot.sum)
+        }
+        count(table.count)
+    }
+
+    mutating func usageModel(_ value: UsageModel) {
+        int(value.clock.reference)
+        int(value.clock.latest)
+        bool(value.clock.started)
+        array(value.counters) { $0.double($1) }
+        array(value.lastUses) { $0.int($1) }
+        for app in [value.lastApp, value.previousApp, value.thirdApp] { optional(app) { $0.int(Int64($1)) } }
+        for time in [value.lastTime, value.previousTime] { optional(time) { $0.int($1) } }
+        countTable(value.lookOutcomes) { writer, key in
+            writer.lookContext(key.context)
+            writer.int(Int64(key.key))
+        }
+        array(value.lookContextFilter.counts) { $0.uint(UInt64($1)) }
+        countTable(value.transitions) { $0.uint($1) }
+        array(value.transitionTotals) { $0.double($1) }
+        countTable(value.afterViewTransitions) { $0.uint($1) }
+        countTable(value.contextCounts) { $0.uint($1) }
+        optional(value.frecencyBaseDay) { $0.int($1) }
+    }
+
+    mutating func reloadScheduler(_ value: ReloadScheduler) {
+        int(Int64(value.budget.capacity))
+        array(value.budget.grants) { $0.timestamp($1) }
+        optional(value.dueDate) { $0.timestamp($1) }
+        optional(value.dueReason) { $0.string($1.rawValue) }
+        optional(value.withheldUntil) { $0.timestamp($1) }
+        optional(value.withheldReason) { $0.string($1.rawValue) }
+    }
+
+    mutating func liveActivities(_ value: LiveActivityRegistry) {
+        int(Int64(value.maxPerApp))
+        count(value.byApp.count)
+        for app in value.byApp.keys.sorted() {
+            self.app(app)
+            let activities = value.byApp[app] ?? [:]
+            count(activities.count)
+            for id in activities.keys.sorted() {
+                guard let activity = activities[id] else { continue }
+                string(activity.id)
+                self.app(activity.app)
+                strings(activity.attributes)
+                strings(activity.contentState)
+                timestamp(activity.started)
+                timestamp(activity.updated)
+                optional(activity.endedExplicitly) { $0.timestamp($1) }
+                optional(activity.dismissal) { $0.timestamp($1) }
+            }
+        }
+    }
+
+    mutating func timers(_ value: TimerQueue) {
+        // The heap array as it is: its order decides which of two timers due together fires first.
+        array(value.heap) { writer, entry in
+            writer.int(entry.time)
+            writer.int(entry.sequence)
+            switch entry.target {
+            case .instance(let id):
+                writer.byte(0)
+                writer.instance(id)
+            case .stack(let id):
+                writer.byte(1)
+                writer.stack(id)
+            case .everyStack:
+                writer.byte(2)
+            }
+        }
+        int(value.sequence)
+    }
+}
+
+extension ByteReader {
+    mutating func decision() throws(CodecError) -> Decision {
+        let stack = try stack()
+        let revision = try integer()
+        let time = try timestamp()
+        var entries: [DecisionEntry] = []
+        for _ in 0..<(try count()) {
+            let instance = try string()
+            let kind = try present() ? try kindID() : nil
+            let position = try integer()
+            let score = try double()
+            let suggested = try bool()
+            let pinned = try bool()
+            let name = try string()
+            guard let reason = DecisionReason(rawValue: name) else { throw CodecError("unknown reason '\(name)'") }
+            entries.append(
+                DecisionEntry(
+                    instance: instance, kind: kind, position: position, score: score, suggested: suggested,
+                    pinned: pinned, reason: reason, contributions: try shares()))
+        }
+        return Decision(stack: stack, revision: revision, time: time, entries: entries)
+    }
+
+    mutating func shares() throws(CodecError) -> SignalShares {
+        var values: [Double] = []
+        for _ in 0..<SignalShares.capacity { values.append(try double()) }
+        return values.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.map { SignalShares(copying: $0) } ?? SignalShares()
+        }
+    }
+
+    mutating func ranker() throws(CodecError) -> OnlineRanker {
+        var value = OnlineRanker()
+        func vector() throws(CodecError) -> [Double] {
+            var result: [Double] = []
+            for _ in 0..<(try count()) { result.append(try double()) }
+            guard result.count == Feature.count else {
+                throw CodecError("ranker of \(result.count) features; this build has \(Feature.count)")
+            }
+            return result
+        }
+        value.weights = try vector()
+        value.fastWeights = try vector()
+        value.slowWeights = try vector()
+        value.fastSquaredGradients = try vector()
+        value.slowSquaredGradients = try vector()
+        value.updates = try integer()
+        return value
+    }
+
+    mutating func rankerSelector() throws(CodecError) -> RankerSelector {
+        let rankers = try count()
+        guard rankers == StackRanker.allCases.count else {
+            throw CodecError("\(rankers) rankers; this build has \(StackRanker.allCases.count)")
+        }
+        var performance = SIMD8<Double>(repeating: 0)
+        for lane in 0..<rankers { performance[lane] = try double() }
+        return RankerSelector(performance: performance)
+    }
+
+    mutating func lookContext() throws(CodecError) -> LookContext {
+        func int8(_ value: Int64) throws(CodecError) -> Int8 {
+            guard let narrow = Int8(exactly: value) else { throw CodecError("\(value) out of range") }
+            return narrow
+        }
+        return LookContext(
+            last: try int32(), previous: try int32(), third: try int32(), level: try int8(try int()),
+            gap: try int8(try int()))
+    }
+
+    mutating func countTable<Key>(_ key: (inout ByteReader) throws(CodecError) -> Key) throws(CodecError)
+        -> CountTable<Key>
+    {
+        var table = CountTable<Key>()
+        let capacity = try count()
+        guard capacity == 0 || capacity & (capacity - 1) == 0 else {
+            throw CodecError("count table of \(capacity) slots (not a power of two)")
+        }
+        table.slots.reserveCapacity(capacity)
+        for _ in 0..<capacity {
+            let slotKey = try key(&self)
+            table.slots.append(CountTable<Key>.Slot(key: slotKey, sum: try double()))
+        }
+        table.count = try count()
+        let occupied = table.slots.count(where: { $0.sum != 0 })
+        guard table.count == occupied else { throw CodecError("count table count mismatch") }
+        return table
+    }
+
+    mutating func usageModel() throws(CodecError) -> UsageModel {
+        var value = UsageModel()
+        value.clock.reference = try int()
+        value.clock.latest = try int()
+        value.clock.started = try bool()
+        for _ in 0..<(try count()) { value.counters.append(try double()) }
+        for _ in 0..<(try count()) { value.lastUses.append(try int()) }
+        guard value.counters.count == value.lastUses.count * KeyCounter.width else {
+            throw CodecError("\(value.counters.count) counters for \(value.lastUses.count) keys")
+        }
+        value.lastApp = try present() ? try int32() : nil
+        value.previousApp = try present() ? try int32() : nil
+        value.thirdApp = try present() ? try int32() : nil
+        value.lastTime = try present() ? try int() : nil
+        value.previousTime = try present() ? try int() : nil
+        value.lookOutcomes = try countTable { reader throws(CodecError) in
+            LookOutcomeKey(context: try reader.lookContext(), key: try reader.int32())
+        }
+        for _ in 0..<(try count()) {
+            let raw = try uint()
+            guard let count = UInt16(exactly: raw) else { throw CodecError("filter count \(raw) out of range") }
+            value.lookContextFilter.counts.append(count)
+        }
+        value.transitions = try countTable { reader throws(CodecError) in try reader.uint() }
+        for _ in 0..<(try count()) { value.transitionTotals.append(try double()) }
+        value.afterViewTransitions = try countTable { reader throws(CodecError) in try reader.uint() }
+        value.contextCounts = try countTable { reader throws(CodecError) in try reader.uint() }
+        value.frecencyBaseDay = try present() ? try int() : nil
+        return value
+    }
+
+    mutating func reloadReason() throws(CodecError) -> ReloadReason {
+        let name = try string()
+        guard let reason = ReloadReason(rawValue: name) else { throw CodecError("unknown reload reason '\(name)'") }
+        return reason
+    }
+
+    mutating func reloadScheduler() throws(CodecError) -> ReloadScheduler {
+        var budget = ReloadBudget(capacity: try integer())
+        for _ in 0..<(try count()) { budget.grants.append(try timestamp()) }
+        var value = ReloadScheduler(budget: budget)
+        value.dueDate = try optionalTimestamp()
+        value.dueReason = try present() ? try reloadReason() : nil
+        value.withheldUntil = try optionalTimestamp()
+        value.withheldReason = try present() ? try reloadReason() : nil
+        return value
+    }
+
+    mutating func liveActivities() throws(CodecError) -> LiveActivityRegistry {
+        var value = LiveActivityRegistry(maxPerApp: try integer())
+        for _ in 0..<(try count()) {
+            let app = try app()
+            var activities: [String: LiveActivity] = [:]
+            for _ in 0..<(try count()) {
+                let activity = LiveActivity(
+                    id: try string(), app: try self.app(), attributes: try strings(), contentState: try strings(),
+                    started: try timestamp(), updated: try timestamp(), endedExplicitly: try optionalTimestamp(),
+                    dismissal: try optionalTimestamp())
+                activities[activity.id] = activity
+            }
+            value.byApp[app] = activities
+        }
+        return value
+    }
+
+    mutating func timers() throws(CodecError) -> TimerQueue {
+        var value = TimerQueue()
+        for _ in 0..<(try count()) {
+            let time = try int()
+            let sequence = try int()
+            let target: TimerTarget
+            switch try byte() {
+            case 0: target = .instance(try instance())
+            case 1: target = .stack(try stack())
+            case 2: target = .everyStack
+            case let tag: throw CodecError("unknown timer target \(tag)")
+            }
+            value.heap.append((time, sequence, target))
+        }
+        value.sequence = try int()
+        return value
+    }
+}

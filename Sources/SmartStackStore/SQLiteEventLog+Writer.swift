@@ -1,0 +1,303 @@
+import Dispatch
+import GRDB
+import SmartStackCore
+import Synchronization
+
+/// One transaction's worth of queued work.
+struct Batch: Sendable {
+    var items: [PendingItem]
+    /// When each call in it was queued (monotonic nanoseconds).
+    var calls: [UInt64]
+    var waiter: CommitWaiter
+    /// The latest stored snapshot's `through` when the batch was taken.
+    var snapshotThrough: Int64
+}
+
+/// What a committed transaction changed, for the counters.
+struct CommitResult {
+    var insertedEvents = 0
+    var insertedDonations = 0
+    var deletedEvents = 0
+    var snapshot: StoredSnapshot?
+}
+
+/// What the writer thread does next.
+private enum WriterStep {
+    case commit(Batch)
+    case sleep
+    case probeLater
+    case stop
+}
+
+extension SQLiteEventLog {
+    /// The writer thread: commits whatever is queued whenever it is free, one transaction per batch.
+    func runWriter() {
+        var previousCalls = 0
+        while true {
+            switch nextStep(previousCalls: previousCalls) {
+            case .commit(let batch):
+                previousCalls = batch.calls.count
+                commit(batch)
+            case .sleep:
+                wake.wait()
+            case .probeLater:
+                _ = wake.wait(timeout: .now() + .seconds(1))
+                probe()
+            case .stop:
+                writerStopped.signal()
+                return
+            }
+        }
+    }
+
+    private func nextStep(previousCalls: Int) -> WriterStep {
+        // Waiting for company: only after a shared commit, and never longer than the configured delay.
+        if options.commitDelayMicroseconds > 0, previousCalls > 1 {
+            let deadline = Monotonic.nanoseconds() + UInt64(options.commitDelayMicroseconds) * 1_000
+            while Monotonic.nanoseconds() < deadline {
+                let waiting = state.withLock { $0.pendingCalls.count }
+                if waiting == 0 || waiting >= previousCalls { break }
+                Monotonic.sleep(microseconds: 20)
+            }
+        }
+        return state.withLock { state -> WriterStep in
+            switch state.phase {
+            case .closed:
+                return .stop
+            case .failed(_, let reloaded):
+                state.writerIdle = true
+                return reloaded ? .probeLater : .sleep
+            case .open, .closing:
+                guard !state.pending.isEmpty else {
+                    if state.phaseIsClosing { return .stop }
+                    state.writerIdle = true
+                    return .sleep
+                }
+                let batch = Batch(
+                    items: state.pending, calls: state.pendingCalls, waiter: state.waiter,
+                    snapshotThrough: state.snapshotThrough)
+                state.pending = []
+                state.pendingCalls = []
+                state.waiter = CommitWaiter()
+                return .commit(batch)
+            }
+        }
+    }
+
+    private func commit(_ batch: Batch) {
+        var result = CommitResult()
+        do {
+            try writerDatabase.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    try writer.write(batch, db, into: &result)
+                    return .commit
+                }
+            }
+        } catch {
+            fail(batch, error)
+            return
+        }
+        let end = Monotonic.nanoseconds()
+        if let snapshot = result.snapshot {
+            state.withLock { $0.snapshotThrough = max($0.snapshotThrough, snapshot.through) }
+        }
+        // Counted before the calls are woken, so statistics never lag behind acknowledgements.
+        counters.withLock { counters in
+            counters.commits += 1
+            counters.committedCalls += batch.calls.count
+            counters.storedEvents += result.insertedEvents - result.deletedEvents
+            counters.storedDonations += result.insertedDonations - result.deletedEvents
+            if let snapshot = result.snapshot { counters.lastSnapshot = snapshot.taken }
+            for queued in batch.calls { counters.latencies.add(UInt32(clamping: (end &- queued) / 1_000)) }
+        }
+        batch.waiter.resolve(nil)
+        writer.recordsSinceCheckpoint += result.insertedEvents
+        if result.deletedEvents > 0 {
+            // Deleted donations may still be in old log frames: checkpoint and truncate the log.
+            writer.recordsSinceCheckpoint = 0
+            requestCheckpoint(truncate: true)
+        } else if writer.recordsSinceCheckpoint >= options.checkpointRecords {
+            writer.recordsSinceCheckpoint = 0
+            requestCheckpoint(truncate: false)
+        }
+    }
+
+    /// A failed commit fails its calls and everything queued after them, and stops the log until its owner has
+    /// rolled back to the stored state.
+    private func fail(_ batch: Batch, _ error: any Error) {
+        let failure = StoreFailure(reason: "cannot store in \(path): \(Self.describe(error))")
+        logger.error("commit failed", metadata: ["file": "\(path)", "error": "\(Self.describe(error))"])
+        let queued = state.withLock { state -> CommitWaiter in
+            state.epoch += 1
+            if !state.phaseIsClosing { state.phase = .failed(failure, reloaded: false) }
+            let waiter = state.waiter
+            state.pending = []
+            state.pendingCalls = []
+            state.waiter = CommitWaiter()
+            return waiter
+        }
+        batch.waiter.resolve(failure)
+        queued.resolve(failure)
+    }
+
+    /// After a failure and the owner's rollback: a test write; when it succeeds the log takes records again.
+    private func probe() {
+        do {
+            try writerDatabase.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    try db.execute(sql: "PRAGMA user_version = \(StoreSchema.version)")
+                    return .commit
+                }
+            }
+        } catch {
+            logger.debug("storage still failing", metadata: ["file": "\(path)", "error": "\(Self.describe(error))"])
+            return
+        }
+        let reopened = state.withLock { state -> Bool in
+            guard case .failed(_, reloaded: true) = state.phase else { return false }
+            state.phase = .open
+            return true
+        }
+        if reopened { logger.notice("storage works again; taking records", metadata: ["file": "\(path)"]) }
+    }
+
+    /// Checkpoints the write-ahead log into the database on the reader connection, off the writer thread.
+    func requestCheckpoint(truncate: Bool) {
+        if truncate { truncateRequested.store(true, ordering: .relaxed) }
+        guard
+            checkpointScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
+                .exchanged
+        else { return }
+        checkpointer.async { [self] in
+            checkpointScheduled.store(false, ordering: .releasing)
+            let truncate = truncateRequested.exchange(false, ordering: .relaxed)
+            do {
+                try readerDatabase.writeWithoutTransaction { db in
+                    _ = try db.checkpoint(truncate ? .truncate : .passive)
+                }
+            } catch {
+                logger.debug("checkpoint failed", metadata: ["file": "\(path)", "error": "\(Self.describe(error))"])
+            }
+        }
+    }
+
+    /// An error's message without GRDB's SQL echo.
+    static func describe(_ error: any Error) -> String {
+        if let database = error as? DatabaseError { return database.message ?? "\(database.resultCode)" }
+        return "\(error)"
+    }
+}
+
+/// The writer thread's prepared statements and scratch space; used only on that thread, inside GRDB's closure.
+final class StoreWriter: @unchecked Sendable {
+    let path: String
+    private var insert: RawStatement?
+    private var doom: RawStatement?
+    private var buffer = ByteWriter(capacity: 512)
+    var recordsSinceCheckpoint = 0
+
+    init(path: String) { self.path = path }
+
+    /// Writes a batch inside the caller's transaction.
+    func write(_ batch: Batch, _ db: Database, into result: inout CommitResult) throws {
+        let insert =
+            try self.insert
+            ?? RawStatement(db, sql: "INSERT INTO event(seq, kind, app, donation, body) VALUES (?, ?, ?, ?, ?)")
+        self.insert = insert
+        var snapshotThrough = batch.snapshotThrough
+        for item in batch.items {
+            switch item {
+            case .record(let sequence, let event):
+                try write(sequence, event, insert, into: &result)
+            case .delete(let donations, let engine, let through):
+                result.deletedEvents += try delete(donations, db)
+                let snapshot = StoredSnapshot(through: through, taken: Wallclock.now(), bytes: engine.snapshot())
+                try store(snapshot, db)
+                snapshotThrough = max(snapshotThrough, through)
+                result.snapshot = snapshot
+            case .snapshot(let snapshot):
+                // A snapshot taken before a later deletion's snapshot must not replace it.
+                guard snapshot.through > snapshotThrough else { continue }
+                try store(snapshot, db)
+                snapshotThrough = snapshot.through
+                result.snapshot = snapshot
+            }
+        }
+    }
+
+    private func write(_ sequence: Int64, _ event: EngineEvent, _ insert: RawStatement, into result: inout CommitResult)
+        throws
+    {
+        buffer.reset()
+        event.encode(into: &buffer)
+        insert.bind(1, sequence)
+        insert.bind(2, StoreSchema.eventKind)
+        if let donation = event.donation {
+            var app = donation.app.rawValue
+            var id = donation.id
+            try app.withUTF8 { app in
+                try id.withUTF8 { id in
+                    insert.bind(3, text: app)
+                    insert.bind(4, text: id)
+                    try runInsert(insert)
+                }
+            }
+            result.insertedDonations += 1
+        } else {
+            insert.bindNull(3)
+            insert.bindNull(4)
+            try runInsert(insert)
+        }
+        result.insertedEvents += 1
+    }
+
+    private func runInsert(_ insert: RawStatement) throws {
+        try buffer.bytes.withUnsafeBytes { body in
+            insert.bind(5, blob: body)
+            try insert.run()
+        }
+    }
+
+    /// Deletes donation rows by app and id in one scan of the log (through a temporary table of the ids).
+    private func delete(_ donations: [(app: AppID, id: String)], _ db: Database) throws -> Int {
+        guard !donations.isEmpty else { return 0 }
+        try db.execute(
+            sql: """
+                CREATE TEMP TABLE IF NOT EXISTS doomed (app TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (app, id))
+                    WITHOUT ROWID;
+                DELETE FROM temp.doomed;
+                """)
+        let doom = try self.doom ?? RawStatement(db, sql: "INSERT OR IGNORE INTO temp.doomed(app, id) VALUES (?, ?)")
+        self.doom = doom
+        for (app, id) in donations {
+            var appText = app.rawValue
+            var idText = id
+            try appText.withUTF8 { app in
+                try idText.withUTF8 { id in
+                    doom.bind(1, text: app)
+                    doom.bind(2, text: id)
+                    try doom.run()
+                }
+            }
+        }
+        try db.execute(
+            sql: """
+                DELETE FROM event WHERE donation IS NOT NULL AND (app, donation) IN (SELECT app, id FROM temp.doomed)
+                """)
+        let deleted = db.changesCount
+        try db.execute(sql: "DELETE FROM temp.doomed")
+        return deleted
+    }
+
+    private func store(_ snapshot: StoredSnapshot, _ db: Database) throws {
+        let statement = try RawStatement(
+            db, sql: "INSERT OR REPLACE INTO snapshot(id, through, taken, takenOffset, body) VALUES (1, ?, ?, ?, ?)")
+        statement.bind(1, snapshot.through)
+        statement.bind(2, snapshot.taken.microseconds)
+        statement.bind(3, Int64(snapshot.taken.utcOffsetSeconds))
+        try snapshot.bytes.withUnsafeBytes { body in
+            statement.bind(4, blob: body)
+            try statement.run()
+        }
+    }
+}

@@ -1,0 +1,243 @@
+import Dispatch
+import GRDB
+public import Logging
+public import SmartStackCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The event log in SQLite: write-ahead log, one writer thread, group commit.
+///
+/// Calls queue their records in the engine's order (`enqueue`, inside the engine owner's isolation) and wait
+/// for the transaction holding them. The writer takes everything queued when it is free and commits it as one
+/// transaction, so concurrent calls share commits and a lone call is committed at once. After a failed commit
+/// (a full disk) the log takes nothing until its owner re-read the stored state (`load()`) and a test write
+/// succeeds; see docs/storage.md.
+public final class SQLiteEventLog: EventLog {
+    /// The database file's name in the state directory.
+    public static let fileName = StoreSchema.fileName
+    /// The database file.
+    public let path: String
+    let options: StoreOptions
+    let logger: Logger
+    /// The writer's connection (the only one that writes records).
+    let writerDatabase: DatabaseQueue
+    /// Loading, statistics and checkpoints.
+    let readerDatabase: DatabaseQueue
+    let lock: DirectoryLock
+    let state = Mutex(LogState())
+    let counters = Mutex(LogCounters())
+    let due = Atomic<Bool>(false)
+    /// Wakes the writer thread.
+    let wake = DispatchSemaphore(value: 0)
+    /// Signalled once by the writer thread when it has stopped.
+    let writerStopped = DispatchSemaphore(value: 0)
+    /// Encodes background snapshots, off the writer and off the engine's owner.
+    let encoder = DispatchQueue(label: "smartstackd.store.snapshot", qos: .utility)
+    /// Runs checkpoints on the reader connection.
+    let checkpointer = DispatchQueue(label: "smartstackd.store.checkpoint", qos: .utility)
+    let checkpointScheduled = Atomic<Bool>(false)
+    /// Whether the next checkpoint truncates the log (after deletions).
+    let truncateRequested = Atomic<Bool>(false)
+    let writer: StoreWriter
+
+    /// Opens (or creates) `smartstack.sqlite` in `directory` and starts the writer.
+    ///
+    /// Refuses, naming the file and changing nothing, a file that is not a smartstackd database or is damaged, a
+    /// database of a newer schema, a directory it cannot write and a database another process holds.
+    public static func open(
+        directory: String, options: StoreOptions = StoreOptions(), logger: Logger
+    ) throws(StoreOpenError) -> SQLiteEventLog {
+        let path = directory.hasSuffix("/") ? directory + StoreSchema.fileName : directory + "/" + StoreSchema.fileName
+        let lock = try DirectoryLock.acquire(directory: directory, database: path)
+        do {
+            try StoreFiles.checkHeader(path)
+            try StoreFiles.createPrivate(path)
+            var configuration = Configuration()
+            configuration.label = "smartstackd.store"
+            configuration.busyMode = .timeout(10)
+            configuration.foreignKeysEnabled = false
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA secure_delete = ON; PRAGMA temp_store = MEMORY")
+            }
+            let writer = try DatabaseQueue(path: path, configuration: configuration)
+            // Check before anything is written: a foreign or newer file is refused untouched.
+            do {
+                try writer.inDatabase { db in try StoreSchema.check(db, path: path) }
+            } catch let error as StoreOpenError {
+                throw error
+            } catch {
+                throw StoreOpenError.reading(path: path, error)
+            }
+            try writer.inDatabase { db in
+                let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+                guard mode?.lowercased() == "wal" else {
+                    throw StoreOpenError(
+                        .failed, path: path, reason: "cannot use write-ahead logging (mode \(mode ?? "?"))")
+                }
+                let synchronous = options.durability == .power ? "FULL" : "NORMAL"
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA wal_autocheckpoint = 0")
+                if let pages = options.maximumPages { try db.execute(sql: "PRAGMA max_page_count = \(pages)") }
+            }
+            try StoreSchema.migrator.migrate(writer)
+            var readerConfiguration = configuration
+            readerConfiguration.label = "smartstackd.store.reader"
+            let reader = try DatabaseQueue(path: path, configuration: readerConfiguration)
+            let log = SQLiteEventLog(
+                path: path, options: options, logger: logger, writer: writer, reader: reader, lock: lock)
+            log.start()
+            return log
+        } catch let error as StoreOpenError {
+            lock.release()
+            throw error
+        } catch {
+            lock.release()
+            throw StoreOpenError.reading(path: path, error)
+        }
+    }
+
+    init(
+        path: String, options: StoreOptions, logger: Logger, writer: DatabaseQueue, reader: DatabaseQueue,
+        lock: DirectoryLock
+    ) {
+        self.path = path
+        self.options = options
+        self.logger = logger
+        self.writerDatabase = writer
+        self.readerDatabase = reader
+        self.lock = lock
+        self.writer = StoreWriter(path: path)
+        state.withLock { $0.lastSnapshotQueued = Monotonic.nanoseconds() }
+    }
+
+    private func start() {
+        DispatchQueue(label: "smartstackd.store.writer", qos: .userInitiated).async { [self] in runWriter() }
+    }
+
+    // MARK: EventLog
+
+    public func enqueue(_ events: [EngineEvent]) -> CommitTicket {
+        queue(events.count) { state in
+            for event in events {
+                state.pending.append(.record(state.nextSequence, event))
+                state.nextSequence += 1
+            }
+        }
+    }
+
+    public func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket {
+        queue(0) { state in
+            state.pending.append(.delete(donations, engine: engine, through: state.nextSequence - 1))
+            state.recordsSinceSnapshot = 0
+            state.lastSnapshotQueued = Monotonic.nanoseconds()
+            due.store(false, ordering: .relaxed)
+        }
+    }
+
+    public func snapshot(_ engine: Engine) {
+        let queued = state.withLock { state -> (through: Int64, epoch: Int)? in
+            guard state.refusal == nil || state.phaseIsClosing else { return nil }
+            state.recordsSinceSnapshot = 0
+            state.lastSnapshotQueued = Monotonic.nanoseconds()
+            due.store(false, ordering: .relaxed)
+            return (state.nextSequence - 1, state.epoch)
+        }
+        guard let queued else { return }
+        encoder.async { [self] in
+            let snapshot = StoredSnapshot(through: queued.through, taken: Wallclock.now(), bytes: engine.snapshot())
+            let wakeWriter = state.withLock { state -> Bool in
+                guard state.epoch == queued.epoch, state.refusal == nil || state.phaseIsClosing else { return false }
+                state.pending.append(.snapshot(snapshot))
+                defer { state.writerIdle = false }
+                return state.writerIdle
+            }
+            if wakeWriter { wake.signal() }
+        }
+    }
+
+    public var snapshotDue: Bool { due.load(ordering: .relaxed) }
+
+    public var status: EventLogStatus {
+        state.withLock { state in
+            switch state.phase {
+            case .open: .accepting
+            case .failed(let failure, let reloaded): .failed(failure, reloadNeeded: !reloaded)
+            case .closing, .closed: .failed(StoreFailure(reason: "the event log is closed"), reloadNeeded: false)
+            }
+        }
+    }
+
+    public func statistics() -> EventLogStatistics? {
+        let counts = counters.withLock { $0 }
+        return EventLogStatistics(
+            storedEvents: counts.storedEvents, storedDonations: counts.storedDonations,
+            databaseBytes: StoreFiles.size(path) + StoreFiles.size(path + "-wal"), lastSnapshot: counts.lastSnapshot,
+            commits: counts.commits, committedCalls: counts.committedCalls, latency: counts.latencies.summary)
+    }
+
+    public func close() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { [self] in
+                closeNow()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Commits what is queued (background snapshots included), stops the writer, checkpoints and closes.
+    public func closeNow() {
+        encoder.sync {}
+        let wakeWriter = state.withLock { state -> Bool? in
+            switch state.phase {
+            case .closing, .closed: return nil
+            case .open, .failed: break
+            }
+            state.phase = .closing
+            defer { state.writerIdle = false }
+            return state.writerIdle
+        }
+        guard let wakeWriter else { return }
+        if wakeWriter { wake.signal() }
+        writerStopped.wait()
+        checkpointer.sync {}
+        do {
+            try writerDatabase.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        } catch {
+            logger.warning("final checkpoint failed", metadata: ["file": "\(path)", "error": "\(error)"])
+        }
+        try? readerDatabase.close()
+        try? writerDatabase.close()
+        state.withLock { $0.phase = .closed }
+        lock.release()
+    }
+
+    /// Queues items for the next commit, counting `records` toward the snapshot policy; returns its ticket.
+    private func queue(_ records: Int, _ add: (inout LogState) -> Void) -> CommitTicket {
+        let now = Monotonic.nanoseconds()
+        let (ticket, wakeWriter) = state.withLock { state -> (CommitTicket, Bool) in
+            if let refusal = state.refusal { return (.failed(refusal), false) }
+            add(&state)
+            state.pendingCalls.append(now)
+            state.recordsSinceSnapshot += records
+            if state.recordsSinceSnapshot >= options.snapshotEveryRecords
+                || (state.recordsSinceSnapshot > 0
+                    && Double(now &- state.lastSnapshotQueued) / 1e9 >= options.snapshotEverySeconds)
+            {
+                due.store(true, ordering: .relaxed)
+            }
+            defer { state.writerIdle = false }
+            return (.pending(state.waiter), state.writerIdle)
+        }
+        if wakeWriter { wake.signal() }
+        return ticket
+    }
+}
+
+extension LogState {
+    var phaseIsClosing: Bool {
+        if case .closing = phase { return true }
+        return false
+    }
+}

@@ -1,0 +1,72 @@
+/// How the SQLite event log stores: durability, batching and snapshot policy. A `Sendable` value with defaults.
+public struct StoreOptions: Sendable, Hashable {
+    /// What an acknowledged write survives.
+    public enum Durability: String, Sendable, Hashable, CaseIterable {
+        /// `synchronous=NORMAL` in WAL mode: a commit is written to the write-ahead log (the OS page cache)
+        /// before it is acknowledged, and the log is fsynced at checkpoints. Survives the service crashing or
+        /// being killed (`kill -9`); the last commits before a power loss or kernel crash may be lost (the
+        /// database stays consistent).
+        case process
+        /// `synchronous=FULL`: every commit is fsynced before it is acknowledged. Survives power loss too, at
+        /// the cost of one fsync per group commit.
+        case power
+    }
+
+    /// What an acknowledged write survives (default: the process crashing).
+    public var durability = Durability.process
+    /// The longest a commit waits for more calls to share it, in microseconds, when the previous commit was
+    /// shared (a lone caller never waits). 0 commits whenever the writer is free.
+    public var commitDelayMicroseconds = 0
+    /// A snapshot is due after this many records...
+    public var snapshotEveryRecords = 20_000
+    /// ...or this many seconds after the last one when anything was recorded since.
+    public var snapshotEverySeconds = 600.0
+    /// The write-ahead log is checkpointed into the database (off the writer thread) after this many records.
+    public var checkpointRecords = 16_384
+
+    /// The largest the database may grow, in pages (`PRAGMA max_page_count`); beyond it commits fail as on a full
+    /// disk. Nil: no limit but the disk's.
+    public var maximumPages: Int?
+
+    public init() {}
+}
+
+/// Why the event log could not be opened: every case names the database file, and nothing was changed.
+public struct StoreOpenError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of problem it is (the daemon's exit code follows from it).
+    public enum Kind: String, Sendable, Hashable {
+        /// The file is not a readable smartstackd database (damaged, or another program's file).
+        case unreadable
+        /// The database was written by a newer smartstackd (a schema this version does not know).
+        case newerSchema
+        /// The state directory or the file cannot be written.
+        case notWritable
+        /// Another smartstackd holds the database.
+        case locked
+        /// Anything else SQLite or the system reported.
+        case failed
+    }
+
+    public var kind: Kind
+    /// The database file.
+    public var path: String
+    public var reason: String
+
+    public init(_ kind: Kind, path: String, reason: String) {
+        self.kind = kind
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "\(path): \(reason)" }
+
+    /// The exit status a service that cannot start for this reason ends with (sysexits.h).
+    public var exitCode: Int32 {
+        switch kind {
+        case .unreadable, .newerSchema: 65  // EX_DATAERR
+        case .notWritable: 73  // EX_CANTCREAT
+        case .locked: 75  // EX_TEMPFAIL
+        case .failed: 74  // EX_IOERR
+        }
+    }
+}

@@ -1,0 +1,312 @@
+import Foundation
+import GRDB
+import SmartStackCore
+import SmartStackStore
+import Testing
+
+@Suite("SQLite event log", .timeLimit(.minutes(2)))
+struct EventLogTests {
+    typealias S = StoreFixture
+
+    @Test("events, publish marks, deletions and snapshots read back in order after reopening")
+    func roundTrip() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try S.open(directory)
+        #expect(try log.load().events.isEmpty)
+        let events: [EngineEvent] = [
+            .registerKind(S.kind("mail"), at: S.t(0)),
+            S.donation("mail", id: "a", at: 1),
+            S.donation("mail", id: "b", at: 2, group: "g"),
+            .setContext(key: "focus", value: "work", at: S.t(3)),
+        ]
+        try await log.enqueue(Array(events[0..<2])).committed()
+        try await log.enqueue([.publish(at: S.t(2.5))]).committed()
+        try await log.enqueue(Array(events[2...])).committed()
+        try await log.delete(donations: [(S.app("mail"), "a")], engine: Engine()).committed()
+        try await log.enqueue([S.donation("mail", id: "a", at: 5)]).committed()
+        let statistics = try #require(log.statistics())
+        #expect(statistics.storedEvents == 5)
+        #expect(statistics.storedDonations == 2)
+        #expect(statistics.commits == 5)
+        #expect(statistics.latency?.samples == 5)
+        #expect(statistics.databaseBytes > 0)
+        await log.close()
+
+        let reopened = try S.open(directory)
+        let history = try reopened.load()
+        // Sequence numbers: kind 1, donation a 2 (deleted), publish mark 3, b 4, context 5, a again 6.
+        #expect(history.sequences == [1, 3, 4, 5, 6])
+        #expect(
+            history.events == [
+                events[0], .publish(at: S.t(2.5)), events[2], events[3], S.donation("mail", id: "a", at: 5),
+            ])
+        // The deletion stored the engine's state as of everything before it.
+        #expect(history.snapshot?.through == 5)
+        // The next record continues after the highest sequence number, deleted rows included.
+        try await reopened.enqueue([S.donation("mail", id: "c", at: 6)]).committed()
+        #expect(try reopened.load().sequences.last == 7)
+        await reopened.close()
+    }
+
+    @Test("concurrent calls share transactions: fewer commits than calls, every call stored once")
+    func groupCommit() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try S.open(directory)
+        let clients = 50
+        let perClient = 200
+        // Calls are queued from one place (as the engine's owner does) and awaited concurrently.
+        let queue = EnqueueOrder(log)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    for index in 0..<perClient {
+                        let ticket = await queue.enqueue(
+                            S.donation("mail", id: "c\(client)-\(index)", at: Double(index)))
+                        try await ticket.committed()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let statistics = try #require(log.statistics())
+        #expect(statistics.committedCalls == clients * perClient)
+        #expect(statistics.storedDonations == clients * perClient)
+        #expect(statistics.commits < clients * perClient / 2, "commits: \(statistics.commits)")
+        let stored = try log.load()
+        #expect(stored.events.count == clients * perClient)
+        #expect(Set(stored.sequences).count == stored.sequences.count)
+        #expect(Set(stored.events).count == stored.events.count)
+        await log.close()
+    }
+
+    @Test("a lone call is committed at once, not held for company")
+    func loneCall() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions()
+        options.commitDelayMicroseconds = 2_000
+        let log = try S.open(directory, options: options)
+        let clock = ContinuousClock()
+        var durations: [Duration] = []
+        for index in 0..<51 {
+            let started = clock.now
+            try await log.enqueue([S.donation("mail", id: "l\(index)", at: Double(index))]).committed()
+            durations.append(clock.now - started)
+        }
+        // Well under the 2 ms the company delay would add (other tests share the machine, so the median).
+        let median = durations.sorted()[25]
+        #expect(median < .microseconds(1_500), "median lone commit: \(median)")
+        await log.close()
+    }
+
+    @Test("a database of the first schema version is migrated, its rows kept")
+    func migratesFromV1() async throws {
+        let directory = try TemporaryDirectory()
+        // The database as the first release wrote it: only migration v1, one event row.
+        do {
+            let queue = try DatabaseQueue(path: directory.database)
+            var v1 = DatabaseMigrator()
+            v1.registerMigration("v1") { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE event (seq INTEGER PRIMARY KEY, kind INTEGER NOT NULL, app TEXT, donation TEXT,
+                            body BLOB NOT NULL);
+                        CREATE TABLE snapshot (id INTEGER PRIMARY KEY CHECK (id = 1), through INTEGER NOT NULL,
+                            taken INTEGER NOT NULL, takenOffset INTEGER NOT NULL, body BLOB NOT NULL);
+                        PRAGMA application_id = \(0x534D_5354);
+                        PRAGMA user_version = 1;
+                        """)
+            }
+            try v1.migrate(queue)
+            try await queue.write { db in
+                try db.execute(
+                    sql: "INSERT INTO event(seq, kind, app, donation, body) VALUES (1, 1, ?, ?, ?)",
+                    arguments: ["com.example.mail", "old", Data(S.donation("mail", id: "old", at: 0).encoded)])
+            }
+            try queue.close()
+        }
+        let log = try S.open(directory)
+        #expect(try log.load().events == [S.donation("mail", id: "old", at: 0)])
+        try await log.enqueue([S.donation("mail", id: "new", at: 1)]).committed()
+        await log.close()
+        let queue = try DatabaseQueue(path: directory.database)
+        let (version, migrations, eventFormat) = try await queue.read { db in
+            (
+                try Int.fetchOne(db, sql: "PRAGMA user_version"),
+                try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"),
+                try Int.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'eventFormat'")
+            )
+        }
+        #expect(version == 2)
+        #expect(migrations == ["v1", "v2"])
+        #expect(eventFormat == 1)
+        try queue.close()
+    }
+
+    @Test("a database of a newer schema is refused, naming the file, and left untouched")
+    func refusesNewerSchema() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try S.open(directory)
+        try await log.enqueue([S.donation("mail", id: "x", at: 0)]).committed()
+        await log.close()
+        let queue = try DatabaseQueue(path: directory.database)
+        try await queue.write { db in
+            try db.execute(
+                sql: "INSERT INTO grdb_migrations(identifier) VALUES ('v3-from-the-future'); PRAGMA user_version = 3")
+        }
+        try queue.close()
+        let before = directory.bytes(of: directory.database)
+        let error = try #require(throws: StoreOpenError.self) { try S.open(directory) }
+        #expect(error.kind == .newerSchema)
+        #expect(error.description.contains(directory.database))
+        #expect(error.description.contains("v3-from-the-future"))
+        #expect(directory.bytes(of: directory.database) == before)
+    }
+
+    @Test("a database whose event bodies have a newer layout is refused untouched")
+    func refusesNewerEventFormat() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try S.open(directory)
+        await log.close()
+        let queue = try DatabaseQueue(path: directory.database)
+        try await queue.write { db in try db.execute(sql: "UPDATE meta SET value = 2 WHERE key = 'eventFormat'") }
+        try queue.close()
+        let before = directory.bytes(of: directory.database)
+        let error = try #require(throws: StoreOpenError.self) { try S.open(directory) }
+        #expect(error.kind == .newerSchema)
+        #expect(error.description.contains("event format 2"))
+        #expect(directory.bytes(of: directory.database) == before)
+    }
+
+    @Test("a file that is not a database is refused, naming the file, and left untouched")
+    func refusesGarbage() throws {
+        let directory = try TemporaryDirectory()
+        let garbage = [UInt8]("this is not a database, it is a text file that happens to be here\n".utf8)
+        _ = FileManager.default.createFile(atPath: directory.database, contents: Data(garbage))
+        let error = try #require(throws: StoreOpenError.self) { try S.open(directory) }
+        #expect(error.kind == .unreadable)
+        #expect(error.description.contains(directory.database))
+        #expect(directory.bytes(of: directory.database) == garbage)
+        #expect(!FileManager.default.fileExists(atPath: directory.database + "-wal"))
+    }
+
+    @Test("a damaged database (header intact, pages overwritten) is refused at load, naming the file")
+    func refusesDamagedPages() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try S.open(directory)
+        for batch in 0..<20 {
+            try await log.enqueue((0..<100).map { S.donation("mail", id: "d\(batch)-\($0)", at: Double($0)) })
+                .committed()
+        }
+        await log.close()
+        var bytes = try #require(directory.bytes(of: directory.database))
+        // Keep the 100-byte header; overwrite the rest of page 1 (the schema) and page 2 with garbage.
+        for index in 100..<min(bytes.count, 8_192) { bytes[index] = UInt8(truncatingIfNeeded: index &* 31) }
+        _ = FileManager.default.createFile(atPath: directory.database, contents: Data(bytes))
+        do {
+            let reopened = try S.open(directory)
+            let failure = try #require(throws: StoreFailure.self) { try reopened.load() }
+            #expect(failure.reason.contains(directory.database))
+            await reopened.close()
+        } catch let error as StoreOpenError {
+            #expect(error.kind == .unreadable)
+            #expect(error.description.contains(directory.database))
+        }
+    }
+
+    @Test("another program's SQLite database is refused untouched")
+    func refusesForeignDatabase() throws {
+        let directory = try TemporaryDirectory()
+        let queue = try DatabaseQueue(path: directory.database)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE notes(text TEXT); INSERT INTO notes VALUES ('mine')")
+        }
+        try queue.close()
+        let before = directory.bytes(of: directory.database)
+        let error = try #require(throws: StoreOpenError.self) { try S.open(directory) }
+        #expect(error.kind == .unreadable)
+        #expect(directory.bytes(of: directory.database) == before)
+    }
+
+    @Test("a second log on the same directory is refused while the first is open")
+    func refusesSecondWriter() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try S.open(directory)
+        let error = try #require(throws: StoreOpenError.self) { try S.open(directory) }
+        #expect(error.kind == .locked)
+        await log.close()
+        let again = try S.open(directory)
+        await again.close()
+    }
+
+    @Test("a read-only state directory is refused, naming the file")
+    func refusesReadOnlyDirectory() throws {
+        let directory = try TemporaryDirectory()
+        let mount = directory.path + "/ro"
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        var mounted = false
+        if getuid() == 0 {
+            mounted = run("/bin/mount", ["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", mount]) == 0
+            guard mounted else { return }  // no mount privilege here; the end-to-end suite covers it
+        } else {
+            chmod(mount, 0o500)
+        }
+        defer {
+            if mounted { run("/bin/umount", [mount]) } else { chmod(mount, 0o700) }
+        }
+        let error = try #require(throws: StoreOpenError.self) {
+            try SQLiteEventLog.open(directory: mount, logger: S.logger)
+        }
+        #expect(error.kind == .notWritable)
+        #expect(error.description.contains(mount + "/" + SQLiteEventLog.fileName))
+    }
+
+    @Test("a full database fails the commit and every call queued after it, then takes records again")
+    func fullDatabase() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions()
+        options.maximumPages = 40
+        let log = try S.open(directory, options: options)
+        _ = try log.load()
+        var stored = 0
+        var failure: StoreFailure?
+        let padding = String(repeating: "x", count: 2_000)
+        for index in 0..<1_000 {
+            let event = EngineEvent.donate(
+                Donation(id: "f\(index)", app: S.app("mail"), intent: padding, date: S.t(Double(index))))
+            do {
+                try await log.enqueue([event]).committed()
+                stored += 1
+            } catch {
+                failure = error
+                break
+            }
+        }
+        let reason = try #require(failure).reason
+        #expect(reason.contains(directory.database))
+        #expect(reason.contains("full"))
+        guard case .failed(_, reloadNeeded: true) = log.status else {
+            Issue.record("expected a failed log waiting for its owner's reload, got \(log.status)")
+            return
+        }
+        // Nothing is taken until the owner re-read the stored state...
+        await #expect(throws: StoreFailure.self) {
+            try await log.enqueue([S.donation("mail", id: "late", at: 0)]).committed()
+        }
+        let history = try log.load()
+        #expect(history.events.count == stored)
+        // ...and a test write succeeded: then it takes records again (which fail again while the disk is full).
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        while log.status != .accepting, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(log.status == .accepting)
+        try await log.delete(donations: [(S.app("mail"), "f0"), (S.app("mail"), "f1")], engine: Engine()).committed()
+        try await log.enqueue([S.donation("mail", id: "small", at: 0)]).committed()
+        await log.close()
+    }
+}
+
+/// Queues from one actor, as the engine's owner does, so the log's order is one order.
+actor EnqueueOrder {
+    let log: SQLiteEventLog
+    init(_ log: SQLiteEventLog) { self.log = log }
+    func enqueue(_ event: EngineEvent) -> CommitTicket { log.enqueue([event]) }
+}
