@@ -38,6 +38,19 @@ struct RenderTests {
                      "nextReload":"2026-11-21T11:00:00.000+01:00"}]}
         """
 
+    @Test func explainSaysWhenASimpleRankerOrdersTheStack() throws {
+        let text = Self.explain.replacing(
+            "\"learnedFromLooks\":12,",
+            with: "\"learnedFromLooks\":12,\"ranker\":\"mru\",\"rankerPerformance\":{\"model\":10.5,\"mru\":12.0},")
+        let lines = ExplainRenderer.render(try Self.object(text)).split(separator: "\n").map(String.init)
+        #expect(
+            lines[1] == "Smart Rotate on · Widget Suggestions on · developer mode off · learned from 12 looks"
+                + " · ordered by the mru fallback (it has recently predicted better)")
+        let model = Self.explain.replacing(
+            "\"learnedFromLooks\":12,", with: "\"learnedFromLooks\":12,\"ranker\":\"model\",")
+        #expect(!ExplainRenderer.render(try Self.object(model)).contains("fallback"))
+    }
+
     @Test func explainShowsEveryInput() throws {
         let text = ExplainRenderer.render(try Self.object(Self.explain))
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
