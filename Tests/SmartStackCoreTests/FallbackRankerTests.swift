@@ -19,7 +19,8 @@ private typealias F = Fixture
         #expect(explanation.rankerPerformance.count == StackRanker.allCases.count)
         #expect(explanation.rankerPerformance.values.allSatisfy { $0 == 0 })
         for widget in explanation.widgets {
-            #expect(Signal.allCases.filter { $0.rawValue.hasPrefix("fallback") }.allSatisfy { widget.contributions[$0] == nil })
+            let fallbacks = Signal.allCases.filter { $0.rawValue.hasPrefix("fallback") }
+            #expect(fallbacks.allSatisfy { widget.contributions[$0] == nil })
         }
     }
 
@@ -84,7 +85,9 @@ private typealias F = Fixture
             #expect(entry.contributions.nonZero.map(\.signal) == [.fallbackMFU])
         }
         #expect((explanation.decision.entries.first?.contributions[.fallbackMFU] ?? 0) > 0)
-        for widget in explanation.widgets { #expect(widget.contributions.nonZero.allSatisfy { $0.signal == .fallbackMFU }) }
+        for widget in explanation.widgets {
+            #expect(widget.contributions.nonZero.allSatisfy { $0.signal == .fallbackMFU })
+        }
         // Scores follow the order strictly, and behaviour is still a distribution over the widgets.
         let scores = explanation.decision.entries.map(\.score)
         #expect(zip(scores, scores.dropFirst()).allSatisfy { $0 > $1 })
@@ -172,7 +175,8 @@ private typealias F = Fixture
         for _ in 0..<100 {
             try step(&engine, &random, &time)
             try step(&restored, &copy, &copyTime)
-            #expect(try restored.evaluate(stack: F.stack(), at: F.t(time + 2)) == engine.evaluate(stack: F.stack(), at: F.t(time + 2)))
+            let at = F.t(time + 2)
+            #expect(try restored.evaluate(stack: F.stack(), at: at) == engine.evaluate(stack: F.stack(), at: at))
         }
         #expect(restored.snapshot() == engine.snapshot())
     }

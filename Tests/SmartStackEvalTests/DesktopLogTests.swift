@@ -54,7 +54,9 @@ import Testing
         let log = try UsageLog.parse(data, file: Self.path)
         let rankers = [EngineRanker.factory] + Baselines.baselines
 
-        func check(_ result: EvaluationResult, hit1 bar1: Double, mrr barMRR: Double, _ who: String) throws -> RankerScore {
+        func check(_ result: EvaluationResult, hit1 bar1: Double, mrr barMRR: Double, _ who: String) throws
+            -> RankerScore
+        {
             let engine = try #require(result.score(of: "engine"))
             let baselines = result.rankers.filter { $0.name != "engine" }.map(\.score)
             let bestHit1 = baselines.map(\.hit1).max() ?? 0

@@ -143,7 +143,9 @@ extension Engine {
             }
             // A simple ranker that has recently done better for this stack orders it instead of the model.
             let choice = state.selector.choice
-            if let signal = choice.signal, n > 1 { applyFallback(choice, signal: signal, state: state, at: time, to: &standings) }
+            if let signal = choice.signal, n > 1 {
+                applyFallback(choice, signal: signal, state: state, at: time, to: &standings)
+            }
             // A candidate is suggested when the user is more likely to want it than every placed widget.
             if let best = candidates.indices.max(by: { probabilities[n + $0] < probabilities[n + $1] }),
                 probabilities[n + best] > (probabilities.prefix(n).max() ?? 0)
@@ -251,7 +253,8 @@ extension Engine {
     /// largest of the model's probabilities (made strictly decreasing, so ties cannot reorder them), and its
     /// contributions become that ranker's share of the log-odds against the stack's average widget.
     func applyFallback(
-        _ ranker: StackRanker, signal: Signal, state: StackState, at time: Timestamp, to standings: inout [WidgetStanding]
+        _ ranker: StackRanker, signal: Signal, state: StackState, at time: Timestamp,
+        to standings: inout [WidgetStanding]
     ) {
         let n = standings.count
         guard state.keys.count == n else { return }

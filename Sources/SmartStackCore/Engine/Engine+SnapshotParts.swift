@@ -24,7 +24,10 @@ extension ByteWriter {
 
     /// The ranked-with average is stored too (not recomputed), so a restored stack scores bit for bit alike.
     mutating func ranker(_ value: OnlineRanker) {
-        for vector in [value.weights, value.fastWeights, value.slowWeights, value.fastSquaredGradients, value.slowSquaredGradients] {
+        let vectors = [
+            value.weights, value.fastWeights, value.slowWeights, value.fastSquaredGradients, value.slowSquaredGradients,
+        ]
+        for vector in vectors {
             array(vector) { $0.double($1) }
         }
         int(Int64(value.updates))

@@ -111,8 +111,9 @@ struct OnlineRanker: Sendable, Hashable {
     /// vector takes an AdaGrad step of its own softmax's log-likelihood gradient.
     mutating func learn(matrix: [Double], rows: Int, target: Int) {
         guard rows > 1, target >= 0, target < rows else { return }
-        Self.step(&fastWeights, &fastSquaredGradients, rate: Self.learningRates.fast, matrix: matrix, rows: rows, target: target)
-        Self.step(&slowWeights, &slowSquaredGradients, rate: Self.learningRates.slow, matrix: matrix, rows: rows, target: target)
+        let rates = Self.learningRates
+        Self.step(&fastWeights, &fastSquaredGradients, rate: rates.fast, matrix: matrix, rows: rows, target: target)
+        Self.step(&slowWeights, &slowSquaredGradients, rate: rates.slow, matrix: matrix, rows: rows, target: target)
         for column in 0..<Feature.count { weights[column] = (fastWeights[column] + slowWeights[column]) / 2 }
         updates += 1
     }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The rankers a stack's order can come from: the learned model, or one of the simple rankers of
@@ -97,7 +97,9 @@ struct RankerSelector: Sendable, Hashable {
 extension UsageModel {
     /// The scores of `keys` under a simple ranker at `time` (higher first; ties go to the user's order), read
     /// from the per-key counts: exactly the baselines of docs/usage-log.md over the donations matching each key.
-    func fallbackScores(_ ranker: StackRanker, keys: [Int32], at time: Timestamp, into scores: UnsafeMutableBufferPointer<Double>) {
+    func fallbackScores(
+        _ ranker: StackRanker, keys: [Int32], at time: Timestamp, into scores: UnsafeMutableBufferPointer<Double>
+    ) {
         let n = keys.count
         precondition(scores.count >= n)
         func slot(_ i: Int, _ offset: Int) -> Double {

@@ -16,7 +16,9 @@ extension StackExplanation {
         object.appendNew("learnedFromLooks", .int(Int64(learnedFromLooks)))
         object.appendNew("ranker", .string(ranker.name))
         var performance = JSONObject(minimumCapacity: rankerPerformance.count)
-        for name in rankerPerformance.keys.sorted() { performance.appendNew(name, .double(rankerPerformance[name] ?? 0)) }
+        for name in rankerPerformance.keys.sorted() {
+            performance.appendNew(name, .double(rankerPerformance[name] ?? 0))
+        }
         object.appendNew("rankerPerformance", .object(performance))
         object.appendNew("widgets", .array(widgets.map { .object($0.wireObject) }))
         return object
