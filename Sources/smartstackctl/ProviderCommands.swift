@@ -200,11 +200,7 @@ struct TimelineCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Submit a timeline for an instance, or for a kind with a configuration (SubmitTimeline).")
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The app id.") var app: String
-        @Argument(help: "The widget kind.") var kind: String
-        @Option(help: "Only this placed instance.") var instance: String?
-        @Option(name: .customLong("config"), help: "The configuration as NAME=VALUE (repeatable; not with --instance).")
-        var configuration: [String] = []
+        @OptionGroup var target: WidgetTarget
         @Option(
             name: .customLong("entry"),
             help:
@@ -216,17 +212,10 @@ struct TimelineCommand: AsyncParsableCommand {
 
         func validate() throws {
             if entries.isEmpty { throw ValidationError("give at least one --entry") }
-            if instance != nil, !configuration.isEmpty {
-                throw ValidationError("--instance and --config exclude each other")
-            }
         }
 
         func run() async throws {
-            var fields: JSONObject = ["app": .string(app), "kind": .string(kind)]
-            Arguments.add("instance", instance, to: &fields)
-            if !configuration.isEmpty {
-                fields["configuration"] = .object(try Arguments.pairs(configuration, option: "--config"))
-            }
+            var fields = try target.fields()
             fields["entries"] = .array(try entries.map { .object(try Self.entry($0)) })
             if let policy {
                 if policy.hasPrefix("after=") {
@@ -309,11 +298,7 @@ struct RelevanceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Declare when a widget matters: relevant contexts and a relevance group (DeclareRelevance).")
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The app id.") var app: String
-        @Argument(help: "The widget kind.") var kind: String
-        @Option(help: "Only this placed instance.") var instance: String?
-        @Option(name: .customLong("config"), help: "The configuration as NAME=VALUE (repeatable; not with --instance).")
-        var configuration: [String] = []
+        @OptionGroup var target: WidgetTarget
         @Option(
             name: .customLong("context"),
             help: "A relevant context, strongest first: KEY=VALUE, or START/END for a date interval (repeatable).")
@@ -322,11 +307,7 @@ struct RelevanceCommand: AsyncParsableCommand {
         @Option(help: "When it was declared (RFC 3339).") var date: String?
 
         func run() async throws {
-            var fields: JSONObject = ["app": .string(app), "kind": .string(kind)]
-            Arguments.add("instance", instance, to: &fields)
-            if !configuration.isEmpty {
-                fields["configuration"] = .object(try Arguments.pairs(configuration, option: "--config"))
-            }
+            var fields = try target.fields()
             fields["contexts"] = .array(
                 try contexts.map { text -> JSONValue in
                     if let equals = text.firstIndex(of: "=") {
@@ -345,7 +326,7 @@ struct RelevanceCommand: AsyncParsableCommand {
             Arguments.add("date", date, to: &fields)
             let reply = try await global.call("io.smartstack.Provider.DeclareRelevance", fields)
             global.emit(reply) {
-                "declared \(contexts.count) relevant context\(contexts.count == 1 ? "" : "s") for \(app)/\(kind)"
+                "declared \(contexts.count) relevant context\(contexts.count == 1 ? "" : "s") for \(target.app)/\(target.kind)"
             }
         }
     }
@@ -417,5 +398,31 @@ struct LiveCommand: AsyncParsableCommand {
             let reply = try await global.call("io.smartstack.Provider.EndLiveActivity", fields)
             global.emit(reply) { "ended \(app) \(id)" }
         }
+    }
+}
+
+/// Which widgets a timeline or a relevance declaration is for: one placed instance, or every instance of
+/// a kind with a given configuration.
+struct WidgetTarget: ParsableArguments {
+    @Argument(help: "The app id.") var app: String
+    @Argument(help: "The widget kind.") var kind: String
+    @Option(help: "Only this placed instance.") var instance: String?
+    @Option(name: .customLong("config"), help: "The configuration as NAME=VALUE (repeatable; not with --instance).")
+    var configuration: [String] = []
+
+    func validate() throws {
+        if instance != nil, !configuration.isEmpty {
+            throw ValidationError("--instance and --config exclude each other")
+        }
+    }
+
+    /// The call's `app`, `kind`, `instance` and `configuration` fields.
+    func fields() throws -> JSONObject {
+        var fields: JSONObject = ["app": .string(app), "kind": .string(kind)]
+        Arguments.add("instance", instance, to: &fields)
+        if !configuration.isEmpty {
+            fields["configuration"] = .object(try Arguments.pairs(configuration, option: "--config"))
+        }
+        return fields
     }
 }
