@@ -23,7 +23,7 @@ struct ReplyTests {
             let donate = try decode(
                 DonateRequest.self,
                 #"{"app":"com.example.weather","intent":"ViewForecastIntent","parameters":{"place":"\#(place)"}}"#)
-            try apply(try donate.event(defaultTime: Fixed.t(Double(180 + index * 60)), generatedID: "d\(index)"))
+            try apply(donate.event(defaultTime: Fixed.t(Double(180 + index * 60)), generatedID: "d\(index)"))
         }
         try apply(
             try decode(SubmitTimelineRequest.self, try #require(Examples.calls[.submitTimeline])).event(

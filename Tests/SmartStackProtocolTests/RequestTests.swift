@@ -50,7 +50,7 @@ struct RequestTests {
     @Test func donate() throws {
         let request = try decode(DonateRequest.self, #"{"app":"a.b","intent":"I","parameters":{"x":"1"}}"#)
         var generated = 0
-        let donation = try request.donation(
+        let donation = request.donation(
             defaultTime: Fixed.t(1),
             generatedID: {
                 generated += 1; return "gen-1"
@@ -61,7 +61,7 @@ struct RequestTests {
         #expect(generated == 1)
 
         let withID = try decode(DonateRequest.self, try #require(Examples.calls[.donate]))
-        let event = try withID.event(
+        let event = withID.event(
             defaultTime: Fixed.t(1),
             generatedID: {
                 generated += 1; return "unused"

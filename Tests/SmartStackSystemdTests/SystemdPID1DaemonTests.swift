@@ -49,14 +49,8 @@ extension SystemdPID1Tests {
         #expect(counted, "StatusText=\(statusText)")
 
         // The decision entries are in the unit's journal, native, from the dynamic user.
-        var changed: [String: Any]?
-        _ = try eventually(.seconds(10)) {
-            changed = try machine.journal().first {
-                $0["MESSAGE_ID"] as? String == SmartStackEvent.orderChanged.messageID.hex
-            }
-            return changed != nil
-        }
-        let entry = try #require(changed, "order-changed entry in journalctl -u smartstackd")
+        let entry = try #require(
+            try machine.firstEntry(.orderChanged, within: .seconds(10)), "order-changed entry in journalctl -u smartstackd")
         #expect(entry["SMARTSTACK_STACK"] as? String == "home")
         #expect(entry["SMARTSTACK_ORDER"] as? String == "mail,news,maps")
         #expect(entry["SMARTSTACK_TOP"] as? String == "mail")

@@ -106,6 +106,16 @@ struct SystemdPID1Tests {
             return try JournaldTests.jsonLines(path)
         }
 
+        /// The unit's first journal entry of `event`, polled every 100 ms for up to `timeout`.
+        func firstEntry(_ event: SmartStackEvent, within timeout: Duration) throws -> [String: Any]? {
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                let entry = try journal().first { $0["MESSAGE_ID"] as? String == event.messageID.hex }
+                if entry != nil || ContinuousClock.now >= deadline { return entry }
+                usleep(100_000)
+            }
+        }
+
         func request(_ line: String) throws -> String {
             try readAll(fromUnixSocket: socketPath, sending: line + "\n")
         }
@@ -265,14 +275,8 @@ struct SystemdPID1Tests {
         // STATUS= follows the daemon, and its entries are in the unit's journal with their fields.
         #expect(try machine.request("order home weather") == "ok\n")
         #expect(try eventually(.seconds(5)) { try machine.show("StatusText") == "serving; weather on top of home" })
-        var changed: [String: Any]?
-        _ = try eventually(.seconds(5)) {
-            changed = try machine.journal().first {
-                $0["MESSAGE_ID"] as? String == SmartStackEvent.orderChanged.messageID.hex
-            }
-            return changed != nil
-        }
-        let entry = try #require(changed, "order-changed entry in journalctl -u smartstackd")
+        let entry = try #require(
+            try machine.firstEntry(.orderChanged, within: .seconds(5)), "order-changed entry in journalctl -u smartstackd")
         #expect(entry["SMARTSTACK_STACK"] as? String == "home")
         #expect(entry["SMARTSTACK_TOP"] as? String == "weather")
         #expect(entry["_SYSTEMD_UNIT"] as? String == "smartstackd.service")

@@ -38,18 +38,22 @@ extension Engine {
     public mutating func publish(at time: Timestamp) -> (decisions: [Decision], effects: [EngineEffect]) {
         let effects = advance(to: time)
         var published: [Decision] = []
-        for id in stacks.keys.sorted() {
-            guard let state = stacks[id], state.dirty || state.decidedGeneration != generation else { continue }
+        // Only stale stacks are decided, in id order so publishing is deterministic; sorting just those keeps a
+        // publish after one call cheap however many stacks there are.
+        for id in stacks.compactMap({ isStale($0.value) ? $0.key : nil }).sorted() {
             if let decision = commit(stack: id, at: time) { published.append(decision) }
         }
         return (published, effects)
     }
 
+    /// Whether a stack's inputs changed since it was last decided.
+    func isStale(_ state: StackState) -> Bool { state.dirty || state.decidedGeneration != generation }
+
     /// Whether publishing at `time` could change anything: a scheduled change is due, or some stack's inputs
     /// changed since it was last decided. When `false`, `publish(at:)` would publish nothing and fire nothing.
     public func needsPublish(at time: Timestamp) -> Bool {
         if let next = timers.nextTime, next <= time.microseconds { return true }
-        return stacks.values.contains { $0.dirty || $0.decidedGeneration != generation }
+        return stacks.values.contains(where: isStale)
     }
 
     /// Decides one stack at `time` and publishes the decision if its order changed. Returns it if published.

@@ -9,43 +9,45 @@ public import SmartStackCore
 public struct DonateRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.donate
 
-    public var app: AppID
-    public var intent: String
-    public var parameters: [String: String]
-    public var date: Timestamp?
+    public let app: AppID
+    public let intent: String
+    public let parameters: [String: String]
+    public let date: Timestamp?
     /// The client's id for the donation; `nil` when the server is to make one up.
-    public var id: String?
-    public var groupId: String?
+    public let id: String?
+    public let groupId: String?
+    /// The donation as checked when decoded, with a placeholder id and time that `donation(...)` fills in.
+    private let checked: Donation
 
     public init(parameters: JSONObject) throws(VarlinkError) {
         let p = try Parameters(parameters, allowed: ["app", "intent", "parameters", "date", "id", "groupId"])
-        app = try p.appID()
-        intent = try p.string("intent")
-        self.parameters = try p.optionalStringMap("parameters") ?? [:]
+        let (app, intent) = (try p.appID(), try p.string("intent"))
+        let (values, id, groupId) = (
+            try p.optionalStringMap("parameters") ?? [:], try p.optionalString("id"), try p.optionalString("groupId")
+        )
+        (self.app, self.intent, self.parameters, self.id, self.groupId) = (app, intent, values, id, groupId)
         date = try p.optionalTimestamp("date")
-        id = try p.optionalString("id")
-        groupId = try p.optionalString("groupId")
-        // Check everything but the id and date now, so a bad call fails before the server makes up an id.
-        _ = try donation(defaultTime: Timestamp(microseconds: 0), generatedID: "-")
-    }
-
-    /// The checked donation: its id is the client's or, when it gave none, `generatedID()`.
-    public func donation(
-        defaultTime: Timestamp, generatedID: @autoclosure () -> String
-    ) throws(VarlinkError) -> Donation {
-        let id = self.id ?? generatedID()
-        let (app, intent, parameters, date, groupId) = (app, intent, parameters, self.date ?? defaultTime, groupId)
-        return try Self.core { () throws(CoreError) in
+        // Check everything but a made-up id and the time now, once: a bad call fails before the server makes
+        // up an id, and the hot path does not check the same donation twice.
+        checked = try Self.core { () throws(CoreError) in
             try Donation.validated(
-                id: id, app: app, intent: intent, parameters: parameters, date: date, groupId: groupId)
+                id: id ?? "-", app: app, intent: intent, parameters: values, date: Timestamp(microseconds: 0),
+                groupId: groupId)
         }
     }
 
+    /// The checked donation: its id is the client's or, when it gave none, `generatedID()` (which the caller
+    /// makes valid: 1–255 bytes), and its time is the client's `date` or `defaultTime`.
+    public func donation(defaultTime: Timestamp, generatedID: @autoclosure () -> String) -> Donation {
+        var donation = checked
+        donation.id = id ?? generatedID()
+        donation.date = date ?? defaultTime
+        return donation
+    }
+
     /// The event that records the donation.
-    public func event(
-        defaultTime: Timestamp, generatedID: @autoclosure () -> String
-    ) throws(VarlinkError) -> EngineEvent {
-        .donate(try donation(defaultTime: defaultTime, generatedID: generatedID()))
+    public func event(defaultTime: Timestamp, generatedID: @autoclosure () -> String) -> EngineEvent {
+        .donate(donation(defaultTime: defaultTime, generatedID: generatedID()))
     }
 
     /// The reply: `{id}`.

@@ -17,8 +17,8 @@ extension ServiceDispatcher {
             try await record(context) { now in request.event(defaultTime: now) }
             return .reply([:])
         case .donate(let request):
-            let now = await host.now()
-            let donation = try request.donation(defaultTime: now, generatedID: "generated")
+            let now = host.now()
+            let donation = request.donation(defaultTime: now, generatedID: "generated")
             let id = try await host(context) { host throws(HostError) in
                 try await host.donate(donation, idGiven: request.id != nil)
             }
@@ -127,7 +127,7 @@ extension ServiceDispatcher {
     func record(
         _ context: CallContext, _ build: (Timestamp) throws(VarlinkError) -> EngineEvent
     ) async throws(VarlinkError) -> [EngineEffect] {
-        let now = await host.now()
+        let now = host.now()
         let event = try build(now)
         return try await host(context) { host throws(HostError) in try await host.record(event) }
     }
@@ -138,9 +138,7 @@ extension ServiceDispatcher {
             StorageStatistics(
                 storedEvents: stored.storedEvents, storedDonations: stored.storedDonations,
                 databaseBytes: stored.databaseBytes, lastSnapshot: stored.lastSnapshot, commits: stored.commits,
-                commitLatency: stored.latency.map {
-                    CommitLatency(p50: $0.p50, p90: $0.p90, p99: $0.p99, max: $0.max, samples: $0.samples)
-                })
+                commitLatency: stored.latency)
         }
         return ServiceStatistics(
             stacks: counts.stacks, widgets: counts.widgets, donations: counts.donations,
@@ -195,7 +193,7 @@ extension ServiceDispatcher {
         return .stream { send in
             try await Self.run(subscription, host: host) {
                 for await effect in subscription.stream where request.wants(effect) {
-                    let now = await host.now()
+                    let now = host.now()
                     if let object = effect.reloadWireObject(at: now) { try await send(object) }
                 }
             }

@@ -49,9 +49,7 @@ public struct ServiceDispatcher: CallHandler {
             }
             return try await handle(request, context)
         } catch {
-            if error.name != "org.varlink.service.InvalidParameter" || logger.logLevel <= .debug {
-                logger.debug("call failed", metadata: ["method": "\(call.method)", "error": "\(error)"])
-            }
+            logger.debug("call failed", metadata: ["method": "\(call.method)", "error": "\(error)"])
             return .failure(error)
         }
     }

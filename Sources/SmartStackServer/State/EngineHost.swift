@@ -66,8 +66,8 @@ public actor EngineHost {
         self.idPrefix = String(UInt64.random(in: 0...UInt64.max) >> 16, radix: 36)
     }
 
-    /// The current time of the service's clock.
-    public func now() -> Timestamp { clock.now() }
+    /// The current time of the service's clock (no need to enter the actor: the clock is its own).
+    public nonisolated func now() -> Timestamp { clock.now() }
 
     // MARK: Recording
 
