@@ -20,36 +20,14 @@ CTL = pathlib.Path(os.environ.get("SMARTSTACKCTL", BUILD / "smartstackctl"))
 INTERFACES = ROOT / "Sources" / "SmartStackProtocol" / "Interfaces"
 
 
-class Daemon:
-    """A running smartstackd with its socket, state directory and output."""
+class DaemonProcess:
+    """A process started with its output in files (stdout.log, stderr.log) and stopped with SIGTERM."""
 
-    def __init__(self, directory, config=None, extra_args=(), env=None):
+    def __init__(self, directory, args, env=None, prefix=()):
         self.directory = pathlib.Path(directory)
-        self.socket_path = str(self.directory / "run" / "io.smartstack")
-        self.state = str(self.directory / "state")
-        self.address = "unix:" + self.socket_path
-        args = [str(DAEMON), "--listen", self.socket_path, "--state", self.state, *extra_args]
-        if config is not None:
-            config_path = self.directory / "smartstackd.conf"
-            config_path.write_text(config)
-            args += ["--config", str(config_path)]
         self.stdout = open(self.directory / "stdout.log", "w+")
         self.stderr = open(self.directory / "stderr.log", "w+")
-        self.process = subprocess.Popen(args, stdout=self.stdout, stderr=self.stderr, env=env)
-        self.wait_ready()
-
-    def wait_ready(self, timeout=30.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"smartstackd exited with {self.process.returncode}: {self.log()}")
-            try:
-                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-                    probe.connect(self.socket_path)
-                    return
-            except OSError:
-                time.sleep(0.02)
-        raise TimeoutError(f"smartstackd did not listen within {timeout} s: {self.log()}")
+        self.process = subprocess.Popen([*prefix, *args], stdout=self.stdout, stderr=self.stderr, env=env)
 
     def log(self):
         self.stdout.flush()
@@ -67,6 +45,41 @@ class Daemon:
                 self.process.wait()
                 raise AssertionError("smartstackd did not stop within %s s after SIGTERM" % timeout)
         return self.process.returncode
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+class Daemon(DaemonProcess):
+    """A running smartstackd with its socket, state directory and output."""
+
+    def __init__(self, directory, config=None, extra_args=(), env=None):
+        self.directory = pathlib.Path(directory)
+        self.socket_path = str(self.directory / "run" / "io.smartstack")
+        self.state = str(self.directory / "state")
+        self.address = "unix:" + self.socket_path
+        args = [str(DAEMON), "--listen", self.socket_path, "--state", self.state, *extra_args]
+        if config is not None:
+            config_path = self.directory / "smartstackd.conf"
+            config_path.write_text(config)
+            args += ["--config", str(config_path)]
+        super().__init__(directory, args, env=env)
+        self.wait_ready()
+
+    def wait_ready(self, timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"smartstackd exited with {self.process.returncode}: {self.log()}")
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                    probe.connect(self.socket_path)
+                    return
+            except OSError:
+                time.sleep(0.02)
+        raise TimeoutError(f"smartstackd did not listen within {timeout} s: {self.log()}")
 
     def raw(self, timeout=5.0):
         """A raw socket connected to the daemon."""

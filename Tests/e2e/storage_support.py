@@ -42,14 +42,12 @@ class StatefulDaemon:
 
     def kill(self):
         """kill -9: no shutdown code runs."""
-        self.current.process.kill()
-        self.current.process.wait()
+        self.current.kill()
         self.current = None
 
     def close(self):
-        if self.current is not None and self.current.process.poll() is None:
-            self.current.process.kill()
-            self.current.process.wait()
+        if self.current is not None:
+            self.current.kill()
 
 
 def start_failing(directory, state):

@@ -14,7 +14,7 @@ import time
 import pytest
 import varlink
 
-from conftest import DAEMON
+from conftest import DAEMON, DaemonProcess
 from helpers import FrameReader, call, encode, setup_stack
 
 SOCKET_ACTIVATE = shutil.which("systemd-socket-activate")
@@ -68,19 +68,8 @@ class NotifySocket:
         self.socket.close()
 
 
-class Process:
+class Process(DaemonProcess):
     """The daemon started directly (not through the Daemon fixture, which waits by connecting)."""
-
-    def __init__(self, directory, args, env=None, prefix=()):
-        self.directory = pathlib.Path(directory)
-        self.stdout = open(self.directory / "stdout.log", "w+")
-        self.stderr = open(self.directory / "stderr.log", "w+")
-        self.process = subprocess.Popen([*prefix, *args], stdout=self.stdout, stderr=self.stderr, env=env)
-
-    def log(self):
-        self.stdout.flush()
-        self.stderr.flush()
-        return (self.directory / "stdout.log").read_text() + (self.directory / "stderr.log").read_text()
 
     def wait_log(self, *needles, timeout=5.0):
         deadline = time.monotonic() + timeout
@@ -90,22 +79,6 @@ class Process:
                 return text
             time.sleep(0.05)
         raise AssertionError(f"{needles} not in the log: {self.log()}")
-
-    def terminate(self, timeout=10.0):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-                raise AssertionError("smartstackd did not stop within %s s after SIGTERM" % timeout)
-        return self.process.returncode
-
-    def kill(self):
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
 
 
 def clean_environment(**extra):
@@ -165,7 +138,7 @@ def test_socket_activation_serves_the_passed_socket_and_keeps_its_backlog(workdi
             # Not re-listened: NIO's bind(socket) would have set its own backlog of 128.
             assert before is not None and listen_backlog(path) == before, (before, listen_backlog(path))
     finally:
-        assert daemon.terminate() == 0, daemon.log()
+        assert daemon.stop() == 0, daemon.log()
     # The socket file is systemd's: the daemon leaves it in place.
     assert os.path.exists(path)
 
@@ -376,4 +349,4 @@ def test_a_user_service_serves_only_its_own_user_and_root(workdir):
         assert as_user(65534, socket_path, "org.varlink.service.GetInfo")["error"] == PERMISSION_DENIED
         daemon.wait_log(CLIENT_REJECTED, "SMARTSTACK_CLIENT_UID=65534")
     finally:
-        assert daemon.terminate() == 0, daemon.log()
+        assert daemon.stop() == 0, daemon.log()
