@@ -76,7 +76,8 @@ let package = Package(
             swiftSettings: strict
         ),
         // A socket-level load generator: many concurrent clients against a running smartstackd.
-        .executableTarget(name: "smartstack-load", swiftSettings: strict),
+        .executableTarget(name: "smartstack-load", dependencies: ["CEpoll"], swiftSettings: strict),
+        .systemLibrary(name: "CEpoll"),
         // The service: connections, dispatch, the engine's owner, subscriptions, access policy, lifecycle, and its
         // systemd side (notify, watchdog, socket activation, journal entries).
         .target(

@@ -14,6 +14,11 @@ import Synchronization
 public protocol EventLog: Sendable {
     /// Queues events behind everything queued before and returns a ticket for their commit.
     func enqueue(_ events: [EngineEvent]) -> CommitTicket
+    /// Like `enqueue`, but an idle writer is not woken for them: the caller calls `flush()` once it has queued
+    /// a burst, so the burst shares one commit instead of the first call taking a commit of its own.
+    func enqueueHeld(_ events: [EngineEvent]) -> CommitTicket
+    /// Starts committing what `enqueueHeld` queued (wakes the writer if it is idle).
+    func flush()
     /// Removes donations from the stored history (rows deleted, not flagged) and stores `engine`, the state right
     /// after their removal, as the snapshot, in the same transaction; returns a ticket for that transaction.
     func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket
@@ -31,6 +36,11 @@ public protocol EventLog: Sendable {
     func statistics() -> EventLogStatistics?
     /// Commits everything queued, then closes; later calls fail.
     func close() async
+}
+
+extension EventLog {
+    public func enqueueHeld(_ events: [EngineEvent]) -> CommitTicket { enqueue(events) }
+    public func flush() {}
 }
 
 /// Whether an event log takes records.
@@ -61,6 +71,23 @@ public struct CommitTicket: Sendable {
     /// A ticket that completes when `waiter` is resolved.
     public static func pending(_ waiter: CommitWaiter) -> CommitTicket { CommitTicket(state: .pending(waiter)) }
 
+    /// The commit's outcome if it is known: `.success` once stored, `.failure` when it could not be; `nil` while
+    /// the commit is pending.
+    public var outcome: Result<Void, StoreFailure>? {
+        switch state {
+        case .committed: .success(())
+        case .failed(let failure): .failure(failure)
+        case .pending(let waiter): waiter.outcome
+        }
+    }
+
+    /// The pending commit's waiter (`nil` when the outcome is already known): what callers register with to be
+    /// told of the commit without suspending a task.
+    public var waiter: CommitWaiter? {
+        if case .pending(let waiter) = state { return waiter }
+        return nil
+    }
+
     /// Returns once the events are stored.
     public func committed() async throws(StoreFailure) {
         switch state {
@@ -80,26 +107,59 @@ public struct StoreFailure: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One commit's outcome, awaited by every call whose events it holds.
+///
+/// Calls wait for it either by suspending (`wait()`) or by registering a callback (`whenResolved`), which the
+/// service's event loop uses to be told once per commit instead of once per call.
 public final class CommitWaiter: Sendable {
+    public typealias Callback = @Sendable (StoreFailure?) -> Void
+
     private enum State {
-        case waiting([CheckedContinuation<Void, any Error>])
+        case waiting([CheckedContinuation<Void, any Error>], [Callback])
         case done(StoreFailure?)
     }
 
-    private let state = Mutex<State>(.waiting([]))
+    private let state = Mutex<State>(.waiting([], []))
 
     public init() {}
 
-    /// Resolves the commit: wakes every waiter with success (`nil`) or the failure.
+    /// Resolves the commit: wakes every waiter and runs every callback (on the calling thread) with success
+    /// (`nil`) or the failure.
     public func resolve(_ failure: StoreFailure?) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
-            guard case .waiting(let waiters) = state else { return [] }
+        let (waiters, callbacks) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], [Callback]) in
+            guard case .waiting(let waiters, let callbacks) = state else { return ([], []) }
             state = .done(failure)
-            return waiters
+            return (waiters, callbacks)
         }
         for waiter in waiters {
             if let failure { waiter.resume(throwing: failure) } else { waiter.resume() }
         }
+        for callback in callbacks { callback(failure) }
+    }
+
+    /// The outcome once resolved, `nil` while pending.
+    public var outcome: Result<Void, StoreFailure>? {
+        state.withLock { state in
+            guard case .done(let failure) = state else { return nil }
+            if let failure { return .failure(failure) }
+            return .success(())
+        }
+    }
+
+    /// Runs `callback` when the commit resolves: on the resolving thread (the store's writer), or at once on
+    /// this thread when it already has.
+    public func whenResolved(_ callback: @escaping Callback) {
+        let done: StoreFailure?? = state.withLock { state in
+            switch state {
+            case .waiting(let waiters, var callbacks):
+                state = .done(nil)  // drops the stored array's reference, so appending does not copy it
+                callbacks.append(callback)
+                state = .waiting(waiters, callbacks)
+                return .none
+            case .done(let failure):
+                return .some(failure)
+            }
+        }
+        if let failure = done { callback(failure) }
     }
 
     /// Waits for the commit (not cancellable: an acknowledgement must not be abandoned half way).
@@ -108,9 +168,10 @@ public final class CommitWaiter: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let immediate: StoreFailure?? = state.withLock { state in
                     switch state {
-                    case .waiting(var waiters):
+                    case .waiting(var waiters, let callbacks):
+                        state = .done(nil)  // drops the stored array's reference, so appending does not copy it
                         waiters.append(continuation)
-                        state = .waiting(waiters)
+                        state = .waiting(waiters, callbacks)
                         return .none
                     case .done(let failure):
                         return .some(failure)

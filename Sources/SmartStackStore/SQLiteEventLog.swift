@@ -119,7 +119,16 @@ public final class SQLiteEventLog: EventLog {
     // MARK: EventLog
 
     public func enqueue(_ events: [EngineEvent]) -> CommitTicket {
-        queue(events.count) { state in
+        queue(events.count, wake: true) { state in
+            for event in events {
+                state.pending.append(.record(state.nextSequence, event))
+                state.nextSequence += 1
+            }
+        }
+    }
+
+    public func enqueueHeld(_ events: [EngineEvent]) -> CommitTicket {
+        queue(events.count, wake: false) { state in
             for event in events {
                 state.pending.append(.record(state.nextSequence, event))
                 state.nextSequence += 1
@@ -128,7 +137,7 @@ public final class SQLiteEventLog: EventLog {
     }
 
     public func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket {
-        queue(0) { state in
+        queue(0, wake: true) { state in
             state.pending.append(.delete(donations, engine: engine, through: state.nextSequence - 1))
             state.recordsSinceSnapshot = 0
             state.lastSnapshotQueued = Monotonic.nanoseconds()
@@ -213,8 +222,18 @@ public final class SQLiteEventLog: EventLog {
         lock.release()
     }
 
+    public func flush() {
+        let wakeWriter = state.withLock { state -> Bool in
+            guard state.writerIdle, !state.pending.isEmpty else { return false }
+            state.writerIdle = false
+            return true
+        }
+        if wakeWriter { wake.signal() }
+    }
+
     /// Queues items for the next commit, counting `records` toward the snapshot policy; returns its ticket.
-    private func queue(_ records: Int, _ add: (inout LogState) -> Void) -> CommitTicket {
+    /// `wake`: wake the writer if it is idle (otherwise `flush()` will).
+    private func queue(_ records: Int, wake: Bool, _ add: (inout LogState) -> Void) -> CommitTicket {
         let now = Monotonic.nanoseconds()
         let (ticket, wakeWriter) = state.withLock { state -> (CommitTicket, Bool) in
             if let refusal = state.refusal { return (.failed(refusal), false) }
@@ -227,10 +246,11 @@ public final class SQLiteEventLog: EventLog {
             {
                 due.store(true, ordering: .relaxed)
             }
+            guard wake else { return (.pending(state.waiter), false) }
             defer { state.writerIdle = false }
             return (.pending(state.waiter), state.writerIdle)
         }
-        if wakeWriter { wake.signal() }
+        if wakeWriter { self.wake.signal() }
         return ticket
     }
 }

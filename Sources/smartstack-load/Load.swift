@@ -1,14 +1,19 @@
-// The load generator: options, blocking Unix-socket clients on their own threads, and the report.
+// The load generator: options, non-blocking Unix-socket clients driven by epoll on a few threads, and the
+// report.
 
 #if canImport(Glibc)
     import Glibc
 #endif
+import CEpoll
 import Synchronization
 
 struct Options {
     var path = ""
     var clients = 50
     var window = 1
+    /// Driver threads; the clients are dealt out among them. 1 (the default) is how redis-benchmark and wrk
+    /// drive many connections: the load generator then costs little of the machine the service runs on.
+    var threads = 1
     var seconds = 5.0
     var warmup = 1.0
     var method = "donate"
@@ -23,11 +28,16 @@ struct Options {
             guard index < arguments.count else { fail("missing value for \(arguments[index - 1])") }
             return arguments[index]
         }
+        func positive(_ text: String) -> Int {
+            guard let number = Int(text), number > 0 else { fail("\(arguments[index - 1]) needs a positive integer, not \(text)") }
+            return number
+        }
         while index < arguments.count {
             switch arguments[index] {
             case "--socket": options.path = value()
-            case "--clients": options.clients = Int(value()) ?? options.clients
-            case "--window": options.window = Int(value()) ?? options.window
+            case "--clients": options.clients = positive(value())
+            case "--window": options.window = positive(value())
+            case "--threads": options.threads = positive(value())
             case "--seconds": options.seconds = Double(value()) ?? options.seconds
             case "--warmup": options.warmup = Double(value()) ?? options.warmup
             case "--method": options.method = value()
@@ -35,7 +45,11 @@ struct Options {
             }
             index += 1
         }
-        if options.path.isEmpty { fail("usage: smartstack-load --socket PATH [--clients N] [--window W] [--seconds S] [--method donate|getstack]") }
+        if options.path.isEmpty {
+            fail("usage: smartstack-load --socket PATH [--clients N] [--window W] [--threads T] [--seconds S] [--method donate|getstack]")
+        }
+        guard ["donate", "getstack"].contains(options.method) else { fail("unknown method \(options.method)") }
+        options.threads = min(options.threads, options.clients)
         return options
     }
 }
@@ -67,34 +81,52 @@ func connectUnix(_ path: String) -> Int32 {
     return fd
 }
 
+/// Writes all of `bytes`, waiting with poll(2) when the socket's buffer is full (the socket may be non-blocking).
 func sendAll(_ fd: Int32, _ bytes: [UInt8]) {
     var offset = 0
     while offset < bytes.count {
-        let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
-        guard sent > 0 else { fail("send: errno \(errno)") }
-        offset += sent
+        let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+        if sent > 0 {
+            offset += sent
+        } else if sent < 0 && (errno == EAGAIN || errno == EINTR) {
+            var waiting = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&waiting, 1, 100)
+        } else {
+            fail("send: errno \(errno)")
+        }
     }
 }
 
 /// Reads replies (NUL-terminated) and returns how many arrived; `errors` counts replies carrying an error.
+/// Returns nil when the socket has nothing to read yet.
 struct ReplyReader {
     var buffer = [UInt8](repeating: 0, count: 1 << 16)
     var errors = 0
-    var pending: [UInt8] = []
+    /// Whether the bytes read so far of the current reply are still a prefix of `{"error"`.
+    var prefix = 0
+    var errorPrefix = Array(#"{"error""#.utf8)
 
-    mutating func read(_ fd: Int32) -> Int {
+    mutating func read(_ fd: Int32) -> Int? {
         let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if count < 0 && (errno == EAGAIN || errno == EINTR) { return nil }
         guard count > 0 else { fail("recv: closed or errno \(errno)") }
         var replies = 0
-        var start = 0
-        for index in 0..<count where buffer[index] == 0 {
-            let frame = pending + buffer[start..<index]
-            if frame.starts(with: Array("{\"error\"".utf8)) { errors += 1 }
-            pending.removeAll(keepingCapacity: true)
-            replies += 1
-            start = index + 1
+        for index in 0..<count {
+            let byte = buffer[index]
+            if byte == 0 {
+                replies += 1
+                prefix = 0
+                continue
+            }
+            if prefix >= 0 && prefix < errorPrefix.count {
+                if byte == errorPrefix[prefix] {
+                    prefix += 1
+                    if prefix == errorPrefix.count { errors += 1 }
+                } else {
+                    prefix = -1
+                }
+            }
         }
-        pending += buffer[start..<count]
         return replies
     }
 }
@@ -103,7 +135,7 @@ final class Results: Sendable {
     let state = Mutex<(count: Int, errors: Int, latencies: [UInt64])>((0, 0, []))
 }
 
-/// What every client thread shares: the options, the phase flags and the results.
+/// What every driver thread shares: the options, the phase flags and the results.
 final class Shared: Sendable {
     let options: Options
     let results = Results()
@@ -114,24 +146,24 @@ final class Shared: Sendable {
     init(options: Options) { self.options = options }
 }
 
-final class ClientBox {
-    let client: Int
+final class DriverBox {
+    let clients: [Int]
     let shared: Shared
-    init(client: Int, shared: Shared) {
-        self.client = client
+    init(clients: [Int], shared: Shared) {
+        self.clients = clients
         self.shared = shared
     }
 }
 
-func frame(_ options: Options, client: Int, sequence: Int) -> [UInt8] {
-    let text: String
+/// Appends one call's frame (NUL included) to `bytes`; every donation has its own id.
+func appendFrame(_ options: Options, client: Int, sequence: Int, to bytes: inout [UInt8]) {
     switch options.method {
     case "getstack":
-        text = #"{"method":"io.smartstack.Shell.GetStack","parameters":{"stack":"load"}}"#
+        bytes += #"{"method":"io.smartstack.Shell.GetStack","parameters":{"stack":"load"}}"#.utf8
     default:
-        text = #"{"method":"io.smartstack.Provider.Donate","parameters":{"app":"org.load.app\#(client % 10)","intent":"open","id":"\#(options.runID)-\#(client)-\#(sequence)"}}"#
+        bytes += #"{"method":"io.smartstack.Provider.Donate","parameters":{"app":"org.load.app\#(client % 10)","intent":"open","id":"\#(options.runID)-\#(client)-\#(sequence)"}}"#.utf8
     }
-    return Array(text.utf8) + [0]
+    bytes.append(0)
 }
 
 func setUp(_ options: Options) {
@@ -146,48 +178,95 @@ func setUp(_ options: Options) {
     for call in calls {
         sendAll(fd, Array(call.utf8) + [0])
         var got = 0
-        while got == 0 { got = reader.read(fd) }
+        while got == 0 { got = reader.read(fd) ?? 0 }
     }
+    if reader.errors > 0 { fail("setting up the stack failed: \(reader.errors) error replies") }
     close(fd)
 }
 
 func threadEntry(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard let raw else { return nil }
-    let box = Unmanaged<ClientBox>.fromOpaque(raw).takeRetainedValue()
-    runClient(box.client, box.shared)
+    let box = Unmanaged<DriverBox>.fromOpaque(raw).takeRetainedValue()
+    runDriver(box.clients, box.shared)
     return nil
 }
 
-func runClient(_ client: Int, _ shared: Shared) {
-    let options = shared.options
-    let fd = connectUnix(options.path)
-    var reader = ReplyReader()
+/// One client: its socket, its next sequence number and the send times of its calls in flight (oldest first;
+/// replies come back in call order).
+struct Client {
+    let number: Int
+    let fd: Int32
     var sequence = 0
-    var inFlight: [UInt64] = []
+    var sent: [UInt64] = []
+    var firstSent = 0
+    var reader = ReplyReader()
+}
+
+/// Drives `numbers` clients on one thread: each keeps `window` calls in flight, sending the next as soon as a
+/// reply arrives, all waited for with one epoll set.
+func runDriver(_ numbers: [Int], _ shared: Shared) {
+    let options = shared.options
+    var clients = numbers.map { Client(number: $0, fd: connectUnix(options.path)) }
+    let poller = epoll_create1(Int32(EPOLL_CLOEXEC))
+    guard poller >= 0 else { fail("epoll_create1: errno \(errno)") }
+    for (index, client) in clients.enumerated() {
+        _ = fcntl(client.fd, F_SETFL, fcntl(client.fd, F_GETFL) | O_NONBLOCK)
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = UInt64(index)
+        guard epoll_ctl(poller, EPOLL_CTL_ADD, client.fd, &event) == 0 else { fail("epoll_ctl: errno \(errno)") }
+    }
     var latencies: [UInt64] = []
+    latencies.reserveCapacity(1 << 20)
     var count = 0
-    while !shared.started.load(ordering: .acquiring) { usleep(100) }
-    while !shared.stopped.load(ordering: .relaxed) {
-        while inFlight.count < options.window {
-            sendAll(fd, frame(options, client: client, sequence: sequence))
-            sequence += 1
-            inFlight.append(monotonicNanos())
-        }
-        let replies = reader.read(fd)
+    var out: [UInt8] = []
+    out.reserveCapacity(options.window * 200)
+    func refill(_ index: Int) {
+        out.removeAll(keepingCapacity: true)
         let now = monotonicNanos()
+        while clients[index].sent.count - clients[index].firstSent < options.window {
+            appendFrame(options, client: clients[index].number, sequence: clients[index].sequence, to: &out)
+            clients[index].sequence += 1
+            clients[index].sent.append(now)
+        }
+        if !out.isEmpty { sendAll(clients[index].fd, out) }
+    }
+    while !shared.started.load(ordering: .acquiring) { usleep(100) }
+    for index in clients.indices { refill(index) }
+    var events = [epoll_event](repeating: epoll_event(), count: 64)
+    while !shared.stopped.load(ordering: .relaxed) {
+        let ready = events.withUnsafeMutableBufferPointer { epoll_wait(poller, $0.baseAddress, Int32($0.count), 100) }
+        if ready < 0 && errno == EINTR { continue }
+        guard ready >= 0 else { fail("epoll_wait: errno \(errno)") }
         let counting = shared.measuring.load(ordering: .relaxed)
-        for _ in 0..<replies {
-            let sent = inFlight.removeFirst()
-            if counting {
-                latencies.append(now - sent)
-                count += 1
+        for slot in 0..<Int(ready) {
+            let index = Int(events[slot].data.u64)
+            guard let replies = clients[index].reader.read(clients[index].fd), replies > 0 else { continue }
+            let now = monotonicNanos()
+            for _ in 0..<replies {
+                let sentAt = clients[index].sent[clients[index].firstSent]
+                clients[index].firstSent += 1
+                if counting {
+                    latencies.append(now - sentAt)
+                    count += 1
+                }
             }
+            if clients[index].firstSent > 4096 {
+                clients[index].sent.removeFirst(clients[index].firstSent)
+                clients[index].firstSent = 0
+            }
+            refill(index)
         }
     }
-    close(fd)
+    var errors = 0
+    for client in clients {
+        errors += client.reader.errors
+        close(client.fd)
+    }
+    close(poller)
     shared.results.state.withLock {
         $0.count += count
-        $0.errors += reader.errors
+        $0.errors += errors
         $0.latencies += latencies
     }
 }
@@ -196,10 +275,11 @@ func runLoad(_ options: Options) {
     let shared = Shared(options: options)
     setUp(options)
     var threads: [pthread_t] = []
-    for client in 0..<options.clients {
+    for driver in 0..<options.threads {
+        let numbers = Array(stride(from: driver, to: options.clients, by: options.threads))
         var thread = pthread_t()
-        let box = Unmanaged.passRetained(ClientBox(client: client, shared: shared))
-        pthread_create(&thread, nil, threadEntry, box.toOpaque())
+        let box = Unmanaged.passRetained(DriverBox(clients: numbers, shared: shared))
+        guard pthread_create(&thread, nil, threadEntry, box.toOpaque()) == 0 else { fail("pthread_create failed") }
         threads.append(thread)
     }
     shared.started.store(true, ordering: .releasing)
@@ -217,6 +297,8 @@ func runLoad(_ options: Options) {
         return Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]) / 1_000
     }
     print(
-        "method \(options.method) clients \(options.clients) window \(options.window): \(Int(Double(count) / elapsed)) calls/s, "
+        "method \(options.method) clients \(options.clients) window \(options.window) threads \(options.threads): "
+            + "\(Int(Double(count) / elapsed)) calls/s, "
             + "p50 \(percentile(0.5)) µs, p99 \(percentile(0.99)) µs, p99.9 \(percentile(0.999)) µs, errors \(errors)")
+    if errors > 0 { exit(1) }
 }

@@ -1,5 +1,6 @@
 // smartstack-load — drives a running smartstackd over its socket with many concurrent clients and reports
-// acknowledged calls per second and latency percentiles. Each client is a thread with a blocking socket that
-// keeps `--window` calls in flight (1 = send, wait for the reply, send the next).
+// acknowledged calls per second and latency percentiles. Each client is its own connection and keeps `--window`
+// calls in flight (1 = send, wait for the reply, send the next); the clients are driven with epoll by
+// `--threads` threads (default 1, as redis-benchmark does), so the generator takes little of the machine.
 
 runLoad(Options.parse(Array(CommandLine.arguments.dropFirst())))

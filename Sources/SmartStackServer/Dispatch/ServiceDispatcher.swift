@@ -54,6 +54,45 @@ public struct ServiceDispatcher: CallHandler {
         }
     }
 
+    /// Answers a donation on the connection's event loop, which is the engine's actor's executor: the donation is
+    /// applied and logged at once and acknowledged when its commit is known, with no task and no thread hop.
+    /// Every other call goes to `handle`.
+    public func handleImmediately(_ call: VarlinkCall, peer: PeerCredentials) -> ImmediateOutcome? {
+        guard !call.more, call.method == SmartStackMethod.donate.rawValue else { return nil }
+        if case .denied(let reason) = access.authorize(.donate, peer: peer) {
+            return .done(refuse(call, peer: peer, reason: reason))
+        }
+        let context = CallContext(call: call, interface: String(call.interface), peer: peer)
+        let request: DonateRequest
+        do {
+            guard case .donate(let decoded) = try SmartStackRequest(call: call) else { return nil }
+            request = decoded
+        } catch {
+            logger.debug("call failed", metadata: ["method": "\(call.method)", "error": "\(error)"])
+            return .done(.failure(error))
+        }
+        if case .denied(let reason) = access.authorize(app: request.app, peer: peer) {
+            return .done(refuse(call, peer: peer, reason: reason))
+        }
+        let donation = request.donation(defaultTime: host.now(), generatedID: "generated")
+        let idGiven = request.id != nil
+        let host = self.host
+        let logged = host.assumeIsolated { host in
+            Result { () throws(HostError) in try host.donateNow(donation, idGiven: idGiven) }
+        }
+        switch logged {
+        case .failure(let error):
+            return .done(.failure(context.error(error)))
+        case .success(let (id, ticket)):
+            return .afterCommit(ticket) { outcome in
+                guard let error = host.assumeIsolated({ $0.acknowledged(outcome) }) else {
+                    return .reply(DonateRequest.reply(id: id))
+                }
+                return .failure(context.error(error))
+            }
+        }
+    }
+
     /// `PermissionDenied`, reported to the journal as a refused client.
     private func refuse(_ call: VarlinkCall, peer: PeerCredentials, reason: String) -> CallOutcome {
         reporter.clientRejected(peer, .permissionDenied(method: call.method, reason: reason))

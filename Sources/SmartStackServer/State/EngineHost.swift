@@ -44,6 +44,10 @@ public actor EngineHost {
     let started: Timestamp
     var stopping = false
     var publishScheduled = false
+    /// Whether a flush of the log is scheduled for the end of the event loop's current turn.
+    var flushScheduled = false
+    /// The ticket of the latest event logged (commits are in order: once it is stored, so is every earlier one).
+    var lastTicket = CommitTicket.committed
     /// Whether a wake-up to retry publishing is set while storage is failing.
     var storageRetryScheduled = false
     private var idCounter: UInt64 = 0
@@ -79,25 +83,47 @@ public actor EngineHost {
         return effects
     }
 
+    /// The synchronous half of `record`: applies and logs the event; the call may be acknowledged once the
+    /// returned ticket has committed (`acknowledged(_:)` tells how it went).
+    public func recordNow(_ event: EngineEvent) throws(HostError) -> CommitTicket {
+        try apply(event).1
+    }
+
     /// Stores a donation, making up an id when the app gave none; returns the id.
     ///
     /// An id the app already used is accepted again only for the very same donation (a retried call), which
     /// stores nothing new; a different donation under a used id is a conflict.
     public func donate(_ donation: Donation, idGiven: Bool) async throws(HostError) -> String {
+        let (id, ticket) = try donateNow(donation, idGiven: idGiven)
+        try await committed(ticket)
+        return id
+    }
+
+    /// The synchronous half of `donate`: applies and logs the donation and returns its id with the ticket to
+    /// wait for before acknowledging it. A retried donation returns the latest ticket, so its acknowledgement
+    /// still waits for the first call's commit if that is pending.
+    public func donateNow(_ donation: Donation, idGiven: Bool) throws(HostError) -> (id: String, ticket: CommitTicket) {
         var donation = donation
         if !idGiven { donation.id = nextDonationID() }
         if let existing = donations[donation.app]?[donation.id] {
             guard existing == donation else {
                 throw .core(.conflict(kind: "donation", id: donation.id, reason: "the app already used this id for another donation"))
             }
-            return donation.id
+            return (donation.id, lastTicket)
         }
         guard donationCount < limits.maxDonations else {
             throw .core(.limitExceeded(limit: "donations", maximum: limits.maxDonations))
         }
         let (_, ticket) = try apply(.donate(donation))
-        try await committed(ticket)
-        return donation.id
+        return (donation.id, ticket)
+    }
+
+    /// After a ticket from `recordNow` or `donateNow` resolved: `nil` when stored, or the call's error (after
+    /// rolling the engine back to what is stored).
+    public func acknowledged(_ outcome: Result<Void, StoreFailure>) -> HostError? {
+        guard case .failure(let failure) = outcome else { return nil }
+        recoverIfNeeded()
+        return .store(failure)
     }
 
     /// Deletes an app's donations by filter, rebuilding the model as if they had never been made.
@@ -134,10 +160,26 @@ public actor EngineHost {
             if logger.logLevel <= .debug { logDonation(donation) }
         }
         statistics.eventsRecorded += 1
-        let ticket = log.enqueue([event])
+        let ticket = log.enqueueHeld([event])
+        lastTicket = ticket
+        scheduleFlush()
         fanOut(decisions: [], effects: effects)
         schedulePublish()
         return (effects, ticket)
+    }
+
+    /// Starts the commit of what this burst logged once the event loop has handled the input it has now: the
+    /// burst's calls then share one commit, where waking the writer at the first would commit it nearly alone.
+    private func scheduleFlush() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        eventLoop.execute { [self] in
+            // The event loop is this actor's executor: a task on it runs isolated to the actor.
+            assumeIsolated { host in
+                host.flushScheduled = false
+                host.log.flush()
+            }
+        }
     }
 
     /// Schedules one publish after the calls queued now.

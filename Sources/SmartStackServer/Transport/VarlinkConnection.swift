@@ -1,6 +1,12 @@
+import Collections
 import Logging
 import NIOCore
 public import SmartStackProtocol
+public import SmartStackStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What a call produced: a reply, a typed error, or a stream of replies.
 public enum CallOutcome: Sendable {
@@ -11,100 +17,349 @@ public enum CallOutcome: Sendable {
     case stream(@Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void)
 }
 
+/// What a call answered on the connection's event loop produced.
+public enum ImmediateOutcome {
+    /// The reply or error is known now.
+    case done(CallOutcome)
+    /// The call was applied and logged; its reply is known once `ticket` has committed. `complete` runs on the
+    /// event loop with the commit's outcome and gives the reply (or the error when it could not be stored).
+    case afterCommit(CommitTicket, complete: (Result<Void, StoreFailure>) -> CallOutcome)
+}
+
 /// Answers calls; the service's dispatcher, or a test's.
 public protocol CallHandler: Sendable {
     func handle(_ call: VarlinkCall, peer: PeerCredentials) async -> CallOutcome
+    /// Answers `call` right away, on the event loop its connection is served on (the engine's), when that
+    /// needs no suspension; `nil` sends the call to `handle`.
+    func handleImmediately(_ call: VarlinkCall, peer: PeerCredentials) -> ImmediateOutcome?
 }
 
-/// Serves one client: reads frames, answers calls in order, runs streams, and closes on framing errors.
-///
-/// Calls are answered inline as they are read, so a call costs no hand-off between tasks; the replies to
-/// everything one read brought go out in one write. A client that pipelines faster than it is answered is
-/// slowed by its socket, not buffered in our memory. A stream (`more`) runs in a child task while the loop
-/// keeps reading only to notice the client leaving; the stream holds the connection until it ends, and then
-/// the connection closes (calls sent after a stream call are not answered).
-struct VarlinkConnection {
-    let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
-    let handler: any CallHandler
-    let maxFrameSize: Int
-    let logger: Logger
+extension CallHandler {
+    public func handleImmediately(_ call: VarlinkCall, peer: PeerCredentials) -> ImmediateOutcome? { nil }
+}
 
-    func run() async {
-        let peer = await PeerCredentials.of(channel.channel)
-        let channel = self.channel.channel
-        do {
-            try await self.channel.executeThenClose { inbound, outbound in
-                let closed = OneShotSignal()
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    defer { closed.fire() }
-                    var decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
-                    var out: [UInt8] = []
-                    out.reserveCapacity(4_096)
-                    var streaming = false
-                    reading: for try await buffer in inbound {
-                        decoder.append(buffer.readableBytesView)
-                        var broken = false
-                        while !streaming {
-                            let call: VarlinkCall
-                            do {
-                                guard let frame = try decoder.next() else { break }
-                                call = try VarlinkCall(frame: frame)
-                            } catch {
-                                // Answer what came before the broken frame, then close: the stream of bytes
-                                // can't be resynchronised.
-                                logger.notice(
-                                    "closing connection on a framing error",
-                                    metadata: ["peer": "\(peer)", "error": "\(error)"])
-                                broken = true
-                                break
-                            }
-                            switch await handler.handle(call, peer: peer) {
-                            case .reply(let parameters):
-                                if !call.oneway { VarlinkReply(parameters: parameters).encode(into: &out) }
-                            case .failure(let error):
-                                if !call.oneway { VarlinkReply(error: error).encode(into: &out) }
-                            case .stream(let run):
-                                streaming = true
-                                try await flush(&out, to: outbound)
-                                group.addTask {
-                                    // When the stream ends (cut off, shutdown, client gone) the connection ends.
-                                    defer { channel.close(promise: nil) }
-                                    try? await stream(run, outbound: outbound, closed: closed)
-                                }
-                            }
-                        }
-                        if streaming { decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize) }
-                        try await flush(&out, to: outbound)
-                        if broken { break reading }
+/// Tells the connections of one event loop when commits resolve: the store's writer hops to the loop once per
+/// commit, however many connections wait for it.
+///
+/// Only used on its event loop (hence `@unchecked Sendable`: it is captured by the hop back to the loop).
+final class CommitNotifier: @unchecked Sendable {
+    let eventLoop: any EventLoop
+    private var waiting: [ObjectIdentifier: [() -> Void]] = [:]
+
+    init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
+
+    /// Runs `action` on the event loop once `waiter` has resolved.
+    func notify(when waiter: CommitWaiter, _ action: @escaping () -> Void) {
+        eventLoop.assertInEventLoop()
+        let key = ObjectIdentifier(waiter)
+        if waiting[key] != nil {
+            waiting[key, default: []].append(action)
+            return
+        }
+        // The waiter stays alive while a connection holds its ticket, so its identifier is not reused meanwhile.
+        waiting[key] = [action]
+        waiter.whenResolved { [self] _ in eventLoop.execute { self.fire(key) } }
+    }
+
+    private func fire(_ key: ObjectIdentifier) {
+        for action in waiting.removeValue(forKey: key) ?? [] { action() }
+    }
+}
+
+/// Serves one client on its channel's event loop: reads frames, answers calls in order, runs streams, and closes
+/// on framing errors.
+///
+/// Calls that need no suspension (the dispatcher's `handleImmediately`: donations and other recording calls) are
+/// answered inline as they are decoded: applied to the engine and logged at once, their replies queued in call
+/// order until their commit is known, so a call costs no task and no thread hop, and one commit wakes every
+/// connection waiting for it once. Any other call runs as a task, and the connection reads and decodes nothing
+/// further until it is answered. The replies to everything one read brought go out in one write.
+///
+/// Reading pauses while the socket's output is full or many replies wait, so a client that pipelines faster than
+/// it reads is slowed by its socket, not buffered in our memory. A stream (`more`) holds the connection until it
+/// ends; input is then only read to notice the client leaving, and the connection closes when the stream ends
+/// (calls sent after a stream call are not answered).
+final class VarlinkConnection: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private enum Pending {
+        case ready(CallOutcome, oneway: Bool)
+        case waiting(CommitTicket, complete: (Result<Void, StoreFailure>) -> CallOutcome, oneway: Bool)
+    }
+
+    /// Replies queued beyond this stop reading until they are written.
+    static let maxQueuedReplies = 1_024
+
+    private let handler: any CallHandler
+    private let maxFrameSize: Int
+    private let logger: Logger
+    private let notifier: CommitNotifier
+    private let executor: EventLoopTaskExecutor
+    private var context: ChannelHandlerContext?
+    private var peer = PeerCredentials.unknown
+    private var decoder: VarlinkFrameDecoder
+    private var queue: Deque<Pending> = []
+    /// The waiter the connection asked the notifier about (the first queued reply's commit).
+    private var watched: ObjectIdentifier?
+    private var scratch: [UInt8] = []
+    /// Whether the peer's credentials are known (nothing is read before).
+    private var started = false
+    /// A call runs as a task; nothing after it is decoded until it is answered.
+    private var running = false
+    /// The input closed (shutdown or the client's half-close): what arrived is answered, then the connection closes.
+    private var inputClosed = false
+    /// A frame was broken (or the client left): nothing more is decoded; what came before is answered.
+    private var broken = false
+    /// A stream call's replies, waiting for the replies queued before it.
+    private var pendingStream: (@Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void)?
+    private var streaming = false
+    private var streamTask: Task<Void, Never>?
+
+    init(
+        handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: CommitNotifier,
+        executor: EventLoopTaskExecutor
+    ) {
+        self.handler = handler
+        self.maxFrameSize = maxFrameSize
+        self.logger = logger
+        self.notifier = notifier
+        self.executor = executor
+        self.decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
+        scratch.reserveCapacity(4_096)
+    }
+
+    // MARK: Channel events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { start(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        streamTask?.cancel()
+        queue.removeAll()
+        broken = true
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        // While a stream runs, input is read only to notice the client leaving.
+        guard !streaming, pendingStream == nil, !broken else { return }
+        decoder.append(buffer.readableBytesView)
+        process()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        drain()
+        readIfPossible()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        readIfPossible()
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, case .inputClosed = event {
+            // Answer what already arrived, then close (unless a stream holds the connection).
+            inputClosed = true
+            process()
+            drain()
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("connection closed", metadata: ["peer": "\(peer)", "error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    // MARK: Calls
+
+    /// Reads the peer's credentials (the access policy needs them), then starts reading.
+    private func start(_ context: ChannelHandlerContext) {
+        guard !started else { return }
+        started = true
+        #if canImport(Glibc)
+            if let provider = context.channel as? any SocketOptionProvider {
+                let credentials: EventLoopFuture<KernelPeerCredentials> = provider.unsafeGetSocketOption(
+                    level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+                let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
+                credentials.whenComplete { result in
+                    if case .success(let found) = result {
+                        connection.value.peer = PeerCredentials(pid: found.pid, uid: found.uid, gid: found.gid)
                     }
+                    connection.value.readIfPossible()
                 }
+                return
             }
-        } catch {
-            logger.debug("connection closed", metadata: ["peer": "\(peer)", "error": "\(error)"])
+        #endif
+        readIfPossible()
+    }
+
+    /// Asks for more input unless a call is running, the output is full, or too many replies wait.
+    private func readIfPossible() {
+        guard let context, started, !running, context.channel.isActive else { return }
+        guard streaming || (!inputClosed && !broken && queue.count < Self.maxQueuedReplies && context.channel.isWritable) else {
+            return
+        }
+        context.read()
+    }
+
+    /// Decodes and answers the calls received, in order, until one has to run as a task.
+    private func process() {
+        while !running && !broken && !streaming && pendingStream == nil {
+            let call: VarlinkCall
+            do {
+                guard let frame = try decoder.next() else { return }
+                call = try VarlinkCall(frame: frame)
+            } catch {
+                // Answer what came before the broken frame, then close: the stream of bytes can't be resynchronised.
+                logger.notice(
+                    "closing connection on a framing error", metadata: ["peer": "\(peer)", "error": "\(error)"])
+                broken = true
+                return
+            }
+            switch handler.handleImmediately(call, peer: peer) {
+            case .done(let outcome):
+                queue.append(.ready(outcome, oneway: call.oneway))
+            case .afterCommit(let ticket, let complete):
+                queue.append(.waiting(ticket, complete: complete, oneway: call.oneway))
+            case nil:
+                run(call)
+            }
         }
     }
 
-    private func flush(_ out: inout [UInt8], to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
-        guard !out.isEmpty else { return }
-        try await outbound.write(ByteBuffer(bytes: out))
-        out.removeAll(keepingCapacity: true)
+    /// Runs a call that may suspend as a task on the loop's executor; the connection waits for its outcome.
+    private func run(_ call: VarlinkCall) {
+        guard let context else { return }
+        running = true
+        let handler = self.handler
+        let peer = self.peer
+        let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        Task(executorPreference: executor) {
+            let outcome = await handler.handle(call, peer: peer)
+            eventLoop.execute { connection.value.finished(call, outcome) }
+        }
     }
 
-    private func stream(
-        _ run: @escaping @Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void,
-        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, closed: OneShotSignal
-    ) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                try await run { parameters in
-                    var frame: [UInt8] = []
-                    VarlinkReply(parameters: parameters, continues: true).encode(into: &frame)
-                    try await outbound.write(ByteBuffer(bytes: frame))
+    private func finished(_ call: VarlinkCall, _ outcome: CallOutcome) {
+        running = false
+        guard context != nil else { return }
+        if case .stream(let run) = outcome {
+            pendingStream = run
+            decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
+        } else {
+            queue.append(.ready(outcome, oneway: call.oneway))
+        }
+        process()
+        drain()
+        readIfPossible()
+    }
+
+    // MARK: Replies
+
+    /// Writes the replies whose outcome is known, in call order, in one write; waits for the first pending commit.
+    /// Once nothing waits, starts a pending stream, or closes a connection that is finishing.
+    private func drain() {
+        guard let context else { return }
+        scratch.removeAll(keepingCapacity: true)
+        replies: while let first = queue.first {
+            let outcome: CallOutcome
+            let oneway: Bool
+            switch first {
+            case .ready(let known, let isOneway):
+                outcome = known
+                oneway = isOneway
+            case .waiting(let ticket, let complete, let isOneway):
+                guard let result = ticket.outcome else {
+                    watch(ticket)
+                    break replies
                 }
+                outcome = complete(result)
+                oneway = isOneway
             }
-            group.addTask { await closed.wait() }
-            try await group.next()
-            group.cancelAll()
+            queue.removeFirst()
+            guard !oneway else { continue }
+            switch outcome {
+            case .reply(let parameters): VarlinkReply(parameters: parameters).encode(into: &scratch)
+            case .failure(let error): VarlinkReply(error: error).encode(into: &scratch)
+            case .stream: break  // streams never queue
+            }
+        }
+        if !scratch.isEmpty {
+            var buffer = context.channel.allocator.buffer(capacity: scratch.count)
+            buffer.writeBytes(scratch)
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        }
+        guard queue.isEmpty, !running, !streaming else { return }
+        if let stream = pendingStream {
+            pendingStream = nil
+            startStream(stream, context: context)
+        } else if inputClosed || broken {
+            context.close(promise: nil)
+        }
+    }
+
+    /// Asks to be told when the commit of `ticket` resolves (once per commit).
+    private func watch(_ ticket: CommitTicket) {
+        guard let waiter = ticket.waiter else { return }
+        let key = ObjectIdentifier(waiter)
+        guard watched != key else { return }
+        watched = key
+        notifier.notify(when: waiter) { [weak self] in
+            guard let self else { return }
+            if watched == key { watched = nil }
+            drain()
+            readIfPossible()
+        }
+    }
+
+    /// Runs a stream's replies on a task, each written when the previous one was; the connection closes when the
+    /// stream ends. A client that leaves cancels the task; a cancelled write closes the connection.
+    private func startStream(
+        _ run: @escaping @Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void,
+        context: ChannelHandlerContext
+    ) {
+        streaming = true
+        streamTask = Self.runStream(run, on: context.channel, executor: executor)
+        readIfPossible()
+    }
+
+    private static func runStream(
+        _ run: @escaping @Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void,
+        on channel: any Channel, executor: EventLoopTaskExecutor
+    ) -> Task<Void, Never> {
+        Task(executorPreference: executor) {
+            try? await run { parameters in
+                var frame: [UInt8] = []
+                VarlinkReply(parameters: parameters, continues: true).encode(into: &frame)
+                try await write(frame, to: channel)
+            }
+            channel.close(promise: nil)
+        }
+    }
+
+    private static func write(_ frame: [UInt8], to channel: any Channel) async throws {
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        channel.writeAndFlush(ByteBuffer(bytes: frame), promise: promise)
+        try await withTaskCancellationHandler {
+            try await promise.futureResult.get()
+        } onCancel: {
+            channel.close(promise: nil)
         }
     }
 }

@@ -60,9 +60,9 @@ public struct VarlinkListener: Service {
 
     /// Binds (or adopts) the socket; throws `ListenError` when it can't, before anything is served.
     ///
-    /// Accepted connections come out as plain channels that do not read yet; `serve` wraps each in an async
-    /// channel on its own task. (An async channel NIO accepted while the server was closing would be dropped
-    /// unfinished, which NIO treats as a fatal error; a plain channel is just closed.)
+    /// Accepted connections come out as plain channels that do not read yet; `serve` adds each one's
+    /// ``VarlinkConnection`` handler, which starts reading. (An async channel NIO accepted while the server was
+    /// closing would be dropped unfinished, which NIO treats as a fatal error; a plain channel is just closed.)
     public func bind() async throws -> NIOAsyncChannel<any Channel, Never> {
         let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.backlog, value: 512)
@@ -101,13 +101,13 @@ public struct VarlinkListener: Service {
         let serverChannel = server.channel
         let connections = self.connections
         let executor = EventLoopTaskExecutor(eventLoop)
+        let notifier = CommitNotifier(eventLoop: eventLoop)
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
                     for try await channel in inbound {
                         group.addTask(executorPreference: executor) {
-                            guard let connection = await Self.wrap(channel) else { return }
-                            await serve(connection)
+                            await serve(channel, notifier: notifier, executor: executor)
                         }
                     }
                 }
@@ -131,24 +131,24 @@ public struct VarlinkListener: Service {
         let accepted = socket.connections()
         let eventLoop = self.eventLoop
         let executor = EventLoopTaskExecutor(eventLoop)
+        let notifier = CommitNotifier(eventLoop: eventLoop)
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for await descriptor in accepted {
                     group.addTask(executorPreference: executor) {
-                        let connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+                        let channel: any Channel
                         let bootstrap = ClientBootstrap(group: eventLoop)
                             .channelOption(.allowRemoteHalfClosure, value: true)
+                            .channelOption(.autoRead, value: false)
                         do {
-                            connection = try await bootstrap.withConnectedSocket(descriptor) { channel in
-                                channel.eventLoop.makeCompletedFuture {
-                                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                                }
+                            channel = try await bootstrap.withConnectedSocket(descriptor) { channel in
+                                channel.eventLoop.makeSucceededFuture(channel)
                             }
                         } catch {
                             logger.notice("could not take a connection", metadata: ["error": "\(error)"])
                             return
                         }
-                        await serve(connection)
+                        await serve(channel, notifier: notifier, executor: executor)
                     }
                 }
             }
@@ -160,34 +160,31 @@ public struct VarlinkListener: Service {
         logger.info("stopped listening", metadata: ["address": "\(target)"])
     }
 
-    /// Wraps an accepted channel in an async channel and starts reading; `nil` (and the channel closed) when
-    /// it went away first.
-    static func wrap(_ channel: any Channel) async -> NIOAsyncChannel<ByteBuffer, ByteBuffer>? {
-        do {
-            return try await channel.eventLoop.submit {
-                // Reading starts on a later turn of this loop, after the async channel's handler is in place;
-                // nothing after the wrapping can fail, so the async channel is never dropped unfinished.
-                try channel.syncOptions?.setOption(.autoRead, value: true)
-                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-            }.get()
-        } catch {
-            channel.close(promise: nil)
-            return nil
-        }
-    }
-
-    /// Serves one accepted connection, or closes it at once (with a journal entry) over the limit.
-    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
-        guard connections.admit(connection.channel) else {
-            let peer = await PeerCredentials.of(connection.channel)
+    /// Serves one accepted connection until it closes, or closes it at once (with a journal entry) over the limit.
+    private func serve(_ channel: any Channel, notifier: CommitNotifier, executor: EventLoopTaskExecutor) async {
+        guard connections.admit(channel) else {
+            let peer = await PeerCredentials.of(channel)
             reporter.clientRejected(peer, .connectionLimit(connections.limit))
             logger.debug(
                 "client rejected: connection limit", metadata: ["limit": "\(connections.limit)", "peer": "\(peer)"])
-            // Closing through the async channel finishes its writer (NIO requires that).
-            try? await connection.executeThenClose { _, _ in }
+            channel.close(promise: nil)
             return
         }
-        await VarlinkConnection(channel: connection, handler: handler, maxFrameSize: maxFrameSize, logger: logger).run()
-        connections.remove(connection.channel)
+        let handler = self.handler
+        let maxFrameSize = self.maxFrameSize
+        let logger = self.logger
+        do {
+            // The connection reads only once its handler is in place (accepted channels do not read by themselves).
+            try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.addHandler(
+                    VarlinkConnection(
+                        handler: handler, maxFrameSize: maxFrameSize, logger: logger, notifier: notifier,
+                        executor: executor))
+            }.get()
+            try? await channel.closeFuture.get()
+        } catch {
+            channel.close(promise: nil)
+        }
+        connections.remove(channel)
     }
 }
