@@ -40,14 +40,22 @@ done
 "$BUILD/smartstack-store-bench" store --seconds 3 --clients 50 --durability power
 
 echo "== acknowledged durable donations over the socket"
-for run in $(seq "$RUNS"); do
-    start_daemon ""
-    "$BUILD/smartstack-load" --socket "$work/d/sock" --clients 50 --seconds 5
-    stop_daemon
-    start_daemon ""
-    "$BUILD/smartstack-load" --socket "$work/d/sock" --clients 1 --seconds 5
-    stop_daemon
-done
+# Each configuration runs RUNS times against a fresh daemon; the median is printed after the runs.
+socket_load() {  # $1: clients, $2: calls in flight per client
+    local rates=()
+    for run in $(seq "$RUNS"); do
+        start_daemon ""
+        line=$("$BUILD/smartstack-load" --socket "$work/d/sock" --clients "$1" --window "$2" --seconds 5)
+        echo "$line"
+        rates+=("$(echo "$line" | sed -E 's/.*: ([0-9]+) calls\/s.*/\1/')")
+        stop_daemon
+    done
+    printf '%s\n' "${rates[@]}" | sort -n | awk -v c="$1" -v w="$2" \
+        '{ v[NR] = $1 } END { printf "median of %d runs, %d clients, %d in flight each: %d acknowledged donations/s\n", NR, c, w, v[int((NR + 1) / 2)] }'
+}
+socket_load 50 1
+socket_load 50 4
+socket_load 1 1
 
 echo "== start-up to serving with $DONATIONS stored donations"
 "$BUILD/smartstack-store-bench" fill --state "$work/big" --donations "$DONATIONS"

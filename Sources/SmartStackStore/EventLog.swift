@@ -130,10 +130,10 @@ public final class CommitWaiter: Sendable {
             state = .done(failure)
             return (waiters, callbacks)
         }
+        for callback in callbacks { callback(failure) }
         for waiter in waiters {
             if let failure { waiter.resume(throwing: failure) } else { waiter.resume() }
         }
-        for callback in callbacks { callback(failure) }
     }
 
     /// The outcome once resolved, `nil` while pending.

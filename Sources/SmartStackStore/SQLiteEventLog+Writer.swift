@@ -88,10 +88,7 @@ extension SQLiteEventLog {
         var result = CommitResult()
         do {
             try writerDatabase.writeWithoutTransaction { db in
-                try db.inTransaction(.immediate) {
-                    try writer.write(batch, db, into: &result)
-                    return .commit
-                }
+                try writer.transaction(db) { try writer.write(batch, db, into: &result) }
             }
         } catch {
             fail(batch, error)
@@ -196,7 +193,27 @@ final class StoreWriter: @unchecked Sendable {
     private var buffer = ByteWriter(capacity: 512)
     var recordsSinceCheckpoint = 0
 
+    private var begin: RawStatement?
+    private var commit: RawStatement?
+
     init(path: String) { self.path = path }
+
+    /// Runs `body` in an immediate transaction through prepared `BEGIN` and `COMMIT` statements (GRDB's
+    /// `inTransaction` builds and parses both per commit); rolls back when `body` or the commit fails.
+    func transaction(_ db: Database, _ body: () throws -> Void) throws {
+        let begin = try self.begin ?? RawStatement(db, sql: "BEGIN IMMEDIATE")
+        let commit = try self.commit ?? RawStatement(db, sql: "COMMIT")
+        self.begin = begin
+        self.commit = commit
+        try begin.run()
+        do {
+            try body()
+            try commit.run()
+        } catch {
+            if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK") }
+            throw error
+        }
+    }
 
     /// Writes a batch inside the caller's transaction.
     func write(_ batch: Batch, _ db: Database, into result: inout CommitResult) throws {

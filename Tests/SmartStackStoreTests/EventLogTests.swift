@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import SmartStackCore
 import SmartStackStore
+import Synchronization
 import Testing
 
 @Suite("SQLite event log", .timeLimit(.minutes(2)))
@@ -76,6 +77,34 @@ struct EventLogTests {
         #expect(stored.events.count == clients * perClient)
         #expect(Set(stored.sequences).count == stored.sequences.count)
         #expect(Set(stored.events).count == stored.events.count)
+        await log.close()
+    }
+
+    @Test("a held burst waits for flush, then shares one commit; whenResolved callbacks run once it is stored")
+    func heldBurst() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try S.open(directory)
+        // The writer is idle after the first commit; held events do not wake it.
+        try await log.enqueue([S.donation("mail", id: "first", at: 0)]).committed()
+        let tickets = (0..<20).map { log.enqueueHeld([S.donation("mail", id: "h\($0)", at: Double($0 + 1))]) }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(tickets.allSatisfy { $0.outcome == nil }, "held events were committed without a flush")
+        #expect(log.statistics()?.commits == 1)
+        let resolved = Mutex<[StoreFailure?]>([])
+        let waiter = try #require(tickets.last?.waiter)
+        waiter.whenResolved { failure in resolved.withLock { $0.append(failure) } }
+        log.flush()
+        try await tickets.last?.committed()
+        // Every ticket of the burst is the same commit's; the callback ran once, with success.
+        for ticket in tickets { #expect(ticket.outcome.map { (try? $0.get()) != nil } == true) }
+        for _ in 0..<100 where resolved.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(resolved.withLock { $0.count == 1 && $0[0] == nil })
+        #expect(log.statistics()?.commits == 2)
+        #expect(log.statistics()?.storedDonations == 21)
+        // A callback registered after the commit runs at once.
+        let late = Mutex(false)
+        waiter.whenResolved { _ in late.withLock { $0 = true } }
+        #expect(late.withLock { $0 })
         await log.close()
     }
 
