@@ -41,7 +41,7 @@ public struct ServiceDispatcher: CallHandler {
         if case .denied(let reason) = access.authorize(SmartStackMethod(rawValue: call.method), peer: peer) {
             return refuse(call, peer: peer, reason: reason)
         }
-        let context = CallContext(call: call, interface: String(call.interface), peer: peer)
+        let context = CallContext(call: call, peer: peer)
         do {
             let request = try SmartStackRequest(call: call)
             if let app = request.providerApp, case .denied(let reason) = access.authorize(app: app, peer: peer) {
@@ -62,11 +62,10 @@ public struct ServiceDispatcher: CallHandler {
         if case .denied(let reason) = access.authorize(.donate, peer: peer) {
             return .done(refuse(call, peer: peer, reason: reason))
         }
-        let context = CallContext(call: call, interface: String(call.interface), peer: peer)
+        let context = CallContext(call: call, peer: peer)
         let request: DonateRequest
         do {
-            guard case .donate(let decoded) = try SmartStackRequest(call: call) else { return nil }
-            request = decoded
+            request = try DonateRequest(parameters: call.parameters)
         } catch {
             logger.debug("call failed", metadata: ["method": "\(call.method)", "error": "\(error)"])
             return .done(.failure(error))
@@ -114,8 +113,9 @@ public struct ServiceDispatcher: CallHandler {
 /// One call as a handler sees it.
 struct CallContext: Sendable {
     var call: VarlinkCall
-    var interface: String
     var peer: PeerCredentials
+    /// The calling interface (whose typed errors the call gets); computed only when an error needs it.
+    var interface: String { String(call.interface) }
     var parameters: JSONObject { call.parameters }
 
     /// The typed wire error for a host failure.

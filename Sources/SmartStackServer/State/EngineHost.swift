@@ -105,17 +105,27 @@ public actor EngineHost {
     public func donateNow(_ donation: Donation, idGiven: Bool) throws(HostError) -> (id: String, ticket: CommitTicket) {
         var donation = donation
         if !idGiven { donation.id = nextDonationID() }
-        if let existing = donations[donation.app]?[donation.id] {
+        guard !stopping else { throw .stopping }
+        try checkStorage()
+        // One hash lookup on the usual path: the donation goes into the index, and the rare cases undo that.
+        if let existing = donations[donation.app, default: [:]].updateValue(donation, forKey: donation.id) {
             guard existing == donation else {
+                donations[donation.app]?[donation.id] = existing
                 throw .core(.conflict(kind: "donation", id: donation.id, reason: "the app already used this id for another donation"))
             }
             return (donation.id, lastTicket)
         }
         guard donationCount < limits.maxDonations else {
+            donations[donation.app]?.removeLast()
             throw .core(.limitExceeded(limit: "donations", maximum: limits.maxDonations))
         }
-        let (_, ticket) = try apply(.donate(donation))
-        return (donation.id, ticket)
+        do {
+            let (_, ticket) = try apply(.donate(donation), indexed: true)
+            return (donation.id, ticket)
+        } catch {
+            donations[donation.app]?.removeLast()
+            throw error
+        }
     }
 
     /// After a ticket from `recordNow` or `donateNow` resolved: `nil` when stored, or the call's error (after
@@ -147,14 +157,15 @@ public actor EngineHost {
     ///
     /// Publishing waits for the end of the burst: the first event of a burst schedules one publish behind the
     /// calls already queued on the actor, so a burst of calls costs one ranking pass, not one per call.
-    private func apply(_ event: EngineEvent) throws(HostError) -> ([EngineEffect], CommitTicket) {
+    /// `indexed`: a donation already in the donation index (`donateNow` put it there).
+    private func apply(_ event: EngineEvent, indexed: Bool = false) throws(HostError) -> ([EngineEffect], CommitTicket) {
         guard !stopping else { throw .stopping }
         try checkStorage()
         let effects: [EngineEffect]
         do { effects = try engine.apply(event) } catch { throw .core(error) }
         history.append(event)
         if let donation = event.donation {
-            donations[donation.app, default: [:]][donation.id] = donation
+            if !indexed { donations[donation.app, default: [:]][donation.id] = donation }
             donationCount += 1
             statistics.donationsReceived += 1
             if logger.logLevel <= .debug { logDonation(donation) }
