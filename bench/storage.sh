@@ -54,6 +54,7 @@ socket_load() {  # $1: clients, $2: calls in flight per client
         '{ v[NR] = $1 } END { printf "median of %d runs, %d clients, %d in flight each: %d acknowledged donations/s\n", NR, c, w, v[int((NR + 1) / 2)] }'
 }
 socket_load 50 1
+socket_load 50 2
 socket_load 50 4
 socket_load 1 1
 
