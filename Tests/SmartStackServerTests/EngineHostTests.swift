@@ -1,5 +1,7 @@
 import SmartStackCore
 import SmartStackServer
+import SmartStackStore
+import Synchronization
 import Testing
 
 @Suite("Engine host")
@@ -20,6 +22,24 @@ struct EngineHostTests {
         await #expect(throws: HostError.self) { try await host.donate(other, idGiven: true) }
         // Ids are per app: another app may use the same id.
         #expect(try await host.donate(ServerFixture.donation("news", id: "abc", at: clock.now()), idGiven: true) == "abc")
+    }
+
+    @Test("a retried donation is acknowledged only once the first call's commit is stored")
+    func retryWaitsForTheFirstCommit() async throws {
+        let clock = ManualClock()
+        let log = HeldEventLog()
+        let host = EngineHost(
+            settings: EngineSettings(), clock: clock, log: log, logger: ServerFixture.logger)
+        let donation = ServerFixture.donation("mail", id: "once", at: clock.now())
+        let first = try await host.donateNow(donation, idGiven: true)
+        let retry = try await host.donateNow(donation, idGiven: true)
+        #expect(first.id == "once" && retry.id == "once")
+        #expect(first.ticket.outcome == nil)
+        #expect(retry.ticket.outcome == nil, "the retry was acknowledged before the first call was stored")
+        #expect(log.events.withLock { $0.compactMap(\.donation).count } == 1)
+        log.commitAll()
+        #expect(retry.ticket.outcome.map { (try? $0.get()) != nil } == true)
+        #expect(await host.snapshotStatistics().donations == 1)
     }
 
     @Test("ListDonations pages in recorded order; DeleteDonations removes rows and rebuilds")
@@ -108,4 +128,31 @@ struct EngineHostTests {
             try await host.donate(ServerFixture.donation("mail", at: ServerFixture.start), idGiven: false)
         }
     }
+}
+
+/// A log whose commits wait until the test says so.
+final class HeldEventLog: EventLog {
+    let events = Mutex<[EngineEvent]>([])
+    private let waiter = Mutex(CommitWaiter())
+
+    func enqueue(_ events: [EngineEvent]) -> CommitTicket {
+        self.events.withLock { $0 += events }
+        return .pending(waiter.withLock { $0 })
+    }
+
+    func commitAll() {
+        let current = waiter.withLock { waiter in
+            defer { waiter = CommitWaiter() }
+            return waiter
+        }
+        current.resolve(nil)
+    }
+
+    func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket { .committed }
+    func snapshot(_ engine: Engine) {}
+    var snapshotDue: Bool { false }
+    var status: EventLogStatus { .accepting }
+    func load() throws(StoreFailure) -> StoredHistory { StoredHistory() }
+    func statistics() -> EventLogStatistics? { nil }
+    func close() async {}
 }
