@@ -24,6 +24,31 @@ struct EngineHostTests {
         #expect(try await host.donate(ServerFixture.donation("news", id: "abc", at: clock.now()), idGiven: true) == "abc")
     }
 
+    @Test("deleting many donations of an app at once keeps the others, their order and their ids usable")
+    func deleteMany() async throws {
+        let clock = ManualClock()
+        let host = try await ServerFixture.host(apps: ["mail", "news"], clock: clock)
+        for index in 0..<300 {
+            clock.advance(seconds: 1)
+            let app = index.isMultiple(of: 3) ? "news" : "mail"
+            _ = try await host.donate(
+                ServerFixture.donation(app, id: "d\(index)", at: clock.now(), group: index.isMultiple(of: 2) ? "even" : nil),
+                idGiven: true)
+        }
+        let mail = ServerFixture.app("mail")
+        let kept = (0..<300).filter { !$0.isMultiple(of: 3) && !$0.isMultiple(of: 2) }.map { "d\($0)" }
+        #expect(try await host.deleteDonations(app: mail, filter: .group("even")) == 100)
+        #expect(try await host.listDonations(app: mail, after: nil, limit: 1_000).map(\.id) == kept)
+        #expect(try await host.listDonations(app: mail, after: kept[10], limit: 3).map(\.id) == Array(kept[11..<14]))
+        #expect(try await host.listDonations(app: ServerFixture.app("news"), after: nil, limit: 1_000).count == 100)
+        #expect(await host.snapshotStatistics().donations == 200)
+        // A deleted id may be used again; a kept one is still a retry.
+        clock.advance(seconds: 1)
+        #expect(try await host.donate(ServerFixture.donation("mail", id: "d2", at: clock.now()), idGiven: true) == "d2")
+        #expect(try await host.listDonations(app: mail, after: nil, limit: 1_000).last?.id == "d2")
+        #expect(await host.snapshotStatistics().donations == 201)
+    }
+
     @Test("a retried donation is acknowledged only once the first call's commit is stored")
     func retryWaitsForTheFirstCommit() async throws {
         let clock = ManualClock()

@@ -64,7 +64,17 @@ extension EngineHost {
             removed.append(donation)
             return true
         }
-        for donation in removed { donations[donation.app]?.removeValue(forKey: donation.id) }
+        var doomedIDs: [AppID: Set<String>] = [:]
+        for donation in removed { doomedIDs[donation.app, default: []].insert(donation.id) }
+        for (app, ids) in doomedIDs {
+            // Removing a key from an ordered dictionary shifts everything after it: a few keys one by one, many
+            // in one pass (an hour of expired donations one by one was quadratic in the app's donations).
+            if ids.count <= 8 {
+                for id in ids { donations[app]?.removeValue(forKey: id) }
+            } else {
+                donations[app]?.removeAll { ids.contains($0.key) }
+            }
+        }
         donationCount -= removed.count
         return removed
     }
