@@ -49,6 +49,32 @@ struct EngineHostTests {
         #expect(await host.snapshotStatistics().donations == 201)
     }
 
+    @Test("the hourly retention sweep drops donations past the retention period (listed and counted donations)")
+    func retentionSweep() async throws {
+        let clock = ManualClock()
+        var settings = EngineSettings()
+        settings.retention = 2 * 86_400
+        let host = EngineHost(settings: settings, clock: clock, log: InMemoryEventLog(), logger: ServerFixture.logger)
+        let start = clock.now()
+        for index in 0..<10 {
+            _ = try await host.donate(
+                ServerFixture.donation("mail", id: "d\(index)", at: start.adding(seconds: Double(index) * 3_600)),
+                idGiven: true)
+        }
+        clock.advance(seconds: 2 * 86_400 + 5.5 * 3_600)
+        _ = try await host.donate(ServerFixture.donation("mail", id: "fresh", at: clock.now()), idGiven: true)
+        // A read past the sweep interval starts the sweep (a rebuild off the loop, then the swap).
+        _ = await host.stacks()
+        let app = ServerFixture.app("mail")
+        var listed = try await host.listDonations(app: app, after: nil, limit: 100).map(\.id)
+        for _ in 0..<200 where listed.count == 11 {
+            try await Task.sleep(for: .milliseconds(10))
+            listed = try await host.listDonations(app: app, after: nil, limit: 100).map(\.id)
+        }
+        #expect(listed == ["d6", "d7", "d8", "d9", "fresh"])
+        #expect(await host.snapshotStatistics().donations == 5)
+    }
+
     @Test("a retried donation is acknowledged only once the first call's commit is stored")
     func retryWaitsForTheFirstCommit() async throws {
         let clock = ManualClock()

@@ -160,4 +160,64 @@ struct RestartEquivalenceTests {
         await second.stop()
         await second.closeLog()
     }
+
+    @Test("a deletion rebuilt off the event loop while donations keep coming equals a replay of the stored log")
+    func deletionDuringDonations() async throws {
+        let directory = try TemporaryDirectory()
+        let clock = TestClock()
+        let host = try await Self.host(directory, clock: clock, options: StoreOptions())
+        try await Self.workload(host, clock: clock, seed: 7, steps: 200)
+        // A history long enough that the rebuild takes a while, with a group to delete.
+        for index in 0..<4_000 {
+            clock.advance(seconds: 30)
+            let donation = Donation(
+                id: "bulk\(index)", app: S.app(Self.apps[index % 3]), intent: "open", date: clock.now(),
+                groupId: index % 3 == 0 ? "bulk" : nil)
+            _ = try await host.donate(donation, idGiven: true)
+        }
+        let now = clock.now()
+        // The deletion and 400 donations (to apps b and c, and a new one to app a) run concurrently.
+        async let deleted = host.deleteDonations(app: S.app("a"), filter: .group("bulk"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<400 {
+                group.addTask {
+                    let app = ["a", "b", "c"][index % 3]
+                    let donation = Donation(
+                        id: "late\(index)", app: S.app(app), intent: "open", date: now.adding(seconds: Double(index)))
+                    _ = try await host.donate(donation, idGiven: true)
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await deleted == 1_334)
+        let a = try await host.listDonations(app: S.app("a"), after: nil, limit: 100_000)
+        #expect(!a.contains { $0.groupId == "bulk" })
+        #expect(a.filter { $0.id.hasPrefix("late") }.count == 134)
+        let times = [now.adding(seconds: 400), now.adding(seconds: 4_000), now.adding(seconds: 90_000)]
+        let before = try await Self.observe(host, at: times)
+        await host.stop()
+        await host.closeLog()
+
+        // The stored log replayed from its first event (no snapshot) orders every stack the same way.
+        let reader = try S.open(directory)
+        let stored = try reader.load()
+        await reader.close()
+        let replayed = Engine.replayingLog(stored.events, settings: EngineSettings())
+        var index = 0
+        for time in times {
+            for (name, _) in Self.stacks {
+                let decision = try replayed.evaluate(stack: S.stack(name), at: time)
+                #expect(decision.order == before.decisions[index].order, "stack \(name) at \(time)")
+                index += 1
+            }
+        }
+        #expect(!stored.events.contains { $0.donation?.groupId == "bulk" && $0.donation?.app == S.app("a") })
+
+        // And a restart (from the deletion's snapshot) decides and explains exactly as before.
+        let second = try await Self.host(directory, clock: clock, options: StoreOptions())
+        let after = try await Self.observe(second, at: times)
+        #expect(after == before)
+        await second.stop()
+        await second.closeLog()
+    }
 }

@@ -62,15 +62,34 @@ extension Engine {
         excluding excluded: (Donation) -> Bool = { _ in false }
     ) -> (removed: Int, changed: [Decision]) {
         let cutoff = now.adding(seconds: -settings.retention)
-        var removed = 0
         var rebuilt = Engine(settings: settings)
+        let removed = rebuilt.take(history, asLog: asLog) { $0.date < cutoff || excluded($0) }
+        return (removed, adopt(rebuilt))
+    }
+
+    /// The first half of a rebuild, which needs nothing of the live engine (so it can run elsewhere while the
+    /// live engine goes on): takes `history` into this engine, leaving out the donations `excluded` selects;
+    /// returns how many were left out. More events can be taken the same way before `adopt`.
+    @discardableResult
+    public mutating func take(
+        _ history: some Sequence<EngineEvent>, asLog: Bool = true, excluding excluded: (Donation) -> Bool
+    ) -> Int {
+        var removed = 0
         for event in history {
-            if let donation = event.donation, donation.date < cutoff || excluded(donation) {
+            if let donation = event.donation, excluded(donation) {
                 removed += 1
                 continue
             }
-            if asLog { rebuilt.replay(event) } else { rebuilt.step(event) }
+            if asLog { replay(event) } else { step(event) }
         }
+        return removed
+    }
+
+    /// The second half of a rebuild: becomes `rebuilt` published at this engine's current time, its revisions
+    /// counting up from the ones this engine published (a new revision where an order changed); returns the
+    /// decisions whose order changed.
+    public mutating func adopt(_ rebuilt: Engine) -> [Decision] {
+        var rebuilt = rebuilt
         rebuilt.publish(at: now)
         var changed: [Decision] = []
         for id in rebuilt.stacks.keys.sorted() {
@@ -83,7 +102,7 @@ extension Engine {
             rebuilt.stacks[id] = state
         }
         self = rebuilt
-        return (removed, changed)
+        return changed
     }
 
     /// Deletes donations of `app` by filter (ids, group, intent type and entity, or all): rebuilds without them.

@@ -77,6 +77,7 @@ extension EngineHost {
         let replayed = history.count - first
         self.engine = engine
         self.history = history
+        historyEpoch += 1
         self.donations = donations
         self.donationCount = donationCount
         return RestoreSummary(

@@ -10,7 +10,7 @@ extension EngineHost {
         let now = clock.now()
         if now.seconds(since: lastRetentionSweep) >= retentionSweepInterval {
             lastRetentionSweep = now
-            sweepRetention()
+            Task { await sweepRetention() }
         }
         return ticket
     }
@@ -42,14 +42,14 @@ extension EngineHost {
         tick()
     }
 
-    /// Drops donations past the retention period from the history and the model.
-    func sweepRetention() {
-        guard history.contains(where: { $0.donation.map { $0.date < retentionCutoff } ?? false }) else { return }
-        guard case .accepting = log.status else { return }
-        let result = engine.rebuild(from: history, asLog: true)
-        let expired = forget { $0.date < retentionCutoff }
-        _ = log.delete(donations: expired.map { ($0.app, $0.id) }, engine: engine)
-        fanOut(decisions: result.changed, effects: [])
+    /// Drops donations past the retention period from the history, the model and the log (see `rebuild`).
+    func sweepRetention() async {
+        await lockRebuild()
+        defer { unlockRebuild() }
+        guard !stopping, case .accepting = log.status else { return }
+        let cutoff = retentionCutoff
+        guard history.contains(where: { $0.donation.map { $0.date < cutoff } ?? false }) else { return }
+        guard let (expired, _) = await rebuild(without: { $0.date < cutoff }) else { return }
         logger.info("retention removed donations", metadata: ["count": "\(expired.count)"])
     }
 
@@ -59,6 +59,7 @@ extension EngineHost {
     /// Removes the donations `doomed` selects from the history and the per-app index; returns them.
     func forget(_ doomed: (Donation) -> Bool) -> [Donation] {
         var removed: [Donation] = []
+        historyEpoch += 1
         history.removeAll { event in
             guard let donation = event.donation, doomed(donation) else { return false }
             removed.append(donation)

@@ -44,6 +44,12 @@ public actor EngineHost {
     let started: Timestamp
     var stopping = false
     var publishScheduled = false
+    /// Whether a rebuild (deletion, retention sweep) runs; the others wait in `rebuildWaiters`.
+    var rebuilding = false
+    var rebuildWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Counts replacements of `history` other than appends (removals, rollbacks), so a rebuild that copied it
+    /// knows whether only appends happened since.
+    var historyEpoch = 0
     /// Whether a flush of the log is scheduled for the end of the event loop's current turn.
     var flushScheduled = false
     /// The ticket of the latest event logged (commits are in order: once it is stored, so is every earlier one).
@@ -140,15 +146,18 @@ public actor EngineHost {
     public func deleteDonations(app: AppID, filter: DonationFilter) async throws(HostError) -> Int {
         guard !stopping else { throw .stopping }
         try checkStorage()
+        await lockRebuild()
+        defer { unlockRebuild() }
+        guard !stopping else { throw .stopping }
+        try checkStorage()
         guard let stored = donations[app] else { return 0 }
         let doomed = stored.values.filter { filter.matches($0, app: app) }
         guard !doomed.isEmpty else { return 0 }
         let ids = Set(doomed.map(\.id))
-        let result = engine.rebuild(from: history, asLog: true) { $0.app == app && ids.contains($0.id) }
-        let expired = forget { $0.date < retentionCutoff || ($0.app == app && ids.contains($0.id)) }
-        let ticket = log.delete(donations: expired.map { ($0.app, $0.id) }, engine: engine)
-        fanOut(decisions: result.changed, effects: [])
-        scheduleWakeUp()
+        // Donations past retention go too (as a rebuild leaves them out anyway).
+        let cutoff = retentionCutoff
+        guard let (_, ticket) = await rebuild(without: { $0.date < cutoff || ($0.app == app && ids.contains($0.id)) })
+        else { throw .stopping }
         try await committed(ticket)
         return ids.count
     }

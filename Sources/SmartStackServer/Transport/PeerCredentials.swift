@@ -21,6 +21,21 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "pid \(pid) uid \(uid) gid \(gid)" }
 
+    /// The peer's credentials of a connected Unix socket channel, read now (on the channel's event loop).
+    static func now(of channel: any Channel) -> PeerCredentials {
+        #if canImport(Glibc)
+            guard let provider = channel as? any SocketOptionProvider else { return .unknown }
+            let future: EventLoopFuture<KernelPeerCredentials> = provider.unsafeGetSocketOption(
+                level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+            // On the channel's loop the option is read at once and the future is already complete.
+            var credentials = PeerCredentials.unknown
+            future.assumeIsolated().whenSuccess { credentials = PeerCredentials(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
+            return credentials
+        #else
+            return .unknown
+        #endif
+    }
+
     /// Reads the peer's credentials of a connected Unix socket channel.
     static func of(_ channel: any Channel) async -> PeerCredentials {
         #if canImport(Glibc)

@@ -37,6 +37,10 @@ public struct VarlinkListener: Service {
     let reporter: any ServiceReporter
     /// The loop that accepts, serves every connection and runs the engine's actor.
     let eventLoop: any EventLoop
+    /// Tells the loop's connections of commits (one hop per commit).
+    let notifier: CommitNotifier
+    /// Runs the connections' tasks (calls that may suspend, streams) on the loop.
+    let executor: EventLoopTaskExecutor
 
     public init(
         target: ListenTarget, handler: any CallHandler, connections: ConnectionRegistry, maxFrameSize: Int,
@@ -47,6 +51,8 @@ public struct VarlinkListener: Service {
     ) {
         self.reporter = reporter
         self.eventLoop = eventLoop
+        self.notifier = CommitNotifier(eventLoop: eventLoop)
+        self.executor = EventLoopTaskExecutor(eventLoop)
         self.target = target
         self.handler = handler
         self.connections = connections
@@ -60,17 +66,17 @@ public struct VarlinkListener: Service {
 
     /// Binds (or adopts) the socket; throws `ListenError` when it can't, before anything is served.
     ///
-    /// Accepted connections come out as plain channels that do not read yet; `serve` adds each one's
-    /// ``VarlinkConnection`` handler, which starts reading. (An async channel NIO accepted while the server was
-    /// closing would be dropped unfinished, which NIO treats as a fatal error; a plain channel is just closed.)
-    public func bind() async throws -> NIOAsyncChannel<any Channel, Never> {
+    /// Each accepted connection is admitted (or refused over the limit) and gets its ``VarlinkConnection``
+    /// handler as NIO creates it, before it is registered, so nothing it sends (data and its end, as soon as
+    /// they come) can reach the pipeline first. Accepted connections come out as plain values, not async
+    /// channels (an async channel NIO accepted while the server was closing would be dropped unfinished, which
+    /// NIO treats as a fatal error).
+    public func bind() async throws -> NIOAsyncChannel<AcceptedConnection, Never> {
         let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.autoRead, value: false)
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<any Channel> = { channel in
-            channel.eventLoop.makeSucceededFuture(channel)
-        }
+        let initializer = connectionInitializer()
         switch target {
         case .path(let path):
             try SocketPath.prepare(path, directoryMode: directoryMode)
@@ -100,15 +106,12 @@ public struct VarlinkListener: Service {
         await onListening()
         let serverChannel = server.channel
         let connections = self.connections
-        let executor = EventLoopTaskExecutor(eventLoop)
-        let notifier = CommitNotifier(eventLoop: eventLoop)
+        let executor = self.executor
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
-                    for try await channel in inbound {
-                        group.addTask(executorPreference: executor) {
-                            await serve(channel, notifier: notifier, executor: executor)
-                        }
+                    for try await accepted in inbound {
+                        group.addTask(executorPreference: executor) { await serve(accepted) }
                     }
                 }
             }
@@ -130,25 +133,24 @@ public struct VarlinkListener: Service {
         let connections = self.connections
         let accepted = socket.connections()
         let eventLoop = self.eventLoop
-        let executor = EventLoopTaskExecutor(eventLoop)
-        let notifier = CommitNotifier(eventLoop: eventLoop)
+        let executor = self.executor
+        let initializer = connectionInitializer()
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for await descriptor in accepted {
                     group.addTask(executorPreference: executor) {
-                        let channel: any Channel
+                        let connection: AcceptedConnection
                         let bootstrap = ClientBootstrap(group: eventLoop)
                             .channelOption(.allowRemoteHalfClosure, value: true)
                             .channelOption(.autoRead, value: false)
                         do {
-                            channel = try await bootstrap.withConnectedSocket(descriptor) { channel in
-                                channel.eventLoop.makeSucceededFuture(channel)
-                            }
+                            connection = try await bootstrap.withConnectedSocket(
+                                descriptor, channelInitializer: initializer)
                         } catch {
                             logger.notice("could not take a connection", metadata: ["error": "\(error)"])
                             return
                         }
-                        await serve(channel, notifier: notifier, executor: executor)
+                        await serve(connection)
                     }
                 }
             }
@@ -160,31 +162,48 @@ public struct VarlinkListener: Service {
         logger.info("stopped listening", metadata: ["address": "\(target)"])
     }
 
-    /// Serves one accepted connection until it closes, or closes it at once (with a journal entry) over the limit.
-    private func serve(_ channel: any Channel, notifier: CommitNotifier, executor: EventLoopTaskExecutor) async {
-        guard connections.admit(channel) else {
-            let peer = await PeerCredentials.of(channel)
-            reporter.clientRejected(peer, .connectionLimit(connections.limit))
-            logger.debug(
-                "client rejected: connection limit", metadata: ["limit": "\(connections.limit)", "peer": "\(peer)"])
-            channel.close(promise: nil)
-            return
-        }
+    /// Admits a new channel and adds its connection handler, on its event loop as NIO creates it; over the limit
+    /// (or while stopping) the channel is closed at once, with its peer's credentials kept for the report.
+    private func connectionInitializer() -> @Sendable (any Channel) -> EventLoopFuture<AcceptedConnection> {
+        let connections = self.connections
         let handler = self.handler
         let maxFrameSize = self.maxFrameSize
         let logger = self.logger
-        do {
-            // The connection reads only once its handler is in place (accepted channels do not read by themselves).
-            try await channel.eventLoop.submit {
+        let notifier = self.notifier
+        let executor = self.executor
+        return { channel in
+            channel.eventLoop.makeCompletedFuture {
+                guard connections.admit(channel) else {
+                    let peer = PeerCredentials.now(of: channel)
+                    channel.close(promise: nil)
+                    return AcceptedConnection(channel: channel, refused: peer)
+                }
+                channel.closeFuture.whenComplete { _ in connections.remove(channel) }
                 try channel.pipeline.syncOperations.addHandler(
                     VarlinkConnection(
                         handler: handler, maxFrameSize: maxFrameSize, logger: logger, notifier: notifier,
                         executor: executor))
-            }.get()
-            try? await channel.closeFuture.get()
-        } catch {
-            channel.close(promise: nil)
+                return AcceptedConnection(channel: channel, refused: nil)
+            }
         }
-        connections.remove(channel)
     }
+
+    /// Waits until an accepted connection closes (so the listener's task group ends only when every connection
+    /// has), or reports a refused one.
+    private func serve(_ connection: AcceptedConnection) async {
+        if let peer = connection.refused {
+            reporter.clientRejected(peer, .connectionLimit(connections.limit))
+            logger.debug(
+                "client rejected: connection limit", metadata: ["limit": "\(connections.limit)", "peer": "\(peer)"])
+            return
+        }
+        try? await connection.channel.closeFuture.get()
+    }
+}
+
+/// A channel the listener accepted: served (its handler added), or refused with the peer's credentials.
+public struct AcceptedConnection: Sendable {
+    let channel: any Channel
+    /// The refused peer, when the connection was closed at once (over the limit or while stopping).
+    let refused: PeerCredentials?
 }
