@@ -114,26 +114,23 @@ public final class CommitWaiter: Sendable {
     public typealias Callback = @Sendable (StoreFailure?) -> Void
 
     private enum State {
-        case waiting([CheckedContinuation<Void, any Error>], [Callback])
+        case waiting([Callback])
         case done(StoreFailure?)
     }
 
-    private let state = Mutex<State>(.waiting([], []))
+    private let state = Mutex<State>(.waiting([]))
 
     public init() {}
 
-    /// Resolves the commit: wakes every waiter and runs every callback (on the calling thread) with success
-    /// (`nil`) or the failure.
+    /// Resolves the commit: runs every callback (on the calling thread), waking every waiter, with success (`nil`)
+    /// or the failure.
     public func resolve(_ failure: StoreFailure?) {
-        let (waiters, callbacks) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], [Callback]) in
-            guard case .waiting(let waiters, let callbacks) = state else { return ([], []) }
+        let callbacks = state.withLock { state -> [Callback] in
+            guard case .waiting(let callbacks) = state else { return [] }
             state = .done(failure)
-            return (waiters, callbacks)
+            return callbacks
         }
         for callback in callbacks { callback(failure) }
-        for waiter in waiters {
-            if let failure { waiter.resume(throwing: failure) } else { waiter.resume() }
-        }
     }
 
     /// The outcome once resolved, `nil` while pending.
@@ -150,10 +147,10 @@ public final class CommitWaiter: Sendable {
     public func whenResolved(_ callback: @escaping Callback) {
         let done: StoreFailure?? = state.withLock { state in
             switch state {
-            case .waiting(let waiters, var callbacks):
+            case .waiting(var callbacks):
                 state = .done(nil)  // drops the stored array's reference, so appending does not copy it
                 callbacks.append(callback)
-                state = .waiting(waiters, callbacks)
+                state = .waiting(callbacks)
                 return .none
             case .done(let failure):
                 return .some(failure)
@@ -166,19 +163,9 @@ public final class CommitWaiter: Sendable {
     public func wait() async throws(StoreFailure) {
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let immediate: StoreFailure?? = state.withLock { state in
-                    switch state {
-                    case .waiting(var waiters, let callbacks):
-                        state = .done(nil)  // drops the stored array's reference, so appending does not copy it
-                        waiters.append(continuation)
-                        state = .waiting(waiters, callbacks)
-                        return .none
-                    case .done(let failure):
-                        return .some(failure)
-                    }
+                whenResolved { failure in
+                    if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
                 }
-                guard let outcome = immediate else { return }
-                if let failure = outcome { continuation.resume(throwing: failure) } else { continuation.resume() }
             }
         } catch let failure as StoreFailure {
             throw failure
