@@ -19,6 +19,9 @@ public protocol EventLog: Sendable {
     func enqueueHeld(_ events: [EngineEvent]) -> CommitTicket
     /// Starts committing what `enqueueHeld` queued (wakes the writer if it is idle).
     func flush()
+    /// Stores that `app` belongs to `uid` (the access policy's first-uid claim), in the next commit: before the
+    /// claiming call's own events are acknowledged. A stored claim is never replaced.
+    func recordOwner(app: AppID, uid: UInt32)
     /// Removes donations from the stored history (rows deleted, not flagged) and stores `engine`, the state right
     /// after their removal, as the snapshot, in the same transaction; returns a ticket for that transaction.
     func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket
@@ -41,6 +44,7 @@ public protocol EventLog: Sendable {
 extension EventLog {
     public func enqueueHeld(_ events: [EngineEvent]) -> CommitTicket { enqueue(events) }
     public func flush() {}
+    public func recordOwner(app: AppID, uid: UInt32) {}
 }
 
 /// Whether an event log takes records.

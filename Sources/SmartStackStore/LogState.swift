@@ -9,6 +9,8 @@ enum PendingItem: Sendable {
     case delete([(app: AppID, id: String)], engine: Engine, through: Int64)
     /// A snapshot encoded in the background.
     case snapshot(StoredSnapshot)
+    /// The uid an app id belongs to from now on (the first to claim it keeps it).
+    case owner(AppID, UInt32)
 }
 
 /// The writer's queue and the log's lifecycle, behind one lock.

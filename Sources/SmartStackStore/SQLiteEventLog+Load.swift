@@ -23,6 +23,13 @@ extension SQLiteEventLog {
                         through: snapshot.int64(0), taken: taken, bytes: Array(snapshot.blob(3)))
                     _ = try snapshot.next()
                 }
+                for row in try Row.fetchAll(db, sql: "SELECT app, uid FROM app_owner") {
+                    let name: String = row["app"]
+                    guard let app = try? AppID(name), let uid = UInt32(exactly: row["uid"] as Int64) else {
+                        throw StoreFailure(reason: "the app_owner row for \(name) is damaged")
+                    }
+                    history.owners[app] = uid
+                }
                 let range = try RawStatement(
                     db, sql: "SELECT ifnull(min(seq), 0), ifnull(max(seq), 0), count(*) FROM event")
                 if try range.next() {

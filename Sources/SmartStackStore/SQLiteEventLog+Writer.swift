@@ -190,6 +190,7 @@ final class StoreWriter: @unchecked Sendable {
     let path: String
     private var insert: RawStatement?
     private var doom: RawStatement?
+    private var claim: RawStatement?
     private var buffer = ByteWriter(capacity: 512)
     var recordsSinceCheckpoint = 0
 
@@ -232,6 +233,15 @@ final class StoreWriter: @unchecked Sendable {
                 try store(snapshot, db)
                 snapshotThrough = max(snapshotThrough, through)
                 result.snapshot = snapshot
+            case .owner(let app, let uid):
+                let claim = try self.claim ?? RawStatement(db, sql: "INSERT OR IGNORE INTO app_owner(app, uid) VALUES (?, ?)")
+                self.claim = claim
+                var text = app.rawValue
+                try text.withUTF8 { text in
+                    claim.bind(1, text: text)
+                    claim.bind(2, Int64(uid))
+                    try claim.run()
+                }
             case .snapshot(let snapshot):
                 // A snapshot taken before a later deletion's snapshot must not replace it.
                 guard snapshot.through > snapshotThrough else { continue }

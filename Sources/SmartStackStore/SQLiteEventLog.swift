@@ -222,6 +222,10 @@ public final class SQLiteEventLog: EventLog {
         lock.release()
     }
 
+    public func recordOwner(app: AppID, uid: UInt32) {
+        _ = queue(0, wake: true) { state in state.pending.append(.owner(app, uid)) }
+    }
+
     public func flush() {
         let wakeWriter = state.withLock { state -> Bool in
             guard state.writerIdle, !state.pending.isEmpty else { return false }

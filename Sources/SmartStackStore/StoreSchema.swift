@@ -6,14 +6,15 @@ import GRDB
 /// sequence number. Donation rows also carry their app and id, so deleting donations deletes their rows (in one
 /// scan; there is no index on them, which would cost every append more than deletions, which are rare and
 /// rebuild the model from the whole history anyway, ever save). `snapshot` holds one row: the engine's state and
-/// the last sequence number it includes. `meta` records the layout of event bodies.
+/// the last sequence number it includes. `meta` records the layout of event bodies. `app_owner` keeps which uid
+/// an app id belongs to when the access policy gives it to the first uid that acts for it.
 /// Migrations are GRDB's (`grdb_migrations` lists the applied ones); `user_version` mirrors the latest, so a
 /// newer database is recognised by either.
 enum StoreSchema {
     /// `PRAGMA application_id`: "SMST", marking the file as smartstackd's.
     static let applicationID: Int32 = 0x534D_5354
     /// The schema version this build writes (`PRAGMA user_version`).
-    static let version = 2
+    static let version = 3
     /// The database file's name in the state directory.
     static let fileName = "smartstack.sqlite"
 
@@ -56,6 +57,14 @@ enum StoreSchema {
                     CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
                     INSERT INTO meta(key, value) VALUES ('eventFormat', \(eventFormat));
                     PRAGMA user_version = 2;
+                    """)
+        }
+        // v3: app ids claimed by their first uid (the system service's access policy) survive restarts.
+        migrator.registerMigration("v3") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE app_owner (app TEXT PRIMARY KEY, uid INTEGER NOT NULL) WITHOUT ROWID;
+                    PRAGMA user_version = 3;
                     """)
         }
         return migrator

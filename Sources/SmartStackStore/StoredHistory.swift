@@ -28,6 +28,8 @@ public struct StoredHistory: Sendable {
     public var sequences: [Int64]
     /// How many donations each app has among `events` (to size indexes before filling them).
     public var donationsPerApp: [AppID: Int]
+    /// The uid each claimed app id belongs to (see ``EventLog/recordOwner(app:uid:)``).
+    public var owners: [AppID: UInt32] = [:]
 
     public init(
         snapshot: StoredSnapshot? = nil, events: [EngineEvent] = [], sequences: [Int64] = [],

@@ -108,6 +108,21 @@ struct EventLogTests {
         await log.close()
     }
 
+    @Test("app owners are stored with the next commit, the first claim kept, and read back after reopening")
+    func appOwners() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try S.open(directory)
+        log.recordOwner(app: S.app("mail"), uid: 1_000)
+        log.recordOwner(app: S.app("news"), uid: 65_534)
+        log.recordOwner(app: S.app("mail"), uid: 2_000)  // a second claim never replaces the first
+        try await log.enqueue([S.donation("mail", id: "a", at: 0)]).committed()
+        #expect(try log.load().owners == [S.app("mail"): 1_000, S.app("news"): 65_534])
+        await log.close()
+        let reopened = try S.open(directory)
+        #expect(try reopened.load().owners == [S.app("mail"): 1_000, S.app("news"): 65_534])
+        await reopened.close()
+    }
+
     @Test("a lone call is committed at once, not held for company")
     func loneCall() async throws {
         let directory = try TemporaryDirectory()
@@ -165,9 +180,10 @@ struct EventLogTests {
                 try Int.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'eventFormat'")
             )
         }
-        #expect(version == 2)
-        #expect(migrations == ["v1", "v2"])
+        #expect(version == 3)
+        #expect(migrations == ["v1", "v2", "v3"])
         #expect(eventFormat == 1)
+        #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM app_owner") } == 0)
         try queue.close()
     }
 

@@ -327,6 +327,25 @@ def test_the_system_policy_refuses_other_uids_and_apps_belong_to_their_first_uid
 
 
 @needs_other_users
+def test_an_app_keeps_its_first_uid_across_restarts(make_daemon, workdir):
+    os.chmod(workdir, 0o755)
+    config = "providers = uid:65534, uid:1000\n"
+    daemon = make_daemon(extra_args=("--system",), config=config, subdirectory="owners")
+    method = "io.smartstack.Provider.RegisterWidget"
+    assert "error" not in as_user(65534, daemon.socket_path, method, register("com.example.mail"))
+    assert "error" not in as_user(1000, daemon.socket_path, method, register("com.example.news"))
+    assert daemon.stop() == 0, daemon.log()
+    # The claims were stored with the state: after a restart each app still belongs to its first uid.
+    again = make_daemon(extra_args=("--system",), config=config, subdirectory="owners")
+    path = again.socket_path
+    assert as_user(1000, path, method, register("com.example.mail"))["error"] == PERMISSION_DENIED
+    assert as_user(65534, path, method, register("com.example.news"))["error"] == PERMISSION_DENIED
+    assert "error" not in as_user(65534, path, method, register("com.example.mail"))
+    assert "error" not in as_user(1000, path, "io.smartstack.Provider.Donate",
+                                  {"app": "com.example.news", "intent": "open"})
+
+
+@needs_other_users
 def test_a_user_service_serves_only_its_own_user_and_root(workdir):
     # The daemon itself runs as uid 1000 (a user service); its socket is loosened by hand so that another
     # user can reach the daemon's own check.

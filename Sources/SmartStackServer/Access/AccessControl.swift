@@ -11,7 +11,7 @@ import Synchronization
 ///   connect; `io.smartstack.Shell` to `shells` (and its read-only methods to `admins`);
 ///   `io.smartstack.Admin` to `admins`; `io.smartstack.Provider` to `providers` and to the callers of
 ///   `app.ID` keys, per app: an app the policy assigns belongs to its callers only, any other app to the
-///   first uid that acts for it (kept in memory: a restart forgets the claims).
+///   first uid that acts for it (stored with the state through `recordClaims`, so a restart keeps the claims).
 public final class AccessControl: Sendable {
     /// Which rules apply.
     public enum Mode: Sendable, Hashable {
@@ -35,6 +35,7 @@ public final class AccessControl: Sendable {
     public let serviceUID: UInt32
     private let accounts: AccountDatabase
     private let claims = Mutex<[AppID: UInt32]>([:])
+    private let claimRecorder = Mutex<(@Sendable (AppID, UInt32) -> Void)?>(nil)
     private let groupCache = Mutex<[UInt32: (groups: [UInt32], at: ContinuousClock.Instant)]>([:])
 
     public init(mode: Mode, serviceUID: UInt32, accounts: AccountDatabase = .system) {
@@ -87,13 +88,27 @@ public final class AccessControl: Sendable {
         guard matches(policy.providers, peer) else {
             return .denied("not allowed to provide apps the policy does not assign (policy key providers)")
         }
-        return claims.withLock { claims in
+        let (verdict, claimed) = claims.withLock { claims -> (Verdict, Bool) in
             if let owner = claims[app] {
-                return owner == peer.uid ? .allowed : .denied("app \(app.rawValue) was registered by uid \(owner)")
+                return (
+                    owner == peer.uid ? .allowed : .denied("app \(app.rawValue) was registered by uid \(owner)"), false
+                )
             }
             claims[app] = peer.uid
-            return .allowed
+            return (.allowed, true)
         }
+        if claimed, let record = claimRecorder.withLock({ $0 }) { record(app, peer.uid) }
+        return verdict
+    }
+
+    /// Takes the claims stored before a restart (before the service listens).
+    public func restoreClaims(_ owners: [AppID: UInt32]) {
+        claims.withLock { $0.merge(owners) { current, _ in current } }
+    }
+
+    /// Has every new claim passed to `record` (which stores it with the state) as it is made.
+    public func recordClaims(_ record: @escaping @Sendable (AppID, UInt32) -> Void) {
+        claimRecorder.withLock { $0 = record }
     }
 
     /// The uid that owns an app by first registration, if any.

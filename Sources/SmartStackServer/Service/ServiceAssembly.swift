@@ -30,7 +30,10 @@ public struct ServiceAssembly: Sendable {
         let host = EngineHost(
             settings: configuration.engine, limits: configuration.host, clock: clock, log: log, logger: logger,
             reporter: reporter, eventLoop: eventLoop)
-        try await host.restore()
+        let restored = try await host.restore()
+        // Apps claimed by their first uid keep their owner across restarts.
+        access.restoreClaims(restored.owners)
+        access.recordClaims { app, uid in log.recordOwner(app: app, uid: uid) }
         let connections = ConnectionRegistry(limit: configuration.maxConnections)
         let dispatcher = ServiceDispatcher(
             host: host, connections: connections, levels: levels, maxListLimit: configuration.host.maxListLimit,

@@ -1,6 +1,6 @@
 import Collections
 import Dispatch
-import SmartStackCore
+public import SmartStackCore
 public import SmartStackStore
 import Synchronization
 
@@ -22,6 +22,8 @@ public struct RestoreSummary: Sendable, Hashable {
     public var snapshotProblem: String?
     /// Seconds the restore took.
     public var seconds: Double
+    /// The stored owners of app ids claimed by their first uid (for the access policy).
+    public var owners: [AppID: UInt32] = [:]
 }
 
 extension EngineHost {
@@ -36,6 +38,7 @@ extension EngineHost {
         let started = Self.monotonicSeconds()
         let stored = try log.load()
         var summary = adopt(stored)
+        summary.owners = stored.owners
         if stored.events.isEmpty && stored.snapshot == nil {
             // A new log: its first record is the engine's starting clock, so a replay starts from the same time.
             let mark = EngineEvent.publish(at: engine.now)
