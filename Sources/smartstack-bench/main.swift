@@ -130,20 +130,7 @@ extension String {
 
 // MARK: Randomness
 
-/// SplitMix64 (Steele, Lea, Flood 2014): small, fast, deterministic for a seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SeededGenerator {
     /// Uniform in [0, 1).
     mutating func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
 
@@ -166,7 +153,7 @@ struct ZipfSampler {
         self.cumulative = cumulative
     }
 
-    func sample(using rng: inout SplitMix64) -> Int {
+    func sample(using rng: inout SeededGenerator) -> Int {
         let u = rng.unit() * (cumulative.last ?? 0)
         var low = 0
         var high = cumulative.count - 1
@@ -405,7 +392,7 @@ struct Population {
             try WidgetKind(
                 id: WidgetKindID(app: app, kind: "main"), displayName: "App \(index + 1)", families: [.systemMedium])
         }
-        var rng = SplitMix64(seed: options.seed)
+        var rng = SeededGenerator(seed: options.seed)
         var stacks: [StackConfiguration] = []
         for s in 0..<options.stacks {
             var chosen: [Int] = []
@@ -451,7 +438,7 @@ func run(population: Population, options: Options) throws -> RunResult {
     Memory.trim()
     let memoryBase = Memory.sample()
     // The same donation stream every run: runs differ only in timing noise.
-    var rng = SplitMix64(seed: options.seed ^ 0xD0_9A71_0175)
+    var rng = SeededGenerator(seed: options.seed ^ 0xD0_9A71_0175)
 
     var settings = EngineSettings()
     settings.maxStacks = max(settings.maxStacks, options.stacks)

@@ -10,7 +10,7 @@ struct EngineInvariantTests {
     /// A random workload: kinds, two stacks, donations (some in group "private"), looks, taps, swipes,
     /// contexts, timelines with positive and non-positive scores, reload requests.
     static func workload(seed: UInt64, events count: Int = 1_500, developerMode: Bool = false) -> [EngineEvent] {
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var events: [EngineEvent] = apps.map { .registerKind(F.kind($0), at: F.t(0)) }
         let stacks: [(String, [String])] = [("home", ["a", "b", "c", "d"]), ("side", ["e", "f"])]
         for (name, members) in stacks {

@@ -127,7 +127,7 @@ private typealias F = Fixture
     @Test func theFallbackIsAFunctionOfTheEventsAlone() throws {
         func run() throws -> [Decision] {
             var engine = try F.engine(apps: ["a", "b", "c", "d"])
-            var random = SeededRandom(seed: 7)
+            var random = SeededGenerator(seed: 7)
             var decisions: [Decision] = []
             var time = 0.0
             for _ in 0..<400 {
@@ -147,9 +147,9 @@ private typealias F = Fixture
     @Test func snapshotsCarryTheFallbackState() throws {
         let apps = ["a", "b", "c", "d"]
         var engine = try F.engine(apps: apps)
-        var random = SeededRandom(seed: 11)
+        var random = SeededGenerator(seed: 11)
         var time = 0.0
-        func step(_ engine: inout Engine, _ random: inout SeededRandom, _ time: inout Double) throws {
+        func step(_ engine: inout Engine, _ random: inout SeededGenerator, _ time: inout Double) throws {
             time += Double(1 + random.below(3_600))
             if random.below(3) == 0 { try engine.apply(.look(stack: F.stack(), at: F.t(time))) }
             try engine.apply(F.donation(apps[random.below(random.below(2) == 0 ? 2 : 4)], at: time + 1))

@@ -16,7 +16,7 @@ struct RankingStorageTests {
 
     /// Random adds and rescales against a dictionary: same entries, same sums, every entry still reachable.
     static func checkAgainstDictionary<Key: CountTableKey & Hashable>(seed: UInt64, key: (UInt64) -> Key) {
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var table = CountTable<Key>()
         var model: [Key: Double] = [:]
         for round in 0..<40 {
@@ -87,7 +87,7 @@ struct RankingStorageTests {
     @Test func decayedCountsMatchTheirDefinitionAcrossRescales() {
         var model = UsageModel()
         model.ensureKey(0)
-        var random = SeededRandom(seed: 9)
+        var random = SeededGenerator(seed: 9)
         let start = Fixture.start.microseconds
         var times: [Int64] = []
         var now = start
@@ -119,7 +119,7 @@ struct RankingStorageTests {
         var model = UsageModel()
         let keys: [Int32] = Array(0..<8)
         for key in keys { model.ensureKey(key) }
-        var random = SeededRandom(seed: 11)
+        var random = SeededGenerator(seed: 11)
         var now = Fixture.start.microseconds
         var sizes: [Int] = []
         for day in 1...720 {
@@ -146,7 +146,7 @@ struct RankingStorageTests {
     @Test func lookContextFilterNeverHidesAContextWithOutcomes() {
         var model = UsageModel()
         for key in 0..<4 as Range<Int32> { model.ensureKey(key) }
-        var random = SeededRandom(seed: 12)
+        var random = SeededGenerator(seed: 12)
         var now = Fixture.start.microseconds
         for step in 0..<6_000 {
             now += Int64(random.below(4 * 3_600) + 1) * 1_000_000
@@ -193,7 +193,7 @@ struct RankingStorageTests {
     }
 
     @Test func sortByScoreOrdersHighestFirstWithTiesInUserOrder() {
-        var random = SeededRandom(seed: 13)
+        var random = SeededGenerator(seed: 13)
         for _ in 0..<200 {
             let n = random.below(14) + 1
             let scores = (0..<n).map { _ in Double(random.below(5)) / 4 }  // Many ties.

@@ -179,7 +179,7 @@ private func tracker(_ entries: [TimelineEntry], submittedAt now: Timestamp = at
 
     /// The fast tracker against a direct reading of the rules, on random timelines and every change point.
     @Test func matchesAReferenceOfTheRulesOnRandomTimelines() {
-        var random = SeededRandom(seed: 0x5EED)
+        var random = SeededGenerator(seed: 0x5EED)
         for _ in 0..<200 {
             let start = at("10:00")
             let entries = (0..<(1 + random.below(12))).map { _ -> TimelineEntry in

@@ -104,7 +104,7 @@ private func at(minutes: Double) -> Timestamp { start.adding(seconds: minutes * 
     /// when the window really is full.
     @Test(arguments: [40, 70, 200])
     func neverExceedsCapacityInAnyWindow(capacity: Int) {
-        var random = SeededRandom(seed: UInt64(capacity) &* 7_919)
+        var random = SeededGenerator(seed: UInt64(capacity) &* 7_919)
         var budget = ReloadBudget(capacity: capacity)
         var t = start
         var granted: [Timestamp] = []

@@ -182,7 +182,7 @@ private func exhausted() -> ReloadScheduler {
     /// in any 24 hours, and every withheld reload is granted no earlier than promised.
     @Test(arguments: [UInt64(1), 2, 3])
     func budgetIsNeverExceeded(seed: UInt64) {
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var scheduler = ReloadScheduler(budget: ReloadBudget(capacity: 40))
         var t = at("00:00")
         var consuming: [Timestamp] = []

@@ -19,7 +19,7 @@ struct SnapshotTests {
         "restored at a random cut, the engine continues exactly as the original", arguments: [1, 2, 3, 4] as [UInt64])
     func restoredEngineContinuesExactly(seed: UInt64) throws {
         let events = EngineInvariantTests.workload(seed: seed, events: 900)
-        var random = SeededRandom(seed: seed &* 7_919)
+        var random = SeededGenerator(seed: seed &* 7_919)
         let cut = Int.random(in: events.count / 4..<events.count * 3 / 4, using: &random)
         var original = Engine()
         for event in events[..<cut] { original.step(event) }

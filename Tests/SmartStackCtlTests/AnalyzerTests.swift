@@ -1,3 +1,4 @@
+import SmartStackCore
 import SmartStackAnalysis
 import SmartStackSystemd
 import Testing
@@ -165,7 +166,7 @@ struct AnalyzerTests {
     /// and top changes equal the stretches a change opened.
     @Test(arguments: [1, 2, 3, 4, 5])
     func invariantsOverRandomHistories(seed: UInt64) throws {
-        var generator = SplitMix(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         let widgets = ["a", "b", "c", "d"]
         var records: [DecisionRecord] = []
         var time: Int64 = 0
@@ -192,15 +193,3 @@ struct AnalyzerTests {
     }
 }
 
-/// A small deterministic generator for the invariant tests.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,3 +1,4 @@
+import SmartStackCore
 import Testing
 
 @testable import SmartStackProtocol

@@ -13,6 +13,7 @@ import tempfile
 import time
 
 from conftest import DAEMON, Daemon
+from helpers import FrameReader
 
 DATABASE = "smartstack.sqlite"
 
@@ -67,17 +68,11 @@ class RawClient:
         self.connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.connection.settimeout(timeout)
         self.connection.connect(address_path)
-        self.buffer = b""
+        self.reader = FrameReader(self.connection)
 
     def call(self, method, **parameters):
         self.connection.sendall(json.dumps({"method": method, "parameters": parameters}).encode() + b"\0")
-        while b"\0" not in self.buffer:
-            chunk = self.connection.recv(65536)
-            if not chunk:
-                raise ConnectionError("closed by the service")
-            self.buffer += chunk
-        frame, _, self.buffer = self.buffer.partition(b"\0")
-        return json.loads(frame)
+        return self.reader.next()
 
     def close(self):
         self.connection.close()

@@ -32,6 +32,14 @@ public enum SmartStackMethod: String, CaseIterable, Sendable, Hashable {
     case setLogLevel = "io.smartstack.Admin.SetLogLevel"
 
     /// The interface, such as `io.smartstack.Shell`.
+    /// The method named `rawValue` (fully qualified), found with one hash: every call is looked up.
+    public init?(rawValue: String) {
+        guard let method = Self.byName[rawValue] else { return nil }
+        self = method
+    }
+
+    private static let byName = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
+
     public var interface: String {
         guard let dot = rawValue.lastIndex(of: ".") else { return rawValue }
         return String(rawValue[..<dot])

@@ -39,9 +39,6 @@ public struct VarlinkCall: Sendable {
         self.upgrade = upgrade
     }
 
-    /// The service's own methods: valid names, found with one hash instead of checking the grammar per call.
-    private static let knownMethods = Set(SmartStackMethod.allCases.map(\.rawValue))
-
     /// Decodes a message (without its NUL).
     public init(frame: [UInt8]) throws(VarlinkFramingError) {
         guard !frame.isEmpty else { throw .malformed("empty message") }
@@ -55,7 +52,8 @@ public struct VarlinkCall: Sendable {
         guard case .string(let method) = object["method"] else {
             throw .malformed(object["method"] == nil ? "no 'method'" : "'method' is not a string")
         }
-        guard Self.knownMethods.contains(method) || VarlinkNames.isQualifiedMethodName(method) else {
+        // The service's own methods are valid names: one hash instead of checking the grammar per call.
+        guard SmartStackMethod(rawValue: method) != nil || VarlinkNames.isQualifiedMethodName(method) else {
             throw .malformed("'method' is not an interface-qualified method name")
         }
         self.method = method

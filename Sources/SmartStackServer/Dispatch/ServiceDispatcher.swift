@@ -37,20 +37,18 @@ public struct ServiceDispatcher: CallHandler {
     }
 
     public func handle(_ call: VarlinkCall, peer: PeerCredentials) async -> CallOutcome {
-        // The role is checked before the call is decoded, so a refused caller learns nothing from it.
-        if case .denied(let reason) = access.authorize(SmartStackMethod(rawValue: call.method), peer: peer) {
-            return refuse(call, peer: peer, reason: reason)
+        let request: SmartStackRequest
+        let admission = admit(
+            call, peer: peer, as: SmartStackMethod(rawValue: call.method),
+            decode: { () throws(VarlinkError) in try SmartStackRequest(call: call) }, app: \.providerApp)
+        switch admission {
+        case .admitted(let admitted): request = admitted
+        case .answered(let outcome): return outcome
         }
-        let context = CallContext(call: call, peer: peer)
         do {
-            let request = try SmartStackRequest(call: call)
-            if let app = request.providerApp, case .denied(let reason) = access.authorize(app: app, peer: peer) {
-                return refuse(call, peer: peer, reason: reason)
-            }
-            return try await handle(request, context)
+            return try await handle(request, CallContext(call: call, peer: peer))
         } catch {
-            logger.debug("call failed", metadata: ["method": "\(call.method)", "error": "\(error)"])
-            return .failure(error)
+            return failed(call, error)
         }
     }
 
@@ -59,20 +57,16 @@ public struct ServiceDispatcher: CallHandler {
     /// Every other call goes to `handle`.
     public func handleImmediately(_ call: VarlinkCall, peer: PeerCredentials) -> ImmediateOutcome? {
         guard !call.more, call.method == SmartStackMethod.donate.rawValue else { return nil }
-        if case .denied(let reason) = access.authorize(.donate, peer: peer) {
-            return .done(refuse(call, peer: peer, reason: reason))
+        let request: DonateRequest
+        // Decoded as a donation directly (skipping the general request's dispatch on the method).
+        let admission = admit(
+            call, peer: peer, as: .donate,
+            decode: { () throws(VarlinkError) in try DonateRequest(parameters: call.parameters) }, app: \.app)
+        switch admission {
+        case .admitted(let admitted): request = admitted
+        case .answered(let outcome): return .done(outcome)
         }
         let context = CallContext(call: call, peer: peer)
-        let request: DonateRequest
-        do {
-            request = try DonateRequest(parameters: call.parameters)
-        } catch {
-            logger.debug("call failed", metadata: ["method": "\(call.method)", "error": "\(error)"])
-            return .done(.failure(error))
-        }
-        if case .denied(let reason) = access.authorize(app: request.app, peer: peer) {
-            return .done(refuse(call, peer: peer, reason: reason))
-        }
         let donation = request.donation(defaultTime: host.now(), generatedID: "generated")
         let idGiven = request.id != nil
         let host = self.host
@@ -81,7 +75,7 @@ public struct ServiceDispatcher: CallHandler {
         }
         switch logged {
         case .failure(let error):
-            return .done(.failure(context.error(error)))
+            return .done(failed(call, context.error(error)))
         case .success(let (id, ticket)):
             return .afterCommit(ticket) { outcome in
                 guard let error = host.assumeIsolated({ $0.acknowledged(outcome) }) else {
@@ -90,6 +84,39 @@ public struct ServiceDispatcher: CallHandler {
                 return .failure(context.error(error))
             }
         }
+    }
+
+    /// Whether a call goes on to its handler, or what it is answered at once.
+    private enum Admission<Request> {
+        case admitted(Request)
+        case answered(CallOutcome)
+    }
+
+    /// The checks every call passes before it is handled: the caller's role (before the call is decoded, so a
+    /// refused caller learns nothing from it), the request's strict decoding, and the app a provider call acts for.
+    private func admit<Request>(
+        _ call: VarlinkCall, peer: PeerCredentials, as method: SmartStackMethod?,
+        decode: () throws(VarlinkError) -> Request, app: (Request) -> AppID?
+    ) -> Admission<Request> {
+        if case .denied(let reason) = access.authorize(method, peer: peer) {
+            return .answered(refuse(call, peer: peer, reason: reason))
+        }
+        let request: Request
+        do {
+            request = try decode()
+        } catch {
+            return .answered(failed(call, error))
+        }
+        if let app = app(request), case .denied(let reason) = access.authorize(app: app, peer: peer) {
+            return .answered(refuse(call, peer: peer, reason: reason))
+        }
+        return .admitted(request)
+    }
+
+    /// A call's typed error, logged at debug level.
+    private func failed(_ call: VarlinkCall, _ error: VarlinkError) -> CallOutcome {
+        logger.debug("call failed", metadata: ["method": "\(call.method)", "error": "\(error)"])
+        return .failure(error)
     }
 
     /// `PermissionDenied`, reported to the journal as a refused client.

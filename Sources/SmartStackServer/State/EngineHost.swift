@@ -89,12 +89,6 @@ public actor EngineHost {
         return effects
     }
 
-    /// The synchronous half of `record`: applies and logs the event; the call may be acknowledged once the
-    /// returned ticket has committed (`acknowledged(_:)` tells how it went).
-    public func recordNow(_ event: EngineEvent) throws(HostError) -> CommitTicket {
-        try apply(event).1
-    }
-
     /// Stores a donation, making up an id when the app gave none; returns the id.
     ///
     /// An id the app already used is accepted again only for the very same donation (a retried call), which
@@ -111,6 +105,8 @@ public actor EngineHost {
     public func donateNow(_ donation: Donation, idGiven: Bool) throws(HostError) -> (id: String, ticket: CommitTicket) {
         var donation = donation
         if !idGiven { donation.id = nextDonationID() }
+        // Checked before the donation enters the index: while storage fails, the check rolls back to the stored
+        // state, replacing the index, after which undoing an insertion would remove a stored donation.
         guard !stopping else { throw .stopping }
         try checkStorage()
         // One hash lookup on the usual path: the donation goes into the index, and the rare cases undo that.
@@ -134,7 +130,7 @@ public actor EngineHost {
         }
     }
 
-    /// After a ticket from `recordNow` or `donateNow` resolved: `nil` when stored, or the call's error (after
+    /// After a ticket from `donateNow` resolved: `nil` when stored, or the call's error (after
     /// rolling the engine back to what is stored).
     public func acknowledged(_ outcome: Result<Void, StoreFailure>) -> HostError? {
         guard case .failure(let failure) = outcome else { return nil }
@@ -144,8 +140,6 @@ public actor EngineHost {
 
     /// Deletes an app's donations by filter, rebuilding the model as if they had never been made.
     public func deleteDonations(app: AppID, filter: DonationFilter) async throws(HostError) -> Int {
-        guard !stopping else { throw .stopping }
-        try checkStorage()
         await lockRebuild()
         defer { unlockRebuild() }
         guard !stopping else { throw .stopping }

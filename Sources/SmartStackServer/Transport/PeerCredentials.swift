@@ -35,19 +35,6 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
             return .unknown
         #endif
     }
-
-    /// Reads the peer's credentials of a connected Unix socket channel.
-    static func of(_ channel: any Channel) async -> PeerCredentials {
-        #if canImport(Glibc)
-            guard let provider = channel as? any SocketOptionProvider else { return .unknown }
-            let future: EventLoopFuture<KernelPeerCredentials> = provider.unsafeGetSocketOption(
-                level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-            guard let credentials = try? await future.get() else { return .unknown }
-            return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
-        #else
-            return .unknown
-        #endif
-    }
 }
 
 /// The layout of Linux's `struct ucred` (which Swift's Glibc module does not export without `_GNU_SOURCE`).

@@ -4,10 +4,6 @@ import NIOCore
 public import SmartStackProtocol
 public import SmartStackStore
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// What a call produced: a reply, a typed error, or a stream of replies.
 public enum CallOutcome: Sendable {
     case reply(JSONObject)
@@ -191,20 +187,7 @@ final class VarlinkConnection: ChannelInboundHandler {
     private func start(_ context: ChannelHandlerContext) {
         guard !started else { return }
         started = true
-        #if canImport(Glibc)
-            if let provider = context.channel as? any SocketOptionProvider {
-                let credentials: EventLoopFuture<KernelPeerCredentials> = provider.unsafeGetSocketOption(
-                    level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-                let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
-                credentials.whenComplete { result in
-                    if case .success(let found) = result {
-                        connection.value.peer = PeerCredentials(pid: found.pid, uid: found.uid, gid: found.gid)
-                    }
-                    connection.value.readIfPossible()
-                }
-                return
-            }
-        #endif
+        peer = PeerCredentials.now(of: context.channel)
         readIfPossible()
     }
 
