@@ -40,7 +40,9 @@ public struct ServerConfiguration: Sendable, Hashable {
         ("maxContexts", "most context keys"),
         ("maxTimelineEntries", "most entries in one timeline"),
         ("reloadBudget", "timeline reloads per widget per 24 hours (40…1440)"),
-        ("retentionDays", "days donations are kept"),
+        ("retentionDays", "days donations are kept, counted back from the service's clock (1…366)"),
+        ("maxFutureSkewSeconds", "how far ahead of the service's clock a call's date may be, in seconds (0…86400)"),
+        ("retentionSweepSeconds", "seconds between two sweeps for donations past retention (1…86400)"),
         ("logLevel", "trace, debug, info, notice, warning, error or critical"),
         ("summaryInterval", "seconds between periodic summaries in the journal (1…86400)"),
         ("journalQueue", "journal entries waiting to be written before more are dropped (16…1048576)"),
@@ -93,7 +95,9 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "maxContexts": engine.maxContexts = try integer(1...65_536)
         case "maxTimelineEntries": engine.maxTimelineEntries = try integer(1...100_000)
         case "reloadBudget": engine.reloadBudget = try integer(1...100_000)
-        case "retentionDays": engine.retention = Double(try integer(1...3_650)) * 86_400
+        case "retentionDays": engine.retention = Double(try integer(1...366)) * 86_400
+        case "maxFutureSkewSeconds": host.maxFutureSkew = Double(try integer(0...86_400))
+        case "retentionSweepSeconds": host.retentionSweepInterval = Double(try integer(1...86_400))
         case "durability":
             guard let durability = StoreOptions.Durability(rawValue: value) else {
                 throw ConfigurationError(place: place, key: key, reason: "'\(value)' is not one of process, power")

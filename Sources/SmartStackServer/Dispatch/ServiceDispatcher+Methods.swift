@@ -193,8 +193,7 @@ extension ServiceDispatcher {
         return .stream { send in
             try await Self.run(subscription, host: host) {
                 for await effect in subscription.stream where request.wants(effect) {
-                    let now = host.now()
-                    if let object = effect.reloadWireObject(at: now) { try await send(object) }
+                    if let object = effect.reloadWireObject() { try await send(object) }
                 }
             }
         }

@@ -117,7 +117,7 @@ extension ServiceJournal {
             entry.append(.app, kind.app.rawValue)
             entry.append(.reason, reason.rawValue)
             return JournalQueue.Item(entry)
-        case .reloadWithheld(let instance, let kind, let reason, let until):
+        case .reloadWithheld(let instance, let kind, let reason, let until, _):
             var entry = JournalEntry(
                 .reloadWithheld, "Reload of \(kind) for \(instance.rawValue) withheld until \(until.rfc3339)",
                 priority: .notice)

@@ -83,7 +83,7 @@ extension EngineEffect {
     /// The app a reload effect is for; `nil` for other effects.
     var reloadApp: AppID? {
         switch self {
-        case .reloadRequested(_, let kind, _, _), .reloadWithheld(_, let kind, _, _): kind.app
+        case .reloadRequested(_, let kind, _, _), .reloadWithheld(_, let kind, _, _, _): kind.app
         case .timelineWarnings: nil
         }
     }
