@@ -159,7 +159,7 @@ public actor EngineHost {
         }
         guard donationCount < limits.maxDonations else {
             donations[donation.app]?.removeLast()
-            throw .core(.limitExceeded(limit: "donations", maximum: limits.maxDonations))
+            throw .core(.limitExceeded(limit: "maxDonations", maximum: limits.maxDonations))
         }
         do {
             let (_, ticket) = try apply(.donate(donation), indexed: true)
