@@ -64,6 +64,9 @@ public struct DeleteDonationsRequest: VarlinkMethodRequest {
     /// By ids, by group, by intent type (optionally by entity), or all of the app's.
     public var filter: DonationFilter
 
+    /// The most ids one call may name (more: call again).
+    public static let maximumIDs = 10_000
+
     public init(parameters: JSONObject) throws(VarlinkError) {
         let p = try Parameters(parameters, allowed: ["app", "ids", "groupId", "intent", "entity"])
         app = try p.appID()
@@ -79,6 +82,9 @@ public struct DeleteDonationsRequest: VarlinkMethodRequest {
             throw .invalidParameter("entity", reason: "only together with intent")
         }
         if let ids {
+            guard ids.count <= Self.maximumIDs else {
+                throw .invalidParameter("ids", reason: "has \(ids.count) ids; at most \(Self.maximumIDs) in one call")
+            }
             filter = .ids(Set(ids))
         } else if let group {
             filter = .group(group)

@@ -44,12 +44,19 @@ struct Parameters {
     func string(_ key: String) throws(VarlinkError) -> String {
         let value = try required(key)
         guard case .string(let text) = value else { throw mismatch(key, "a string", value) }
-        return text
+        return try Self.text(text, at: path(key))
     }
 
     func optionalString(_ key: String) throws(VarlinkError) -> String? {
         guard let value = value(key) else { return nil }
         guard case .string(let text) = value else { throw mismatch(key, "a string", value) }
+        return try Self.text(text, at: path(key))
+    }
+
+    /// `text`, unless it holds a NUL (`\u0000`): the frame separator of the protocol, and never meaningful in a
+    /// name, an id or a value the service stores, logs or compares.
+    static func text(_ text: String, at path: String) throws(VarlinkError) -> String {
+        guard !text.utf8.contains(0) else { throw .invalidParameter(path, reason: "contains a NUL character") }
         return text
     }
 
@@ -167,7 +174,7 @@ struct Parameters {
             guard case .string(let text) = element else {
                 throw .invalidParameter("\(path(key))[\(index)]", reason: "expected a string, got \(element.typeName)")
             }
-            result.append(text)
+            result.append(try Self.text(text, at: "\(path(key))[\(index)]"))
         }
         return result
     }
@@ -181,7 +188,8 @@ struct Parameters {
             guard case .string(let text) = element else {
                 throw .invalidParameter("\(path(key)).\(name)", reason: "expected a string, got \(element.typeName)")
             }
-            result[name] = text
+            _ = try Self.text(name, at: path(key))
+            result[name] = try Self.text(text, at: "\(path(key)).\(name)")
         }
         return result
     }
