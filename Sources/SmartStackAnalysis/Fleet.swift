@@ -140,7 +140,9 @@ extension Analyzer {
             for note in report.notes where !notes.contains(note) { notes.append(note) }
         }
         // A note that holds for only some machines is still worth reading; "no entries" only when none had any.
-        merged.notes = notes.filter { $0 != "no smartstackd decision entries in the range" || merged.entries.total == 0 }
+        merged.notes = notes.filter {
+            $0 != "no smartstackd decision entries in the range" || merged.entries.total == 0
+        }
         if merged.entries.engagement > 0 {
             merged.notes.removeAll { $0.hasPrefix("no engagement entries") }
         }

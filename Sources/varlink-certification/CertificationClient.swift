@@ -45,10 +45,13 @@ enum CertificationClient {
             reply = try await step("Test03", ["int": try value(reply, "int")])
             reply = try await step("Test04", ["float": try value(reply, "float")])
             reply = try await step("Test05", ["string": try value(reply, "string")])
-            reply = try await step("Test06", [
-                "bool": try value(reply, "bool"), "int": try value(reply, "int"), "float": try value(reply, "float"),
-                "string": try value(reply, "string"),
-            ])
+            reply = try await step(
+                "Test06",
+                [
+                    "bool": try value(reply, "bool"), "int": try value(reply, "int"),
+                    "float": try value(reply, "float"),
+                    "string": try value(reply, "string"),
+                ])
             reply = try await step("Test07", ["struct": try value(reply, "struct")])
             reply = try await step("Test08", ["map": try value(reply, "map")])
             reply = try await step("Test09", ["set": try value(reply, "set")])
@@ -60,7 +63,8 @@ enum CertificationClient {
                 return true
             }
             guard strings.count == 10 else { throw CertificationFailure("Test10 gave \(strings.count) replies") }
-            try await client.callOneway("\(interface).Test11", ["client_id": .string(id), "last_more_replies": .array(strings)])
+            try await client.callOneway(
+                "\(interface).Test11", ["client_id": .string(id), "last_more_replies": .array(strings)])
             print("Test11: (oneway)")
             let end = try await step("End", [:])
             guard end["all_ok"] == .bool(true) else { throw CertificationFailure("End: \(end)") }

@@ -208,7 +208,8 @@ struct CertificationService: CallHandler {
     }
 
     private static func certificationError(wants: JSONObject, got: JSONObject) -> VarlinkError {
-        VarlinkError(name: "\(interfaceName).CertificationError", parameters: ["wants": .object(wants), "got": .object(got)])
+        VarlinkError(
+            name: "\(interfaceName).CertificationError", parameters: ["wants": .object(wants), "got": .object(got)])
     }
 
     private static func newClientID() -> String {

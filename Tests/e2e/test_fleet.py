@@ -17,6 +17,7 @@ import socket
 import subprocess
 import time
 import uuid
+import xml.etree.ElementTree as ElementTree
 
 import pytest
 
@@ -205,6 +206,7 @@ def test_two_machines_uploaded_to_one_collector_are_analysed_per_machine_and_mer
         line = next(line for line in text.splitlines() if line.startswith(host + " "))
         assert machine_id in line and f" {sum(expected[host].values()):,} " in line.replace("\u202f", ","), line
     html = report.read_text()
+    ElementTree.fromstring(html)  # still well-formed XHTML with the new table
     assert "<h2>Machines</h2>" in html
     for host, (machine_id, _, _) in machines.items():
         assert f"<td>{host}</td><td>{machine_id}</td><td>{sum(expected[host].values())}</td>" in html

@@ -214,12 +214,11 @@ final class VarlinkConnection: ChannelInboundHandler {
     private func readIfPossible() {
         guard let context, started, !running, context.channel.isActive else { return }
         // A bounded stream (running or waiting to) leaves the calls after it in the socket until it has ended.
-        guard (streaming && !streamIsBounded)
-            || (!streaming && !isBounded(pendingStream) && !inputClosed && !broken
-                && queue.count < Self.maxQueuedReplies && context.channel.isWritable)
-        else {
-            return
-        }
+        let readsForStream = streaming && !streamIsBounded
+        let readsForCalls =
+            !streaming && !isBounded(pendingStream) && !inputClosed && !broken
+            && queue.count < Self.maxQueuedReplies && context.channel.isWritable
+        guard readsForStream || readsForCalls else { return }
         context.read()
     }
 
