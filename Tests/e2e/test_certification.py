@@ -138,3 +138,12 @@ def test_calls_pipelined_behind_a_stream_are_answered_after_its_last_reply(our_s
         assert "continues" not in streamed[9]
         # Test11 is oneway (no reply); End's reply is next.
         assert reader.next() == {"parameters": {"all_ok": True}}
+
+
+def test_our_client_certifies_against_our_server(our_server):
+    """Both of the project's sides together, as a check that each passes for the same reasons with the other."""
+    result = subprocess.run([str(CERTIFICATION), "client", f"--varlink={our_server}"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.rstrip().endswith("Certification passed"), result.stdout
+    assert "End: {\"all_ok\":true}" in result.stdout, result.stdout
