@@ -72,6 +72,13 @@ public struct Donation: Sendable, Hashable {
                 parameter: parameter, reason: "is \(bytes) bytes; at most \(maximumNameBytes) allowed")
         }
     }
+
+    /// The same donation at another date.
+    public func withDate(_ date: Timestamp) -> Donation {
+        var donation = self
+        donation.date = date
+        return donation
+    }
 }
 
 /// Which of an app's donations to delete.

@@ -137,6 +137,36 @@ struct EngineTests {
         #expect(try engine.evaluate(stack: F.stack(), at: F.t(401)).entries.allSatisfy { !$0.suggested })
     }
 
+    @Test("a suggestion lasts 24 hours from the candidate's last donation, measured at the query's time")
+    func suggestionsExpire() throws {
+        var engine = Engine()
+        let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
+        try engine.apply(.registerKind(F.kind("weather", intent: schema), at: F.t(0)))
+        try engine.apply(.registerKind(F.kind("notes"), at: F.t(0)))
+        let configuration = StackConfiguration(
+            id: F.stack(), family: .systemMedium,
+            widgets: [
+                WidgetPlacement(instance: F.instance("notes"), kind: F.kindID("notes")),
+                WidgetPlacement(instance: F.instance("berlin"), kind: F.kindID("weather"), configuration: ["city": .string("Berlin")]),
+            ])
+        try engine.apply(.configureStack(configuration, at: F.t(0)))
+        for minute in 1...6 {
+            try engine.apply(F.donation("weather", at: Double(minute * 60), intent: "CityIntent", parameters: ["city": "Tokyo"]))
+        }
+        let last = 360.0
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(last + 3_600)).entries.contains { $0.suggested })
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(last + 86_399)).entries.contains { $0.suggested })
+        // No other event came: the query's own time ends it.
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(last + 86_400)).entries.allSatisfy { !$0.suggested })
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(last + 31 * 86_400)).entries.allSatisfy { !$0.suggested })
+        // Published with the suggestion, the engine wakes when it expires and publishes it gone.
+        let published = engine.publish(at: F.t(last + 60)).decisions
+        #expect(published.first?.entries.first?.suggested == true)
+        #expect(engine.nextWakeUp.map { $0 <= F.t(last + 86_400) } == true)
+        let later = engine.publish(at: F.t(last + 86_400)).decisions
+        #expect(later.count == 1 && later[0].entries.allSatisfy { !$0.suggested })
+    }
+
     @Test func theRankerLearnsFromWhatTheUserDoesAfterALook() throws {
         var engine = try F.engine(apps: ["a", "b", "c"])
         // Every look is followed by opening "b", although "a" is always the app used last.
@@ -179,7 +209,7 @@ struct EngineTests {
             for effect in try engine.apply(.reloadTimelines(app: F.app("a"), kind: nil, at: F.t(Double(10 + i)))) {
                 switch effect {
                 case .reloadRequested: requested += 1
-                case .reloadWithheld(_, _, _, let until): withheld.append(until)
+                case .reloadWithheld(_, _, _, let until, _): withheld.append(until)
                 case .timelineWarnings: break
                 }
             }

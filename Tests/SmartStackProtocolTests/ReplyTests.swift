@@ -132,7 +132,7 @@ struct ReplyTests {
             ReloadTimelinesRequest.self, #"{"app":"com.example.weather","date":"2024-03-04T08:30:00-08:00"}"#)
         let effects = try engine.apply(reload.event(defaultTime: Fixed.t(0)))
         let watcher = try decode(WatchReloadsRequest.self, #"{"app":"com.example.weather"}"#)
-        let replies = effects.filter(watcher.wants).compactMap { $0.reloadWireObject(at: Fixed.t(1_800)) }
+        let replies = effects.filter(watcher.wants).compactMap { $0.reloadWireObject() }
         #expect(replies.count == 2)
         for reply in replies { Self.check(.watchReloads, reply) }
         #expect(replies.first?["reason"] == "providerRequest")
@@ -140,14 +140,14 @@ struct ReplyTests {
 
         let kind = try WidgetKindID(app: try AppID(Examples.weather), kind: "forecast")
         let withheld = EngineEffect.reloadWithheld(
-            instance: try InstanceID("w1"), kind: kind, reason: .timelineEnded, until: Fixed.t(9_000))
+            instance: try InstanceID("w1"), kind: kind, reason: .timelineEnded, until: Fixed.t(9_000), at: Fixed.t(100))
         let configuration = Configuration(["city": .entity(id: "paris", displayName: "Paris")])
-        let reply = try #require(withheld.reloadWireObject(at: Fixed.t(100), configuration: configuration))
+        let reply = try #require(withheld.reloadWireObject(configuration: configuration))
         Self.check(.watchReloads, reply)
         #expect(reply["withheldUntil"] == Fixed.t(9_000).wireValue)
         #expect(reply["date"] == Fixed.t(100).wireValue)
         #expect(reply["configuration"] == ["city": ["id": "paris", "displayName": "Paris"]])
-        #expect(EngineEffect.timelineWarnings(["x"]).reloadWireObject(at: Fixed.t(0)) == nil)
+        #expect(EngineEffect.timelineWarnings(["x"]).reloadWireObject() == nil)
     }
 
     @Test func providerReplies() throws {

@@ -181,7 +181,7 @@ struct RequestTests {
         let requested = EngineEffect.reloadRequested(
             instance: instance, kind: weather, reason: .providerRequest, at: Fixed.t(0))
         let withheld = EngineEffect.reloadWithheld(
-            instance: instance, kind: weather, reason: .policyDate, until: Fixed.t(60))
+            instance: instance, kind: weather, reason: .policyDate, until: Fixed.t(60), at: Fixed.t(0))
         let watcher = try decode(WatchReloadsRequest.self, #"{"app":"com.example.weather"}"#)
         #expect(watcher.wants(requested))
         #expect(!watcher.wants(withheld))

@@ -137,9 +137,14 @@ struct AccessControlTests {
         #expect(
             access.authorize(app: mail, peer: Self.peer(2001))
                 == .denied("app org.example.mail was registered by uid 2000"))
-        // Root acts for any app without claiming it.
+        // Root acts for any app, and the first to act for one claims it like anyone else.
         #expect(access.authorize(app: Self.app("org.example.news"), peer: Self.peer(0)) == .allowed)
-        #expect(access.owner(of: Self.app("org.example.news")) == nil)
+        #expect(access.owner(of: Self.app("org.example.news")) == 0)
+        #expect(
+            access.authorize(app: Self.app("org.example.news"), peer: Self.peer(2000))
+                == .denied("app org.example.news was registered by uid 0"))
+        #expect(access.authorize(app: mail, peer: Self.peer(0)) == .allowed)
+        #expect(access.owner(of: mail) == 2000)
         // An assigned app: its callers only, and nobody claims it.
         #expect(access.authorize(app: weather, peer: Self.peer(2000)) != .allowed)
         #expect(access.authorize(app: weather, peer: Self.peer(1002)) == .allowed)

@@ -127,7 +127,8 @@ struct EventLogTests {
     func loneCall() async throws {
         let directory = try TemporaryDirectory()
         var options = StoreOptions()
-        options.commitDelayMicroseconds = 2_000
+        // The longest company delay allowed, so a held commit stands out from a loaded machine's noise.
+        options.commitDelayMicroseconds = 10_000
         let log = try S.open(directory, options: options)
         let clock = ContinuousClock()
         var durations: [Duration] = []
@@ -136,9 +137,9 @@ struct EventLogTests {
             try await log.enqueue([S.donation("mail", id: "l\(index)", at: Double(index))]).committed()
             durations.append(clock.now - started)
         }
-        // Well under the 2 ms the company delay would add (other tests share the machine, so the median).
+        // Well under the 10 ms the company delay would add (other tests share the machine, so the median).
         let median = durations.sorted()[25]
-        #expect(median < .microseconds(1_500), "median lone commit: \(median)")
+        #expect(median < .microseconds(6_000), "median lone commit: \(median)")
         await log.close()
     }
 

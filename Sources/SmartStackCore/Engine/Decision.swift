@@ -45,7 +45,7 @@ public struct DecisionEntry: Sendable, Hashable {
 /// The order of a stack at a time.
 public struct Decision: Sendable, Hashable {
     public var stack: StackID
-    /// Changes only when the order or the top changes.
+    /// Changes when the order, a reason or a score (by `scoreResolution` or more) changes.
     public var revision: Int
     public var time: Timestamp
     public var entries: [DecisionEntry]
@@ -56,4 +56,19 @@ public struct Decision: Sendable, Hashable {
 
     /// Same order (the revision, time, scores and contributions aside).
     public func hasSameOrder(as other: Decision?) -> Bool { other.map { $0.order == order } ?? false }
+
+    /// Scores closer than this count as the same when deciding whether a decision is new.
+    public static let scoreResolution = 0.001
+
+    /// Same order, reasons and scores (to `scoreResolution`): what a reader of the decision would see as
+    /// unchanged. The revision, the time and the contributions aside.
+    public func hasSameContent(as other: Decision?) -> Bool {
+        guard let other, other.entries.count == entries.count else { return false }
+        for (a, b) in zip(entries, other.entries) {
+            guard a.instance == b.instance, a.reason == b.reason, a.pinned == b.pinned, a.suggested == b.suggested,
+                abs(a.score - b.score) < Self.scoreResolution
+            else { return false }
+        }
+        return true
+    }
 }

@@ -23,6 +23,8 @@ struct Evaluation {
     var limited: Set<Int>
     /// Widgets whose relevance a relevance group took away (another widget of the group is surfaced).
     var grouped: Set<Int>
+    /// The candidate key suggested on top, if any.
+    var suggested: Int32?
 }
 
 extension Engine {
@@ -40,23 +42,33 @@ extension Engine {
         var published: [Decision] = []
         // Only stale stacks are decided, in id order so publishing is deterministic; sorting just those keeps a
         // publish after one call cheap however many stacks there are.
-        for id in stacks.compactMap({ isStale($0.value) ? $0.key : nil }).sorted() {
+        for id in stacks.compactMap({ isStale($0.value, at: time) ? $0.key : nil }).sorted() {
             if let decision = commit(stack: id, at: time) { published.append(decision) }
         }
         return (published, effects)
     }
 
-    /// Whether a stack's inputs changed since it was last decided.
-    func isStale(_ state: StackState) -> Bool { state.dirty || state.decidedGeneration != generation }
+    /// The longest a decision is reused: a stack decided longer ago than this is decided again at the next
+    /// publish, so scores that drift with time alone (recency, time of day) are never older than this.
+    public static let decisionMaxAge = 60.0
 
-    /// Whether publishing at `time` could change anything: a scheduled change is due, or some stack's inputs
-    /// changed since it was last decided. When `false`, `publish(at:)` would publish nothing and fire nothing.
-    public func needsPublish(at time: Timestamp) -> Bool {
-        if let next = timers.nextTime, next <= time.microseconds { return true }
-        return stacks.values.contains(where: isStale)
+    /// Whether a stack must be decided again at `time`: its inputs changed since it was last decided, or its
+    /// decision is older than `decisionMaxAge`.
+    func isStale(_ state: StackState, at time: Timestamp) -> Bool {
+        state.dirty || state.decidedGeneration != generation
+            || state.published.map { time.seconds(since: $0.time) >= Self.decisionMaxAge } ?? true
     }
 
-    /// Decides one stack at `time` and publishes the decision if its order changed. Returns it if published.
+    /// Whether publishing at `time` could change anything: a scheduled change is due, or some stack must be
+    /// decided again. When `false`, `publish(at:)` would publish nothing and fire nothing.
+    public func needsPublish(at time: Timestamp) -> Bool {
+        if let next = timers.nextTime, next <= time.microseconds { return true }
+        return stacks.values.contains { isStale($0, at: time) }
+    }
+
+    /// Decides one stack at `time`. The decision becomes the stack's current one either way (so reads see
+    /// scores and reasons as of `time`); it is published (a new revision, sent to subscribers) when its order,
+    /// a reason or a score (by `Decision.scoreResolution` or more) changed. Returns it if published.
     @discardableResult
     public mutating func commit(stack id: StackID, at time: Timestamp) -> Decision? {
         guard var state = stacks[id] else { return nil }
@@ -68,7 +80,13 @@ extension Engine {
         state.dirty = false
         state.decidedGeneration = generation
         var decision = result.decision
-        guard !decision.hasSameOrder(as: state.published) else {
+        if let key = result.suggested, let lastUse = usage.lastUse(of: key) {
+            // The suggestion leaves when its 24 hours since the candidate's last donation are over.
+            timers.schedule(.stack(id), at: Timestamp(microseconds: lastUse).adding(seconds: Self.suggestionLifetime))
+        }
+        guard !decision.hasSameContent(as: state.sent) else {
+            decision.revision = state.revision
+            state.published = decision
             stacks[id] = state
             return nil
         }
@@ -90,6 +108,7 @@ extension Engine {
             }
         }
         state.published = decision
+        state.sent = decision
         stacks[id] = state
         return decision
     }
@@ -130,7 +149,7 @@ extension Engine {
         // Behaviour: the learned model's probability that the user goes to each widget next.
         var candidate: (key: Int32, probability: Double)?
         if configuration.smartRotate, n > 0 {
-            let candidates = configuration.suggestions ? suggestionCandidates(for: state) : []
+            let candidates = configuration.suggestions ? suggestionCandidates(for: state, at: time) : []
             let keys = candidates.isEmpty ? state.keys : state.keys + candidates
             usage.features(
                 for: FeatureQuery(
@@ -181,10 +200,12 @@ extension Engine {
 
         // Stability: a rotation by relevance is withheld while the last rotation is younger than the minimum
         // time on top, or when the widget has used its rotations for the day. Developer mode lifts both.
+        // Only what happened at or before `time` counts: a question about an earlier time than the last
+        // publish sees the stability state as it was then (`StackState.asOf`).
         var limited: Set<Int> = []
-        let publishedTop = state.published?.top
+        let publishedTop = state.publishedTop(asOf: time)
         let topCanRotate = configuration.developerMode
-            || state.lastRotation.map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
+            || state.lastRotation(asOf: time).map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
         if configuration.smartRotate, !configuration.developerMode {
             while let first = order.first, standings[first].relevance > 0,
                 state.instances[first].rawValue != publishedTop
@@ -197,7 +218,7 @@ extension Engine {
                 // A top whose reason would read `relevance` counts as a rotation either way.
                 guard beaten || standings[first].relevance >= own else { break }
                 let rotations = instances.slots[Int(standings[first].slot)]?.rotations ?? []
-                let rotationsToday = rotations.count { time.seconds(since: $0) < 86_400 }
+                let rotationsToday = Self.rotationsInDay(rotations, before: time)
                 guard !topCanRotate || rotationsToday >= settings.maxRotationsPerWidgetPerDay else { break }
                 limited.insert(first)
                 standings[first].relevance = 0
@@ -207,7 +228,7 @@ extension Engine {
         }
 
         // The user's own choices come first: a recent manual swipe, then the pin.
-        if let swipe = state.manualSwipe, time.seconds(since: swipe.time) < settings.swipeGracePeriod,
+        if let swipe = state.manualSwipe(asOf: time, grace: settings.swipeGracePeriod),
             let index = state.instances.firstIndex(of: swipe.instance)
         {
             order.removeAll { $0 == index }
@@ -250,7 +271,11 @@ extension Engine {
             for position in entries.indices { entries[position].position = position }
         }
         let decision = Decision(stack: configuration.id, revision: state.revision, time: time, entries: entries)
-        return Evaluation(decision: decision, standings: standings, limited: limited, grouped: grouped)
+        let suggested = candidate.flatMap { candidate in
+            entries.contains { $0.reason == .suggestion } ? candidate.key : nil
+        }
+        return Evaluation(
+            decision: decision, standings: standings, limited: limited, grouped: grouped, suggested: suggested)
     }
 
     /// Reorders the widgets' behaviour by a simple ranker: the widget in place `k` of its order gets the `k`-th
@@ -312,9 +337,7 @@ extension Engine {
         let configuration = state.configuration
         let instance = state.instances[standing.index]
         if configuration.pinned == instance { return .pinned }
-        if let swipe = state.manualSwipe, swipe.instance == instance,
-            time.seconds(since: swipe.time) < settings.swipeGracePeriod
-        {
+        if let swipe = state.manualSwipe(asOf: time, grace: settings.swipeGracePeriod), swipe.instance == instance {
             return .manualSwipe
         }
         if limited.contains(standing.index) { return .rotationLimited }
@@ -334,9 +357,20 @@ extension Engine {
         return .engagement
     }
 
-    /// Candidate keys that may be suggested in a stack: recent, of a kind that fits the stack's family, not
-    /// placed in it, and not in a relevance group with one of its widgets.
-    func suggestionCandidates(for state: StackState) -> [Int32] {
+    /// How long a candidate may be suggested after its last donation.
+    public static let suggestionLifetime = 86_400.0
+
+    /// How many of `rotations` fall in the 24 hours up to `time` (none after it).
+    static func rotationsInDay(_ rotations: [Timestamp], before time: Timestamp) -> Int {
+        rotations.count { rotation in
+            let age = time.seconds(since: rotation)
+            return age >= 0 && age < 86_400
+        }
+    }
+
+    /// Candidate keys that may be suggested in a stack at `time`: donated to in the 24 hours up to `time`, of a
+    /// kind that fits the stack's family, not placed in it, and not in a relevance group with one of its widgets.
+    func suggestionCandidates(for state: StackState, at time: Timestamp) -> [Int32] {
         guard !suggestionCandidates.isEmpty else { return [] }
         let placed = Set(state.keys)
         let groups = Set(state.slots.indices.compactMap { index in
@@ -347,7 +381,10 @@ extension Engine {
             let info = keys[Int(key)]
             guard let kind = kinds[info.kind],
                 kind.families.contains(state.configuration.family),
-                usage.lastUse(of: key).map({ Double(now.microseconds - $0) / 1_000_000 < 86_400 }) ?? false
+                usage.lastUse(of: key).map({ lastUse in
+                    let age = Double(time.microseconds - lastUse) / 1_000_000
+                    return age >= 0 && age < Self.suggestionLifetime
+                }) ?? false
             else { continue }
             if let group = keyRelevance[key]?.group, groups.contains("\(info.kind.app)\u{0}\(group)") { continue }
             result.append(key)
@@ -360,5 +397,25 @@ extension Engine {
         let info = keys[Int(key)]
         let configuration = info.configuration.canonicalKey
         return "suggestion:\(info.kind)" + (configuration.isEmpty ? "" : "?\(configuration)")
+    }
+}
+
+extension StackState {
+    /// The published top, if it was published at or before `time`.
+    func publishedTop(asOf time: Timestamp) -> String? {
+        published.flatMap { $0.time <= time ? $0.top : nil }
+    }
+
+    /// The last rotation at or before `time`.
+    func lastRotation(asOf time: Timestamp) -> Timestamp? {
+        lastRotation.flatMap { $0 <= time ? $0 : nil }
+    }
+
+    /// The manual swipe in force at `time`: made at or before it, within the grace period.
+    func manualSwipe(asOf time: Timestamp, grace: Double) -> ManualSwipe? {
+        manualSwipe.flatMap { swipe in
+            let age = time.seconds(since: swipe.time)
+            return age >= 0 && age < grace ? swipe : nil
+        }
     }
 }

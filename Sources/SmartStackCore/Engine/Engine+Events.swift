@@ -124,7 +124,7 @@ extension Engine {
             closeLook(of: id, at: time) { _ in widget.key }
             // A reload caused by the user interacting with the widget is exempt from the budget.
             if widget.relevance.timeline != nil {
-                effects.append(reloadEffect(instance, instances[instance]?.reload.request(at: time, reason: .userInteraction)))
+                effects.append(reloadEffect(instance, instances[instance]?.reload.request(at: time, reason: .userInteraction), at: time))
                 scheduleTimers(for: instance)
             }
         case .swipeTo:
@@ -194,7 +194,7 @@ extension Engine {
             guard let instance = instances[id], instance.kind.app == app, kind == nil || instance.kind.kind == kind else {
                 continue
             }
-            if let effect = reloadEffect(id, instances[id]?.reload.request(at: time, reason: reason)) {
+            if let effect = reloadEffect(id, instances[id]?.reload.request(at: time, reason: reason), at: time) {
                 effects.append(effect)
             }
             scheduleTimers(for: id)
@@ -202,11 +202,12 @@ extension Engine {
         return effects
     }
 
-    func reloadEffect(_ id: InstanceID, _ outcome: ReloadOutcome?) -> EngineEffect? {
+    /// The effect of a reload outcome decided at `time` (a withheld reload carries that time; a granted one its own).
+    func reloadEffect(_ id: InstanceID, _ outcome: ReloadOutcome?, at time: Timestamp) -> EngineEffect? {
         guard let outcome, let kind = instances[id]?.kind else { return nil }
         switch outcome {
         case .requested(let at, let reason): return .reloadRequested(instance: id, kind: kind, reason: reason, at: at)
-        case .withheld(let until, let reason): return .reloadWithheld(instance: id, kind: kind, reason: reason, until: until)
+        case .withheld(let until, let reason): return .reloadWithheld(instance: id, kind: kind, reason: reason, until: until, at: time)
         }
     }
 
@@ -234,7 +235,7 @@ extension Engine {
             switch target {
             case .instance(let id):
                 guard let outcomes = instances[id]?.reload.advance(to: dueTime) else { continue }
-                effects += outcomes.compactMap { reloadEffect(id, $0) }
+                effects += outcomes.compactMap { reloadEffect(id, $0, at: dueTime) }
                 if let stack = instances[id]?.stack { stacks[stack]?.dirty = true }
                 scheduleTimers(for: id)
             case .stack(let id):

@@ -63,14 +63,15 @@ extension Engine {
         var matrix: [Double] = []
         let result = evaluation(of: state, at: time, scratch: &matrix)
         let developer = state.configuration.developerMode
-        let nextRotation = developer ? time : max(time, state.lastRotation?.adding(seconds: settings.minimumTimeOnTop) ?? time)
+        let lastRotation = state.lastRotation(asOf: time)
+        let nextRotation = developer ? time : max(time, lastRotation?.adding(seconds: settings.minimumTimeOnTop) ?? time)
         var widgets: [WidgetExplanation] = []
         for standing in result.standings where instance == nil || state.instances[standing.index] == instance {
             let id = state.instances[standing.index]
             guard let widget = instances[id] else { continue }
             let position = result.decision.entries.firstIndex { $0.instance == id.rawValue } ?? -1
-            let rotations = widget.rotations.count { time.seconds(since: $0) < 86_400 }
-            let swipe = state.manualSwipe.flatMap { swipe in
+            let rotations = Self.rotationsInDay(widget.rotations, before: time)
+            let swipe = state.manualSwipe(asOf: time, grace: settings.swipeGracePeriod).flatMap { swipe in
                 swipe.instance == id ? swipe.time.adding(seconds: settings.swipeGracePeriod) : nil
             }
             let isTop = result.decision.top == id.rawValue
@@ -85,15 +86,15 @@ extension Engine {
                     rotationLimited: result.limited.contains(standing.index), rotationsToday: rotations,
                     rotationsLeftToday: developer ? settings.maxRotationsPerWidgetPerDay
                         : max(0, settings.maxRotationsPerWidgetPerDay - rotations),
-                    timeOnTop: isTop && state.published?.top == id.rawValue
-                        ? state.topSince.map { time.seconds(since: $0) } : nil,
+                    timeOnTop: isTop && state.publishedTop(asOf: time) == id.rawValue
+                        ? state.topSince.flatMap { $0 <= time ? time.seconds(since: $0) : nil } : nil,
                     pinned: state.configuration.pinned == id, manualSwipeUntil: swipe,
                     budget: widget.reload.budgetState(at: time),
                     nextReload: widget.reload.withheldUntil ?? widget.reload.dueDate))
         }
         return StackExplanation(
             decision: result.decision, smartRotate: state.configuration.smartRotate,
-            suggestions: state.configuration.suggestions, developerMode: developer, lastRotation: state.lastRotation,
+            suggestions: state.configuration.suggestions, developerMode: developer, lastRotation: lastRotation,
             nextRotationAllowed: nextRotation, learnedFromLooks: state.ranker.updates,
             ranker: state.configuration.smartRotate ? state.selector.choice : .model,
             rankerPerformance: Dictionary(

@@ -95,9 +95,10 @@ extension Engine {
         for id in rebuilt.stacks.keys.sorted() {
             guard var state = rebuilt.stacks[id] else { continue }
             let old = stacks[id]
-            let same = state.published?.order == old?.published?.order
+            let same = state.published?.hasSameContent(as: old?.sent) ?? (old?.sent == nil)
             state.revision = (old?.revision ?? 0) + (same ? 0 : 1)
             state.published?.revision = state.revision
+            state.sent = same ? old?.sent : state.published
             if !same, let decision = state.published { changed.append(decision) }
             rebuilt.stacks[id] = state
         }
@@ -113,8 +114,4 @@ extension Engine {
         rebuild(from: history) { filter.matches($0, app: app) }
     }
 
-    /// Whether a donation is past the retention period at the engine's current time.
-    public func isExpired(_ donation: Donation) -> Bool {
-        donation.date < now.adding(seconds: -settings.retention)
-    }
 }

@@ -8,7 +8,7 @@
 /// `CodecError`, and the service replays its log instead.
 extension Engine {
     /// The layout version of ``snapshot()``.
-    public static let snapshotFormat: UInt64 = 3
+    public static let snapshotFormat: UInt64 = 4
     private static let magic: [UInt8] = Array("SSES".utf8)
 
     /// The engine's state as bytes.
@@ -174,6 +174,7 @@ extension ByteWriter {
         optional(value.previousLookTarget) { $0.int(Int64($1)) }
         int(Int64(value.revision))
         optional(value.published) { $0.decision($1) }
+        optional(value.sent) { $0.decision($1) }
         optional(value.topSince) { $0.timestamp($1) }
         optional(value.lastRotation) { $0.timestamp($1) }
         optional(value.manualSwipe) { writer, swipe in
@@ -252,6 +253,7 @@ extension ByteReader {
         state.previousLookTarget = try present() ? try int32() : nil
         state.revision = try integer()
         state.published = try present() ? try decision() : nil
+        state.sent = try present() ? try decision() : nil
         state.topSince = try optionalTimestamp()
         state.lastRotation = try optionalTimestamp()
         if try present() { state.manualSwipe = ManualSwipe(instance: try instance(), time: try timestamp()) }

@@ -316,7 +316,11 @@ struct StackState: Sendable, Hashable {
     var look: PendingLook?
     var previousLookTarget: Int32?
     var revision = 0
+    /// The stack's current decision: the latest evaluation (at most `Engine.decisionMaxAge` old once published).
     var published: Decision?
+    /// The decision last sent to subscribers (a new revision): what the next evaluation is compared with, so
+    /// changes smaller than `Decision.scoreResolution` add up until they are sent.
+    var sent: Decision?
     var topSince: Timestamp?
     /// The last time the top changed by a rotation, a suggestion or a manual swipe.
     var lastRotation: Timestamp?

@@ -39,6 +39,34 @@ public enum EngineEvent: Sendable, Hashable {
         }
     }
 
+    /// The same event at another time (a donation's date is its time).
+    public func withTime(_ time: Timestamp) -> EngineEvent {
+        if case .donate(var donation) = self {
+            donation.date = time
+            return .donate(donation)
+        }
+        return switch self {
+        case .registerKind(let kind, _): .registerKind(kind, at: time)
+        case .configureStack(let configuration, _): .configureStack(configuration, at: time)
+        case .removeStack(let id, _): .removeStack(id, at: time)
+        case .donate: self
+        case .submitTimeline(let target, let timeline, _): .submitTimeline(target, timeline, at: time)
+        case .declareRelevance(let declaration, _): .declareRelevance(declaration, at: time)
+        case .reloadTimelines(let app, let kind, _): .reloadTimelines(app: app, kind: kind, at: time)
+        case .engage(let stack, let instance, let kind, let duration, _):
+            .engage(stack: stack, instance: instance, kind: kind, duration: duration, at: time)
+        case .look(let stack, _): .look(stack: stack, at: time)
+        case .setContext(let key, let value, _): .setContext(key: key, value: value, at: time)
+        case .startLiveActivity(let app, let id, let attributes, let contentState, _):
+            .startLiveActivity(app: app, id: id, attributes: attributes, contentState: contentState, at: time)
+        case .updateLiveActivity(let app, let id, let contentState, _):
+            .updateLiveActivity(app: app, id: id, contentState: contentState, at: time)
+        case .endLiveActivity(let app, let id, let contentState, let dismissAfter, _):
+            .endLiveActivity(app: app, id: id, contentState: contentState, dismissAfter: dismissAfter, at: time)
+        case .publish: .publish(at: time)
+        }
+    }
+
     /// The donation, when this is one.
     public var donation: Donation? {
         if case .donate(let donation) = self { return donation }
@@ -51,7 +79,7 @@ public enum EngineEffect: Sendable, Hashable {
     /// A reload request for the provider's reload subscription.
     case reloadRequested(instance: InstanceID, kind: WidgetKindID, reason: ReloadReason, at: Timestamp)
     /// A reload that was due but is over budget, and when it can happen.
-    case reloadWithheld(instance: InstanceID, kind: WidgetKindID, reason: ReloadReason, until: Timestamp)
+    case reloadWithheld(instance: InstanceID, kind: WidgetKindID, reason: ReloadReason, until: Timestamp, at: Timestamp)
     /// Timeline validation warnings (entries less than 5 minutes apart).
     case timelineWarnings([String])
 }

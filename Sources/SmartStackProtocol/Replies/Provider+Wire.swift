@@ -18,9 +18,9 @@ extension EngineEffect {
     /// The `WatchReloads` reply for a reload effect; `nil` for other effects.
     ///
     /// A requested reload is `{instance, app, kind, reason, date}` with the time it was granted; a withheld one
-    /// has `date` = `time` (when it was withheld) and `withheldUntil`. `configuration` is the instance's, when the
+    /// has `date` = when it was withheld (the call's time, or when a scheduled reload came due) and `withheldUntil`. `configuration` is the instance's, when the
     /// server has it, so the provider knows what to build.
-    public func reloadWireObject(at time: Timestamp, configuration: Configuration? = nil) -> JSONObject? {
+    public func reloadWireObject(configuration: Configuration? = nil) -> JSONObject? {
         var object = JSONObject(minimumCapacity: 7)
         switch self {
         case .reloadRequested(let instance, let kind, let reason, let at):
@@ -30,13 +30,13 @@ extension EngineEffect {
             if let configuration { object["configuration"] = .object(configuration.wireObject) }
             object["reason"] = .string(reason.rawValue)
             object["date"] = at.wireValue
-        case .reloadWithheld(let instance, let kind, let reason, let until):
+        case .reloadWithheld(let instance, let kind, let reason, let until, let at):
             object["instance"] = .string(instance.rawValue)
             object["app"] = .string(kind.app.rawValue)
             object["kind"] = .string(kind.kind)
             if let configuration { object["configuration"] = .object(configuration.wireObject) }
             object["reason"] = .string(reason.rawValue)
-            object["date"] = time.wireValue
+            object["date"] = at.wireValue
             object["withheldUntil"] = until.wireValue
         case .timelineWarnings:
             return nil

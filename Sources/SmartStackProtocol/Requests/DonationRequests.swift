@@ -107,12 +107,17 @@ public struct ListDonationsRequest: VarlinkMethodRequest {
     public var after: String?
     /// The most donations to return, 1…1000.
     public var limit: Int
+    /// Whether the caller gave `limit` (a limit the service's `maxListLimit` does not allow is then an error;
+    /// the default is lowered to it).
+    public var limitGiven: Bool
 
     public init(parameters: JSONObject) throws(VarlinkError) {
         let p = try Parameters(parameters, allowed: ["app", "after", "limit"])
         app = try p.appID()
         after = try p.optionalString("after")
-        limit = try p.optionalInt("limit") ?? Self.defaultLimit
+        let given = try p.optionalInt("limit")
+        limitGiven = given != nil
+        limit = given ?? Self.defaultLimit
         guard (1...Self.maximumLimit).contains(limit) else {
             throw .invalidParameter("limit", reason: "must be between 1 and \(Self.maximumLimit)")
         }

@@ -152,7 +152,7 @@ public struct WatchReloadsRequest: VarlinkMethodRequest {
     public func wants(_ effect: EngineEffect) -> Bool {
         switch effect {
         case .reloadRequested(_, let kind, _, _): kind.app == app
-        case .reloadWithheld(_, let kind, _, _): includeWithheld && kind.app == app
+        case .reloadWithheld(_, let kind, _, _, _): includeWithheld && kind.app == app
         case .timelineWarnings: false
         }
     }

@@ -78,9 +78,16 @@ public final class AccessControl: Sendable {
     }
 
     /// The check after a provider call is decoded: may this caller act for `app`? Claims an unowned app.
+    ///
+    /// Root and the service's own uid may act for any app, and claim one nobody owns like anyone else: an app
+    /// id belongs to the first uid that acts for it, whoever that is (only the policy's `app.ID` lines say
+    /// otherwise).
     public func authorize(app: AppID, peer: PeerCredentials) -> Verdict {
-        if isSuperuser(peer) { return .allowed }
         guard case .system(let policy) = mode else { return .allowed }
+        if isSuperuser(peer) {
+            if policy.apps[app] == nil { claim(app, for: peer.uid) }
+            return .allowed
+        }
         if let owners = policy.apps[app] {
             return matches(owners, peer)
                 ? .allowed : .denied("app \(app.rawValue) belongs to other callers (policy key app.\(app.rawValue))")
@@ -88,17 +95,20 @@ public final class AccessControl: Sendable {
         guard matches(policy.providers, peer) else {
             return .denied("not allowed to provide apps the policy does not assign (policy key providers)")
         }
-        let (verdict, claimed) = claims.withLock { claims -> (Verdict, Bool) in
-            if let owner = claims[app] {
-                return (
-                    owner == peer.uid ? .allowed : .denied("app \(app.rawValue) was registered by uid \(owner)"), false
-                )
-            }
-            claims[app] = peer.uid
-            return (.allowed, true)
+        let owner = claim(app, for: peer.uid)
+        return owner == peer.uid ? .allowed : .denied("app \(app.rawValue) was registered by uid \(owner)")
+    }
+
+    /// The owner of `app`, which becomes `uid` when it had none (the claim is then recorded with the state).
+    @discardableResult
+    private func claim(_ app: AppID, for uid: UInt32) -> UInt32 {
+        let (owner, claimed) = claims.withLock { claims -> (UInt32, Bool) in
+            if let owner = claims[app] { return (owner, false) }
+            claims[app] = uid
+            return (uid, true)
         }
-        if claimed, let record = claimRecorder.withLock({ $0 }) { record(app, peer.uid) }
-        return verdict
+        if claimed, let record = claimRecorder.withLock({ $0 }) { record(app, uid) }
+        return owner
     }
 
     /// Takes the claims stored before a restart (before the service listens).
@@ -116,7 +126,8 @@ public final class AccessControl: Sendable {
         claims.withLock { $0[app] }
     }
 
-    private func isSuperuser(_ peer: PeerCredentials) -> Bool {
+    /// Root or the service's own uid: trusted with everything (no policy, no rate limit).
+    public func isSuperuser(_ peer: PeerCredentials) -> Bool {
         peer != .unknown && (peer.uid == 0 || peer.uid == serviceUID)
     }
 

@@ -9,6 +9,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxFrameSize = 1 << 20
     /// The most connections served at once.
     public var maxConnections = 1_024
+    /// The most connections one uid (other than root and the service's own) may have open at once.
+    public var maxConnectionsPerUID = 256
+    /// Recording calls (and deletions) a second per app, on average; 0 turns the limit off.
+    public var rateLimitPerApp = 1_000
+    /// Recording calls an app may make at once after being idle.
+    public var rateLimitBurst = 10_000
     /// The engine's limits and ranking settings.
     public var engine = EngineSettings()
     /// The host's limits (donations, subscriptions, queues).
@@ -30,6 +36,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     public static let keys: [(key: String, help: String)] = [
         ("maxFrameSize", "largest message in bytes (1024…67108864)"),
         ("maxConnections", "most connections at once (1…65536)"),
+        ("maxConnectionsPerUID", "most connections one uid may have open, root and the service's uid aside (1…65536)"),
+        ("rateLimitPerApp", "recording calls a second per app on average, 0 for no limit (0…1000000)"),
+        ("rateLimitBurst", "recording calls an app may make at once after being idle (1…10000000)"),
         ("maxSubscriptions", "most open Subscribe/WatchReloads streams (1…65536)"),
         ("subscriberQueue", "decisions queued for a subscriber before it is cut off (1…65536)"),
         ("maxDonations", "most donations stored at once (1…100000000)"),
@@ -40,7 +49,9 @@ public struct ServerConfiguration: Sendable, Hashable {
         ("maxContexts", "most context keys"),
         ("maxTimelineEntries", "most entries in one timeline"),
         ("reloadBudget", "timeline reloads per widget per 24 hours (40…1440)"),
-        ("retentionDays", "days donations are kept"),
+        ("retentionDays", "days donations are kept, counted back from the service's clock (1…366)"),
+        ("maxFutureSkewSeconds", "how far ahead of the service's clock a call's date may be, in seconds (0…86400)"),
+        ("retentionSweepSeconds", "seconds between two sweeps for donations past retention (1…86400)"),
         ("logLevel", "trace, debug, info, notice, warning, error or critical"),
         ("summaryInterval", "seconds between periodic summaries in the journal (1…86400)"),
         ("journalQueue", "journal entries waiting to be written before more are dropped (16…1048576)"),
@@ -83,6 +94,9 @@ public struct ServerConfiguration: Sendable, Hashable {
         switch key {
         case "maxFrameSize": maxFrameSize = try integer(1_024...(64 << 20))
         case "maxConnections": maxConnections = try integer(1...65_536)
+        case "maxConnectionsPerUID": maxConnectionsPerUID = try integer(1...65_536)
+        case "rateLimitPerApp": rateLimitPerApp = try integer(0...1_000_000)
+        case "rateLimitBurst": rateLimitBurst = try integer(1...10_000_000)
         case "maxSubscriptions": host.maxSubscriptions = try integer(1...65_536)
         case "subscriberQueue": host.subscriberQueue = try integer(1...65_536)
         case "maxDonations": host.maxDonations = try integer(1...100_000_000)
@@ -93,7 +107,9 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "maxContexts": engine.maxContexts = try integer(1...65_536)
         case "maxTimelineEntries": engine.maxTimelineEntries = try integer(1...100_000)
         case "reloadBudget": engine.reloadBudget = try integer(1...100_000)
-        case "retentionDays": engine.retention = Double(try integer(1...3_650)) * 86_400
+        case "retentionDays": engine.retention = Double(try integer(1...366)) * 86_400
+        case "maxFutureSkewSeconds": host.maxFutureSkew = Double(try integer(0...86_400))
+        case "retentionSweepSeconds": host.retentionSweepInterval = Double(try integer(1...86_400))
         case "durability":
             guard let durability = StoreOptions.Durability(rawValue: value) else {
                 throw ConfigurationError(place: place, key: key, reason: "'\(value)' is not one of process, power")

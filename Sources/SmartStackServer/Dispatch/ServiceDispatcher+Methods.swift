@@ -29,6 +29,10 @@ extension ServiceDispatcher {
             }
             return .reply(DeleteDonationsRequest.reply(deleted: deleted))
         case .listDonations(let request):
+            // Never a silently short page: a client stops at the first page shorter than its limit.
+            if request.limitGiven, request.limit > maxListLimit {
+                throw .invalidParameter("limit", reason: "must be at most \(maxListLimit) (maxListLimit)")
+            }
             let limit = min(request.limit, maxListLimit)
             let donations = try await host(context) { host throws(HostError) in
                 try await host.listDonations(app: request.app, after: request.after, limit: limit)
@@ -193,8 +197,7 @@ extension ServiceDispatcher {
         return .stream { send in
             try await Self.run(subscription, host: host) {
                 for await effect in subscription.stream where request.wants(effect) {
-                    let now = host.now()
-                    if let object = effect.reloadWireObject(at: now) { try await send(object) }
+                    if let object = effect.reloadWireObject() { try await send(object) }
                 }
             }
         }

@@ -18,12 +18,16 @@ public struct ServiceDispatcher: CallHandler {
     let access: AccessControl
     /// Where refused calls are reported (the journal).
     let reporter: any ServiceReporter
+    /// The per-app limit on recording calls.
+    let rateLimiter: RateLimiter
 
     public init(
         host: EngineHost, connections: ConnectionRegistry, levels: LogLevelControl, maxListLimit: Int, logger: Logger,
-        access: AccessControl = .unrestricted, reporter: any ServiceReporter = SilentReporter()
+        access: AccessControl = .unrestricted, reporter: any ServiceReporter = SilentReporter(),
+        rateLimiter: RateLimiter = RateLimiter(rate: 0, burst: 1)
     ) {
         self.host = host
+        self.rateLimiter = rateLimiter
         self.access = access
         self.reporter = reporter
         self.connections = connections
@@ -107,8 +111,22 @@ public struct ServiceDispatcher: CallHandler {
         } catch {
             return .answered(failed(call, error))
         }
-        if let app = app(request), case .denied(let reason) = access.authorize(app: app, peer: peer) {
-            return .answered(refuse(call, peer: peer, reason: reason))
+        if let app = app(request) {
+            if case .denied(let reason) = access.authorize(app: app, peer: peer) {
+                return .answered(refuse(call, peer: peer, reason: reason))
+            }
+            // Recording calls and deletions count against the app's rate limit, before anything is applied. Root
+            // and the service's own uid are trusted (a user service's own user is its only client).
+            if let method, method.records || method == .deleteDonations, !access.isSuperuser(peer),
+                let wait = rateLimiter.take(app)
+            {
+                return .answered(
+                    failed(
+                        call,
+                        VarlinkError(
+                            name: "\(call.interface).RateLimited",
+                            parameters: ["limit": .string("rateLimitPerApp"), "retryAfterSeconds": .double(wait)])))
+            }
         }
         return .admitted(request)
     }

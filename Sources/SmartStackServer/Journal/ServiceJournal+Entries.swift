@@ -117,7 +117,7 @@ extension ServiceJournal {
             entry.append(.app, kind.app.rawValue)
             entry.append(.reason, reason.rawValue)
             return JournalQueue.Item(entry)
-        case .reloadWithheld(let instance, let kind, let reason, let until):
+        case .reloadWithheld(let instance, let kind, let reason, let until, _):
             var entry = JournalEntry(
                 .reloadWithheld, "Reload of \(kind) for \(instance.rawValue) withheld until \(until.rfc3339)",
                 priority: .notice)
@@ -141,6 +141,8 @@ extension ServiceJournal {
         switch rejection {
         case .connectionLimit(let limit):
             (method, error, reason) = ("", "connection closed", "connection limit (\(limit)) reached")
+        case .connectionsPerUID(let limit):
+            (method, error, reason) = ("", "connection closed", "connections per uid (\(limit), maxConnectionsPerUID) reached")
         case .permissionDenied(let called, let why):
             (method, error, reason) = (called, "org.varlink.service.PermissionDenied", why)
         }

@@ -4,6 +4,8 @@ public import SmartStackCore
 public enum ClientRejection: Sendable, Hashable {
     /// The connection limit (`maxConnections`) was reached; the connection was closed on accept.
     case connectionLimit(Int)
+    /// The caller's uid had `maxConnectionsPerUID` connections open; the connection was closed on accept.
+    case connectionsPerUID(Int)
     /// The access policy refused a call: the method, and why.
     case permissionDenied(method: String, reason: String)
 }

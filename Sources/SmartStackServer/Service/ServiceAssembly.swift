@@ -34,10 +34,14 @@ public struct ServiceAssembly: Sendable {
         // Apps claimed by their first uid keep their owner across restarts.
         access.restoreClaims(restored.owners)
         access.recordClaims { app, uid in log.recordOwner(app: app, uid: uid) }
-        let connections = ConnectionRegistry(limit: configuration.maxConnections)
+        // Root and the service's own uid are trusted (they may do everything): not counted per uid.
+        let connections = ConnectionRegistry(
+            limit: configuration.maxConnections, perUIDLimit: configuration.maxConnectionsPerUID,
+            exempt: [0, getuid()])
         let dispatcher = ServiceDispatcher(
             host: host, connections: connections, levels: levels, maxListLimit: configuration.host.maxListLimit,
-            logger: logger, access: access, reporter: reporter)
+            logger: logger, access: access, reporter: reporter,
+            rateLimiter: RateLimiter(rate: Double(configuration.rateLimitPerApp), burst: Double(configuration.rateLimitBurst)))
         let listener = VarlinkListener(
             target: target, handler: dispatcher, connections: connections, maxFrameSize: configuration.maxFrameSize,
             socketMode: isSystem ? 0o666 : 0o600, directoryMode: isSystem ? 0o755 : 0o700, logger: logger,

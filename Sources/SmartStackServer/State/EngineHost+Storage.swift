@@ -81,6 +81,7 @@ extension EngineHost {
         self.engine = engine
         self.history = history
         historyEpoch += 1
+        latestEventTime = Self.latestEventTime(of: history)
         self.donations = donations
         self.donationCount = donationCount
         return RestoreSummary(

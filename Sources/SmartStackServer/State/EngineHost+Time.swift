@@ -16,7 +16,7 @@ extension EngineHost {
     }
 
     /// How often donations past the retention period are looked for.
-    var retentionSweepInterval: Double { 3_600 }
+    var retentionSweepInterval: Double { limits.retentionSweepInterval }
 
     /// Sets the timer to the engine's next scheduled change (or the next retention sweep), so decisions
     /// are published at that moment without anyone asking.
@@ -53,8 +53,8 @@ extension EngineHost {
         logger.info("retention removed donations", metadata: ["count": "\(expired.count)"])
     }
 
-    /// Where retention cuts off donations, at the engine's time.
-    var retentionCutoff: Timestamp { engine.now.adding(seconds: -engine.settings.retention) }
+    /// Where retention cuts off donations: the retention period before the service's time (never a client's date).
+    var retentionCutoff: Timestamp { serviceTime().adding(seconds: -engine.settings.retention) }
 
     /// Removes the donations `doomed` selects from the history and the per-app index; returns them.
     func forget(_ doomed: (Donation) -> Bool) -> [Donation] {
@@ -77,7 +77,18 @@ extension EngineHost {
             }
         }
         donationCount -= removed.count
+        latestEventTime = Self.latestEventTime(of: history)
         return removed
+    }
+
+    /// The latest time of a recorded event in `history` (publish marks aside).
+    static func latestEventTime(of history: [EngineEvent]) -> Timestamp {
+        var latest = Timestamp(microseconds: .min)
+        for event in history {
+            if case .publish = event { continue }
+            if event.time > latest { latest = event.time }
+        }
+        return latest
     }
 
     /// Stops taking work and ends every stream (graceful shutdown).

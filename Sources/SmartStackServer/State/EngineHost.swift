@@ -56,6 +56,9 @@ public actor EngineHost {
     var lastTicket = CommitTicket.committed
     /// Whether a wake-up to retry publishing is set while storage is failing.
     var storageRetryScheduled = false
+    /// The latest time of a recorded event (publish marks aside): a question about an earlier time is answered
+    /// from the history up to it (`pastEngine`), a later one from the current state.
+    var latestEventTime = Timestamp(microseconds: .min)
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
@@ -78,6 +81,39 @@ public actor EngineHost {
 
     /// The current time of the service's clock (no need to enter the actor: the clock is its own).
     public nonisolated func now() -> Timestamp { clock.now() }
+
+    /// The service's time: its clock, never behind what the engine already reached (so it does not go back
+    /// when the system clock is set back). No call moves it: recorded dates are never ahead of it.
+    public func serviceTime() -> Timestamp {
+        let now = clock.now()
+        return now >= engine.now ? now : Timestamp(microseconds: engine.now.microseconds, utcOffsetSeconds: now.utcOffsetSeconds)
+    }
+
+    /// A recording call's event at a time the service accepts: a date more than `maxFutureSkew` ahead of the
+    /// service's time is refused (naming `date`, nothing stored); one ahead by less (a client whose clock runs a
+    /// little fast) is taken as the service's time, keeping the client's UTC offset. Past dates stay as sent.
+    func admitted(_ event: EngineEvent) throws(HostError) -> EngineEvent {
+        let now = serviceTime()
+        let ahead = event.time.seconds(since: now)
+        guard ahead > 0 else { return event }
+        guard ahead <= limits.maxFutureSkew else {
+            throw .core(
+                .invalidParameter(
+                    parameter: "date",
+                    reason: "\(event.time.rfc3339) is \(Self.duration(ahead)) ahead of the service's clock "
+                        + "(\(now.rfc3339)); at most \(Self.duration(limits.maxFutureSkew)) ahead is accepted"))
+        }
+        return event.withTime(Timestamp(microseconds: now.microseconds, utcOffsetSeconds: event.time.utcOffsetSeconds))
+    }
+
+    /// Seconds as a short readable duration (`90 s`, `29 days`).
+    static func duration(_ seconds: Double) -> String {
+        if seconds < 120 { return "\(Int(seconds.rounded(.up))) s" }
+        if seconds < 7_200 { return "\(Int((seconds / 60).rounded())) min" }
+        if seconds < 172_800 { return "\(Int((seconds / 3_600).rounded())) h" }
+        if seconds < 1e12 { return "\(Int((seconds / 86_400).rounded())) days" }
+        return "\(seconds) s"
+    }
 
     // MARK: Recording
 
@@ -104,6 +140,9 @@ public actor EngineHost {
     /// still waits for the first call's commit if that is pending.
     public func donateNow(_ donation: Donation, idGiven: Bool) throws(HostError) -> (id: String, ticket: CommitTicket) {
         var donation = donation
+        let sent = donation.date
+        donation.date = try admitted(.donate(donation)).time
+        let clamped = donation.date != sent
         if !idGiven { donation.id = nextDonationID() }
         // Checked before the donation enters the index: while storage fails, the check rolls back to the stored
         // state, replacing the index, after which undoing an insertion would remove a stored donation.
@@ -111,7 +150,8 @@ public actor EngineHost {
         try checkStorage()
         // One hash lookup on the usual path: the donation goes into the index, and the rare cases undo that.
         if let existing = donations[donation.app, default: [:]].updateValue(donation, forKey: donation.id) {
-            guard existing == donation else {
+            // A retry of a call dated a little ahead was stored at the service's time then: the same donation.
+            guard existing == donation || (clamped && existing.withDate(donation.date) == donation) else {
                 donations[donation.app]?[donation.id] = existing
                 throw .core(.conflict(kind: "donation", id: donation.id, reason: "the app already used this id for another donation"))
             }
@@ -119,7 +159,7 @@ public actor EngineHost {
         }
         guard donationCount < limits.maxDonations else {
             donations[donation.app]?.removeLast()
-            throw .core(.limitExceeded(limit: "donations", maximum: limits.maxDonations))
+            throw .core(.limitExceeded(limit: "maxDonations", maximum: limits.maxDonations))
         }
         do {
             let (_, ticket) = try apply(.donate(donation), indexed: true)
@@ -148,10 +188,8 @@ public actor EngineHost {
         let doomed = stored.values.filter { filter.matches($0, app: app) }
         guard !doomed.isEmpty else { return 0 }
         let ids = Set(doomed.map(\.id))
-        // Donations past retention go too (as a rebuild leaves them out anyway).
-        let cutoff = retentionCutoff
-        guard let (_, ticket) = await rebuild(without: { $0.date < cutoff || ($0.app == app && ids.contains($0.id)) })
-        else { throw .stopping }
+        // Only this app's donations: what retention removes is the sweep's, on the service's clock.
+        guard let (_, ticket) = await rebuild(without: { $0.app == app && ids.contains($0.id) }) else { throw .stopping }
         try await committed(ticket)
         return ids.count
     }
@@ -164,9 +202,11 @@ public actor EngineHost {
     private func apply(_ event: EngineEvent, indexed: Bool = false) throws(HostError) -> ([EngineEffect], CommitTicket) {
         guard !stopping else { throw .stopping }
         try checkStorage()
+        let event = try admitted(event)
         let effects: [EngineEffect]
         do { effects = try engine.apply(event) } catch { throw .core(error) }
         history.append(event)
+        if event.time > latestEventTime { latestEventTime = event.time }
         if let donation = event.donation {
             if !indexed { donations[donation.app, default: [:]][donation.id] = donation }
             donationCount += 1
@@ -213,7 +253,7 @@ public actor EngineHost {
             retryWhenStorageWorks()
             return .committed
         }
-        let time = max(clock.now(), engine.now)
+        let time = serviceTime()
         guard engine.needsPublish(at: time) else {
             scheduleWakeUp()
             return .committed
@@ -235,7 +275,9 @@ public actor EngineHost {
 
     // MARK: Reading
 
-    /// The current decision for a stack: publishes what time changed first, so the answer is current.
+    /// The current decision for a stack, for the service's time: publishes what time changed first and decides
+    /// again a stack whose decision is older than `Engine.decisionMaxAge`, so the answer is current (its `time`
+    /// says when it was evaluated) and is what subscribers were sent.
     ///
     /// When that publishes, the reply waits for the publish mark to be stored, so a decision a client saw is
     /// one a restart reproduces.
@@ -245,22 +287,43 @@ public actor EngineHost {
         // answer is the stored state's.
         do { try await ticket.committed() } catch { recoverIfNeeded() }
         if let decision = engine.published(id) { return decision }
-        do { return try engine.evaluate(stack: id, at: clock.now()) } catch { throw .core(error) }
+        do { return try engine.evaluate(stack: id, at: serviceTime()) } catch { throw .core(error) }
     }
 
-    /// The decision a stack would have at `time`, without publishing anything.
-    public func stack(_ id: StackID, at time: Timestamp) throws(HostError) -> Decision {
+    /// The decision a stack would have at `time`, without publishing anything: from the current state when no
+    /// recorded event is later than `time`, else from the history up to `time` (see `pastEngine`).
+    public func stack(_ id: StackID, at time: Timestamp) async throws(HostError) -> Decision {
+        let engine = try await engine(asOf: time)
         do { return try engine.evaluate(stack: id, at: time) } catch { throw .core(error) }
     }
 
-    /// Why a stack (or one widget of it) is where it is, at a time (now when `nil`).
-    public func explain(stack id: StackID, instance: InstanceID?, at time: Timestamp?) throws(HostError)
+    /// Why a stack (or one widget of it) is where it is, at a time. Without one, for the time of the stack's
+    /// current decision (what `GetStack` without `at` answers), after publishing what time changed.
+    public func explain(stack id: StackID, instance: InstanceID?, at time: Timestamp?) async throws(HostError)
         -> StackExplanation
     {
-        if time == nil { tick() }
-        do { return try engine.explain(stack: id, instance: instance, at: time ?? clock.now()) } catch {
-            throw .core(error)
+        var engine = self.engine
+        var at = time ?? serviceTime()
+        if let time {
+            engine = try await self.engine(asOf: time)
+        } else {
+            let ticket = tick()
+            do { try await ticket.committed() } catch { recoverIfNeeded() }
+            engine = self.engine
+            at = engine.published(id)?.time ?? serviceTime()
         }
+        do { return try engine.explain(stack: id, instance: instance, at: at) } catch { throw .core(error) }
+    }
+
+    /// The engine to answer a question about `time`: the live one when no recorded event is later than `time`
+    /// (its stability state is read as of `time`), else one rebuilt off the event loop from the stored events
+    /// dated at or before `time`, in the order they were applied (publish marks included): the state as it was
+    /// then, with nothing of what came after.
+    func engine(asOf time: Timestamp) async throws(HostError) -> Engine {
+        guard time < latestEventTime else { return engine }
+        let events = history.filter { $0.time <= time }
+        let settings = engine.settings
+        return await Self.offLoop { Engine.replayingLog(events, settings: settings) }
     }
 
     /// A widget's reload budget at a time (now when `nil`).
@@ -325,6 +388,11 @@ public struct HostLimits: Sendable, Hashable {
     public var subscriberQueue = 256
     /// The most donations one `ListDonations` page returns.
     public var maxListLimit = 1_000
+    /// How far ahead of the service's clock a recording call's `date` may be, in seconds (clocks of clients
+    /// differ a little); later dates are refused.
+    public var maxFutureSkew = 300.0
+    /// Seconds between two looks for donations past the retention period.
+    public var retentionSweepInterval = 3_600.0
 
     public init() {}
 }

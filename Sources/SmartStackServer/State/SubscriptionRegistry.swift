@@ -83,7 +83,7 @@ extension EngineEffect {
     /// The app a reload effect is for; `nil` for other effects.
     var reloadApp: AppID? {
         switch self {
-        case .reloadRequested(_, let kind, _, _), .reloadWithheld(_, let kind, _, _): kind.app
+        case .reloadRequested(_, let kind, _, _), .reloadWithheld(_, let kind, _, _, _): kind.app
         case .timelineWarnings: nil
         }
     }
@@ -108,7 +108,7 @@ extension EngineHost {
     public func subscribe(stacks: [StackID]?) throws(HostError) -> HostSubscription<Decision> {
         guard !stopping else { throw .stopping }
         guard subscriptions.count < limits.maxSubscriptions else {
-            throw .core(.limitExceeded(limit: "subscriptions", maximum: limits.maxSubscriptions))
+            throw .core(.limitExceeded(limit: "maxSubscriptions", maximum: limits.maxSubscriptions))
         }
         tick()
         let ids = stacks ?? engine.stackIDs
@@ -133,7 +133,7 @@ extension EngineHost {
     public func watchReloads(app: AppID) throws(HostError) -> HostSubscription<EngineEffect> {
         guard !stopping else { throw .stopping }
         guard subscriptions.count < limits.maxSubscriptions else {
-            throw .core(.limitExceeded(limit: "subscriptions", maximum: limits.maxSubscriptions))
+            throw .core(.limitExceeded(limit: "maxSubscriptions", maximum: limits.maxSubscriptions))
         }
         let (stream, continuation) = AsyncStream.makeStream(
             of: EngineEffect.self, bufferingPolicy: .bufferingOldest(limits.subscriberQueue))

@@ -5,6 +5,9 @@ import Synchronization
 public final class ConnectionRegistry: Sendable {
     private struct State {
         var open: [ObjectIdentifier: any Channel] = [:]
+        /// Open connections by the peer's uid, and each channel's uid.
+        var perUID: [UInt32: Int] = [:]
+        var uids: [ObjectIdentifier: UInt32] = [:]
         var accepted = 0
         var rejected = 0
         var stopping = false
@@ -13,8 +16,22 @@ public final class ConnectionRegistry: Sendable {
     private let state = Mutex(State())
     /// The most connections served at once; more are closed as soon as they are accepted.
     public let limit: Int
+    /// The most connections one uid may have open at once (`maxConnectionsPerUID`), so one user cannot take
+    /// every connection from the others; `exempt` uids (root, the service's own) are not counted against it.
+    public let perUIDLimit: Int
+    private let exempt: Set<UInt32>
 
-    public init(limit: Int) { self.limit = limit }
+    /// Why a connection was refused.
+    enum Refusal: Sendable, Hashable {
+        case limit(Int)
+        case perUIDLimit(Int)
+    }
+
+    public init(limit: Int, perUIDLimit: Int = .max, exempt: Set<UInt32> = []) {
+        self.limit = limit
+        self.perUIDLimit = perUIDLimit
+        self.exempt = exempt
+    }
 
     /// Connections open now.
     public var openCount: Int { state.withLock { $0.open.count } }
@@ -23,21 +40,37 @@ public final class ConnectionRegistry: Sendable {
     /// Connections refused because the limit was reached or the service was stopping.
     public var rejectedCount: Int { state.withLock { $0.rejected } }
 
-    /// Admits a new connection unless the limit is reached or the service is stopping.
-    func admit(_ channel: any Channel) -> Bool {
+    /// Admits a new connection of `uid` unless a limit is reached or the service is stopping; returns why not.
+    func admit(_ channel: any Channel, uid: UInt32) -> Refusal? {
         state.withLock { state in
             guard !state.stopping, state.open.count < limit else {
                 state.rejected += 1
-                return false
+                return .limit(limit)
+            }
+            let counted = !exempt.contains(uid)
+            if counted {
+                guard state.perUID[uid, default: 0] < perUIDLimit else {
+                    state.rejected += 1
+                    return .perUIDLimit(perUIDLimit)
+                }
+                state.perUID[uid, default: 0] += 1
+                state.uids[ObjectIdentifier(channel)] = uid
             }
             state.accepted += 1
             state.open[ObjectIdentifier(channel)] = channel
-            return true
+            return nil
         }
     }
 
     func remove(_ channel: any Channel) {
-        _ = state.withLock { $0.open.removeValue(forKey: ObjectIdentifier(channel)) }
+        state.withLock { state in
+            let id = ObjectIdentifier(channel)
+            state.open.removeValue(forKey: id)
+            if let uid = state.uids.removeValue(forKey: id) {
+                let left = state.perUID[uid, default: 1] - 1
+                state.perUID[uid] = left > 0 ? left : nil
+            }
+        }
     }
 
     /// Stops reading from every connection: each answers what it already received, then closes.

@@ -173,10 +173,10 @@ public struct VarlinkListener: Service {
         let executor = self.executor
         return { channel in
             channel.eventLoop.makeCompletedFuture {
-                guard connections.admit(channel) else {
-                    let peer = PeerCredentials.now(of: channel)
+                let peer = PeerCredentials.now(of: channel)
+                if let refusal = connections.admit(channel, uid: peer.uid) {
                     channel.close(promise: nil)
-                    return AcceptedConnection(channel: channel, refused: peer)
+                    return AcceptedConnection(channel: channel, refused: (peer, refusal))
                 }
                 channel.closeFuture.whenComplete { _ in connections.remove(channel) }
                 try channel.pipeline.syncOperations.addHandler(
@@ -191,10 +191,16 @@ public struct VarlinkListener: Service {
     /// Waits until an accepted connection closes (so the listener's task group ends only when every connection
     /// has), or reports a refused one.
     private func serve(_ connection: AcceptedConnection) async {
-        if let peer = connection.refused {
-            reporter.clientRejected(peer, .connectionLimit(connections.limit))
-            logger.debug(
-                "client rejected: connection limit", metadata: ["limit": "\(connections.limit)", "peer": "\(peer)"])
+        if let (peer, refusal) = connection.refused {
+            switch refusal {
+            case .limit(let limit):
+                reporter.clientRejected(peer, .connectionLimit(limit))
+                logger.debug("client rejected: connection limit", metadata: ["limit": "\(limit)", "peer": "\(peer)"])
+            case .perUIDLimit(let limit):
+                reporter.clientRejected(peer, .connectionsPerUID(limit))
+                logger.debug(
+                    "client rejected: connections per uid", metadata: ["limit": "\(limit)", "peer": "\(peer)"])
+            }
             return
         }
         try? await connection.channel.closeFuture.get()
@@ -204,6 +210,6 @@ public struct VarlinkListener: Service {
 /// A channel the listener accepted: served (its handler added), or refused with the peer's credentials.
 public struct AcceptedConnection: Sendable {
     let channel: any Channel
-    /// The refused peer, when the connection was closed at once (over the limit or while stopping).
-    let refused: PeerCredentials?
+    /// The refused peer and why, when the connection was closed at once (over a limit or while stopping).
+    let refused: (PeerCredentials, ConnectionRegistry.Refusal)?
 }

@@ -1,0 +1,148 @@
+import SmartStackCore
+import SmartStackServer
+import Testing
+
+/// The service keeps its own clock: no call's date moves it, deletes another app's donations, or reads a stale
+/// decision (docs: README "Time").
+@Suite("Service clock")
+struct ServiceClockTests {
+    typealias F = ServerFixture
+
+    @Test("a date past the allowed skew is refused naming date and how far ahead it was; nothing is stored")
+    func futureDateRefused() async throws {
+        let clock = ManualClock()
+        let host = try await F.host(apps: ["mail"], clock: clock)
+        let far = Timestamp(microseconds: 253_402_300_799_000_000)  // 9999-12-31T23:59:59Z
+        for date in [far, clock.now().adding(seconds: 301)] {
+            do {
+                _ = try await host.donate(F.donation("mail", id: "f", at: date), idGiven: true)
+                Issue.record("a date \(date.rfc3339) was accepted")
+            } catch {
+                guard case .core(.invalidParameter(let parameter, let reason)) = error else {
+                    Issue.record("unexpected \(error)")
+                    continue
+                }
+                #expect(parameter == "date")
+                #expect(reason.contains("ahead of the service's clock"), "\(reason)")
+            }
+        }
+        #expect(try await host.listDonations(app: F.app("mail"), after: nil, limit: 10).isEmpty)
+        // The engine's clock did not move: the service's time is still the clock's.
+        #expect(await host.serviceTime() == clock.now())
+    }
+
+    @Test("a date a little ahead (within the skew) is taken as the service's time; a retry of it is the same call")
+    func smallSkewIsClamped() async throws {
+        let clock = ManualClock()
+        let host = try await F.host(apps: ["mail"], clock: clock)
+        let ahead = clock.now().adding(seconds: 120)
+        #expect(try await host.donate(F.donation("mail", id: "s", at: ahead), idGiven: true) == "s")
+        let stored = try await host.listDonations(app: F.app("mail"), after: nil, limit: 10)
+        #expect(stored.map(\.date) == [clock.now()])
+        clock.advance(seconds: 5)
+        #expect(try await host.donate(F.donation("mail", id: "s", at: ahead), idGiven: true) == "s")
+        #expect(try await host.listDonations(app: F.app("mail"), after: nil, limit: 10).count == 1)
+        #expect(await host.serviceTime() == clock.now())
+    }
+
+    @Test("GetStack without a time answers for the service's time, as Explain does, and is at most 60 s old")
+    func currentDecisionAgreesWithExplain() async throws {
+        let clock = ManualClock()
+        let host = try await F.host(apps: ["mail", "news", "maps"], clock: clock)
+        for (index, app) in ["maps", "news", "maps", "mail", "maps"].enumerated() {
+            clock.advance(seconds: 30)
+            _ = try await host.donate(F.donation(app, id: "d\(index)", at: clock.now()), idGiven: true)
+        }
+        clock.advance(seconds: 7_200)
+        let decision = try await host.stack(F.stack())
+        #expect(decision.time == clock.now())
+        let explained = try await host.explain(stack: F.stack(), instance: nil, at: nil)
+        #expect(explained.decision.order == decision.order)
+        #expect(explained.decision.entries.map(\.reason) == decision.entries.map(\.reason))
+        for (a, b) in zip(explained.decision.entries, decision.entries) { #expect(abs(a.score - b.score) < 1e-12) }
+        // Reused while fresh, decided again once older than 60 s.
+        clock.advance(seconds: 30)
+        #expect(try await host.stack(F.stack()).time == decision.time)
+        clock.advance(seconds: 31)
+        #expect(try await host.stack(F.stack()).time == clock.now())
+    }
+
+    @Test("a question about a time before the latest recorded event is answered from the history up to it")
+    func pastQueriesSeeOnlyTheirPast() async throws {
+        let clock = ManualClock()
+        let host = try await F.host(apps: ["mail", "news", "maps"], clock: clock)
+        let early = clock.now().adding(seconds: 60)
+        for index in 0..<6 {
+            clock.advance(seconds: 30)
+            _ = try await host.donate(F.donation("maps", id: "m\(index)", at: clock.now()), idGiven: true)
+        }
+        clock.advance(seconds: 600)
+        for index in 0..<12 {
+            clock.advance(seconds: 30)
+            _ = try await host.donate(F.donation("news", id: "n\(index)", at: clock.now()), idGiven: true)
+        }
+        let now = try await host.stack(F.stack(), at: clock.now())
+        #expect(now.top == "news")
+        // Before the news donations, maps led; the later donations do not leak into that answer.
+        let then = try await host.stack(F.stack(), at: early.adding(seconds: 200))
+        #expect(then.top == "maps")
+        let explained = try await host.explain(stack: F.stack(), instance: nil, at: early.adding(seconds: 200))
+        #expect(explained.decision.order == then.order)
+        #expect(explained.lastRotation.map { $0 <= early.adding(seconds: 200) } ?? true)
+    }
+
+    /// A seeded sequence of calls by three apps with arbitrary dates (far past, far future, equal, out of order):
+    /// no call of one app adds, removes or alters a donation another app has stored.
+    @Test("no sequence of calls by one app changes another app's stored donations", arguments: 0..<200)
+    func appsCannotTouchEachOthersDonations(seed: Int) async throws {
+        var random = SeededGenerator(seed: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
+        let clock = ManualClock()
+        let apps = ["a", "b", "c"]
+        let host = try await F.host(apps: apps, clock: clock)
+        let dates: [(Timestamp) -> Timestamp] = [
+            { _ in Timestamp(microseconds: 253_402_300_799_000_000) },  // 9999-12-31T23:59:59Z
+            { _ in Timestamp(microseconds: -62_135_596_800_000_000) },  // 0001-01-01T00:00:00Z
+            { $0.adding(seconds: 29 * 86_400) },
+            { $0.adding(seconds: -29 * 86_400) },
+            { $0.adding(seconds: -400 * 86_400) },
+            { $0 },
+            { $0.adding(seconds: 299) },
+            { $0.adding(seconds: 301) },
+            { $0.adding(seconds: -Double.random(in: 0...86_400, using: &random)) },
+        ]
+        var stored: [String: [String]] = [:]
+        for step in 0..<24 {
+            let app = apps[Int.random(in: 0..<3, using: &random)]
+            let before = try await Self.listAll(host, apps: apps)
+            clock.advance(seconds: Double.random(in: 0...30, using: &random))
+            let date = dates[Int.random(in: 0..<dates.count, using: &random)](clock.now())
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0, 1, 2:
+                let id = "\(app)\(Int.random(in: 0..<6, using: &random))"
+                _ = try? await host.donate(F.donation(app, id: id, at: date), idGiven: true)
+            case 3:
+                let own = stored[app] ?? []
+                let ids = own.isEmpty ? ["none"] : [own[Int.random(in: 0..<own.count, using: &random)]]
+                _ = try? await host.deleteDonations(app: F.app(app), filter: .ids(Set(ids)))
+            case 4:
+                _ = try? await host.record(
+                    .engage(stack: F.stack(), instance: F.instance(app), kind: .tap, duration: nil, at: date))
+                _ = try? await host.record(.look(stack: F.stack(), at: date))
+            default:
+                _ = try? await host.deleteDonations(app: F.app(app), filter: .all)
+            }
+            _ = try await host.stack(F.stack())
+            let after = try await Self.listAll(host, apps: apps)
+            for other in apps where other != app {
+                #expect(after[other] == before[other], "seed \(seed) step \(step): \(app)'s call changed \(other)'s donations")
+            }
+            stored = after.mapValues { $0.map(\.id) }
+        }
+    }
+
+    static func listAll(_ host: EngineHost, apps: [String]) async throws -> [String: [Donation]] {
+        var result: [String: [Donation]] = [:]
+        for app in apps { result[app] = try await host.listDonations(app: F.app(app), after: nil, limit: 1_000) }
+        return result
+    }
+}

@@ -1,0 +1,189 @@
+"""Limits against the real daemon: LimitExceeded names the configuration key, ListDonations never returns a
+silently short page, per-app rate limits, connections per uid, and app ownership by the first uid (root too)."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+import varlink
+
+from helpers import FrameReader, call, encode
+
+PROVIDER = "io.smartstack.Provider"
+SETPRIV = shutil.which("setpriv")
+SYSTEM_PYTHON = "/usr/bin/python3"
+PERMISSION_DENIED = "org.varlink.service.PermissionDenied"
+
+needs_other_users = pytest.mark.skipif(
+    os.geteuid() != 0 or SETPRIV is None or not os.access(SYSTEM_PYTHON, os.X_OK),
+    reason="needs root, setpriv and /usr/bin/python3 to run clients as other uids")
+
+# Run as another uid with the system's python3: opens N connections at once, then one GetInfo on each;
+# prints how many were answered and how many the service closed.
+HOLDER = r'''
+import json, socket, sys
+path, count = sys.argv[1], int(sys.argv[2])
+connections = []
+for _ in range(count):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(5); s.connect(path); connections.append(s)
+answered = closed = 0
+for s in connections:
+    try:
+        s.sendall(json.dumps({"method": "org.varlink.service.GetInfo"}).encode() + b"\0")
+        data = b""
+        while b"\0" not in data:
+            chunk = s.recv(65536)
+            if not chunk: raise ConnectionError()
+            data += chunk
+        answered += 1
+    except OSError:
+        closed += 1
+print(json.dumps({"answered": answered, "closed": closed}))
+'''
+
+CALLER = r'''
+import json, socket, sys, time
+path, calls = sys.argv[1], json.loads(sys.argv[2])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(10); s.connect(path)
+replies, buffer = [], b""
+for call in calls:
+    if "sleep" in call:
+        time.sleep(call["sleep"]); continue
+    s.sendall(json.dumps(call).encode() + b"\0")
+    while b"\0" not in buffer:
+        chunk = s.recv(65536)
+        if not chunk: raise SystemExit("closed")
+        buffer += chunk
+    frame, _, buffer = buffer.partition(b"\0")
+    replies.append(json.loads(frame))
+print(json.dumps(replies))
+'''
+
+
+@pytest.fixture
+def scripts():
+    """The scripts other uids run, in a world-readable directory (the checkout may be private)."""
+    directory = tempfile.mkdtemp(prefix="smartstack-limits-")
+    os.chmod(directory, 0o755)
+    for name, text in (("holder.py", HOLDER), ("caller.py", CALLER)):
+        path = os.path.join(directory, name)
+        with open(path, "w") as file:
+            file.write(text)
+        os.chmod(path, 0o644)
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def as_user(uid, script, *args):
+    result = subprocess.run(
+        [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", SYSTEM_PYTHON, script, *args],
+        capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def raw(daemon, method, parameters):
+    with daemon.raw() as connection:
+        connection.sendall(encode(method, parameters))
+        return FrameReader(connection).next()
+
+
+def test_limit_exceeded_names_the_configuration_key(make_daemon):
+    daemon = make_daemon("maxDonations = 5\nmaxSubscriptions = 1\n")
+    for index in range(5):
+        call(daemon.address, PROVIDER, "Donate", app="org.ex.a", intent="open", id=f"d{index}")
+    reply = raw(daemon, PROVIDER + ".Donate", {"app": "org.ex.a", "intent": "open", "id": "d5"})
+    assert reply["error"] == PROVIDER + ".LimitExceeded"
+    assert reply["parameters"] == {"limit": "maxDonations", "maximum": 5}
+    call(daemon.address, "io.smartstack.Shell", "ConfigureStack", stack="home", family="systemMedium", widgets=[])
+    with daemon.raw() as first:
+        first.sendall(encode("io.smartstack.Shell.Subscribe", {"stacks": ["home"]}, more=True))
+        FrameReader(first).next()
+        second = raw(daemon, "io.smartstack.Shell.Subscribe", {"stacks": ["home"]})
+        # Without `more` it is ExpectedMore; with it, the limit.
+        with daemon.raw() as connection:
+            connection.sendall(encode("io.smartstack.Shell.Subscribe", {"stacks": ["home"]}, more=True))
+            limited = FrameReader(connection).next()
+    assert second["error"] == "org.varlink.service.ExpectedMore"
+    assert limited["error"] == "io.smartstack.Shell.LimitExceeded"
+    assert limited["parameters"] == {"limit": "maxSubscriptions", "maximum": 1}
+
+
+def test_list_donations_never_returns_a_silently_short_page(make_daemon):
+    daemon = make_daemon("maxListLimit = 3\n")
+    for index in range(5):
+        call(daemon.address, PROVIDER, "Donate", app="org.ex.a", intent="open", id=f"d{index}")
+    reply = raw(daemon, PROVIDER + ".ListDonations", {"app": "org.ex.a", "limit": 4})
+    assert reply["error"] == "org.varlink.service.InvalidParameter"
+    assert reply["parameters"]["parameter"] == "limit" and "3" in reply["parameters"]["reason"]
+    # Without a limit the page size is the service's maximum, and following the pages lists every donation.
+    seen, after = [], None
+    while True:
+        page = call(daemon.address, PROVIDER, "ListDonations", app="org.ex.a", **({"after": after} if after else {}))
+        ids = [donation["id"] for donation in page["donations"]]
+        seen += ids
+        if len(ids) < 3:
+            break
+        after = ids[-1]
+    assert seen == [f"d{index}" for index in range(5)]
+
+
+def donate(app, id):
+    return {"method": PROVIDER + ".Donate", "parameters": {"app": app, "intent": "open", "id": id}}
+
+
+@needs_other_users
+def test_rate_limit_per_app_refuses_with_when_to_retry_and_stores_nothing(make_daemon, workdir, scripts):
+    os.chmod(workdir, 0o755)
+    daemon = make_daemon(extra_args=("--system",), config="rateLimitPerApp = 2\nrateLimitBurst = 3\n")
+    caller = os.path.join(scripts, "caller.py")
+    register = {"method": PROVIDER + ".RegisterWidget",
+                "parameters": {"app": "org.ex.a", "kind": "k", "families": ["systemSmall"]}}
+    replies = as_user(65534, caller, daemon.socket_path, json.dumps(
+        [donate("org.ex.a", f"d{index}") for index in range(4)] + [register, donate("org.ex.b", "b0")]))
+    assert [reply.get("parameters", {}).get("id") for reply in replies[:3]] == ["d0", "d1", "d2"]
+    limited = replies[3]
+    assert limited["error"] == PROVIDER + ".RateLimited", limited
+    assert limited["parameters"]["limit"] == "rateLimitPerApp"
+    wait = limited["parameters"]["retryAfterSeconds"]
+    assert 0 < wait <= 0.5
+    assert replies[4]["error"] == PROVIDER + ".RateLimited"  # other recording calls of the app count too
+    assert replies[5] == {"parameters": {"id": "b0"}}  # another app is not limited by this one
+    # Nothing of the refused calls was stored.
+    assert [d["id"] for d in call(daemon.address, PROVIDER, "ListDonations", app="org.ex.a")["donations"]] == \
+        ["d0", "d1", "d2"]
+    assert call(daemon.address, "io.smartstack.Admin", "GetStatistics")["storedDonations"] == 4
+    # After the wait the app is served again; root (trusted, like the service's own uid) is never limited.
+    again = as_user(65534, caller, daemon.socket_path, json.dumps([{"sleep": wait + 0.6}, donate("org.ex.a", "d3")]))
+    assert again == [{"parameters": {"id": "d3"}}]
+    for index in range(10):
+        call(daemon.address, PROVIDER, "Donate", app="org.ex.a", intent="open", id=f"root{index}")
+
+
+@needs_other_users
+def test_connections_per_uid(make_daemon, workdir, scripts):
+    os.chmod(workdir, 0o755)  # other users reach the socket (0666 for the system service)
+    daemon = make_daemon(extra_args=("--system",), config="maxConnectionsPerUID = 3\n")
+    held = as_user(65534, os.path.join(scripts, "holder.py"), daemon.socket_path, "5")
+    assert held == {"answered": 3, "closed": 2}
+    # Another uid and root are served meanwhile.
+    assert as_user(1000, os.path.join(scripts, "holder.py"), daemon.socket_path, "3") == {"answered": 3, "closed": 0}
+    assert call(daemon.address, "org.varlink.service", "GetInfo")["product"] == "smartstackd"
+
+
+@needs_other_users
+def test_an_app_first_used_by_root_belongs_to_root(make_daemon, workdir, scripts):
+    os.chmod(workdir, 0o755)
+    daemon = make_daemon(extra_args=("--system",), config="providers = *\n")
+    call(daemon.address, PROVIDER, "RegisterWidget", app="org.ex.a", kind="main", families=["systemMedium"])
+    caller = os.path.join(scripts, "caller.py")
+    [refused] = as_user(65534, caller, daemon.socket_path, json.dumps([donate("org.ex.a", "w")]))
+    assert refused["error"] == PERMISSION_DENIED
+    # Root keeps acting for it; an app nobody used yet goes to its first uid.
+    assert call(daemon.address, PROVIDER, "Donate", app="org.ex.a", intent="open", id="r")["id"] == "r"
+    [accepted] = as_user(65534, caller, daemon.socket_path, json.dumps([donate("org.ex.b", "n")]))
+    assert "error" not in accepted
+    assert call(daemon.address, PROVIDER, "Donate", app="org.ex.b", intent="open", id="r")["id"] == "r"

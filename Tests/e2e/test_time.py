@@ -1,0 +1,210 @@
+"""The service keeps its own clock (README "Time"): the five reproductions of issue 11 against the real daemon.
+
+1. a future-dated call can't erase another app's donations (deletion, the real retention sweep, a restart);
+2. future-dated calls don't move the clock (refused; reloads fire on time; `stack show` says now);
+3. GetStack without `at` answers for now, as Explain does;
+4. suggestions expire 24 h after their last donation, and subscribers are told;
+5. dates are consistent: a withheld reload carries the call's date; a past `explain` sees only its past.
+"""
+import datetime
+import queue
+import threading
+import time
+
+import pytest
+import varlink
+
+from helpers import FrameReader, call, encode, now_plus, setup_stack
+from test_ctl import ctl_json
+
+PROVIDER = "io.smartstack.Provider"
+SHELL = "io.smartstack.Shell"
+ADMIN = "io.smartstack.Admin"
+
+
+def parse(stamp):
+    return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def seconds_from_now(stamp):
+    return (parse(stamp) - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+
+
+def expect_invalid(parameter, function, *args, **kwargs):
+    with pytest.raises(varlink.VarlinkError) as raised:
+        function(*args, **kwargs)
+    error = raised.value
+    assert error.error() == "org.varlink.service.InvalidParameter", error
+    assert error.parameters()["parameter"] == parameter, error.parameters()
+    return error
+
+
+def raw_call(daemon, method, parameters):
+    """One call on a raw socket; returns the reply frame (the Python client drops an error's `reason`)."""
+    with daemon.raw() as connection:
+        connection.sendall(encode(method, parameters))
+        return FrameReader(connection).next()
+
+
+def donations(address, app):
+    return [d["id"] for d in call(address, PROVIDER, "ListDonations", app=app)["donations"]]
+
+
+def test_a_future_date_cannot_erase_another_apps_donations(make_daemon):
+    config = "retentionSweepSeconds = 1\nretentionDays = 28\n"
+    daemon = make_daemon(config, subdirectory="state")
+    address = daemon.address
+    call(address, PROVIDER, "Donate", app="a.one", intent="X", id="a0")
+    call(address, PROVIDER, "Donate", app="b.two", intent="Y", id="b0")
+    # Older than retention: allowed as a backfill, and removed by the sweep on the service's clock.
+    call(address, PROVIDER, "Donate", app="c.three", intent="Z", id="old", date=now_plus(-29 * 86_400))
+    stored = call(address, ADMIN, "GetStatistics")["storedDonations"]
+    for far in ("9999-12-31T23:59:59Z", now_plus(29 * 86_400)):
+        expect_invalid("date", call, address, PROVIDER, "Donate", app="b.two", intent="Y", id="bf", date=far)
+        reply = raw_call(daemon, PROVIDER + ".Donate", {"app": "b.two", "intent": "Y", "id": "bf", "date": far})
+        assert reply["error"] == "org.varlink.service.InvalidParameter"
+        assert reply["parameters"]["parameter"] == "date"
+        assert "ahead of the service's clock" in reply["parameters"]["reason"], reply
+    assert call(address, PROVIDER, "DeleteDonations", app="b.two", ids=["b0"])["deleted"] == 1
+    assert donations(address, "a.one") == ["a0"]
+    # The real sweep (every second here) runs on the service's clock: the 29-day-old one goes, nothing else.
+    deadline = time.monotonic() + 15
+    while "old" in donations(address, "c.three") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert donations(address, "c.three") == []
+    time.sleep(2.5)  # two more sweeps
+    assert donations(address, "a.one") == ["a0"] and donations(address, "b.two") == []
+    assert call(address, ADMIN, "GetStatistics")["storedDonations"] == stored - 2
+    assert daemon.stop() == 0
+    restarted = make_daemon(config, subdirectory="state")
+    assert donations(restarted.address, "a.one") == ["a0"]
+    assert donations(restarted.address, "b.two") == []
+
+
+def test_future_dated_calls_do_not_move_the_clock(daemon):
+    setup_stack(daemon.address)
+    for method, parameters in (
+        ("Donate", {"app": "com.example.mail", "intent": "open"}),
+        ("ReloadTimelines", {"app": "com.example.mail"}),
+        ("SubmitTimeline", {"app": "com.example.news", "kind": "main", "entries": [{"date": now_plus(0)}]}),
+    ):
+        expect_invalid("date", call, daemon.address, PROVIDER, method, date="2030-01-01T08:00:00Z", **parameters)
+    # The decision is for now, not 2030.
+    shown = ctl_json(daemon, "stack", "show", "home")
+    assert abs(seconds_from_now(shown["date"])) < 30, shown["date"]
+    # An `after` reload 3 s from now fires then, not at once.
+    received = queue.Queue()
+
+    def watch():
+        with varlink.Client(address=daemon.address) as client:
+            with client.open(PROVIDER, namespaced=False) as provider:
+                for reply in provider.WatchReloads(app="com.example.news", _more=True):
+                    received.put((time.monotonic(), reply))
+                    return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    time.sleep(0.5)
+    submitted = time.monotonic()
+    call(daemon.address, PROVIDER, "SubmitTimeline", app="com.example.news", kind="main",
+         entries=[{"date": now_plus(-1)}], policy={"kind": "after", "date": now_plus(3)})
+    fired, reply = received.get(timeout=15)
+    assert reply["reason"] == "policyDate"
+    assert fired - submitted >= 2.5, fired - submitted
+    assert abs(seconds_from_now(reply["date"])) < 30
+
+
+def test_get_stack_without_a_time_answers_for_now_as_explain_does(daemon):
+    setup_stack(daemon.address)
+    for app in ("mail", "news", "maps"):
+        call(daemon.address, PROVIDER, "SubmitTimeline", app=f"com.example.{app}", kind="main",
+             entries=[{"date": now_plus(-5), "relevance": {"score": 1.0, "duration": 3600}}])
+    current = call(daemon.address, SHELL, "GetStack", stack="home")
+    assert abs(seconds_from_now(current["date"])) < 61
+    explained = call(daemon.address, SHELL, "Explain", stack="home")
+    at_now = call(daemon.address, SHELL, "GetStack", stack="home", at=now_plus(0))
+    for decision in (current, at_now):
+        assert [e["reason"] for e in decision["order"]] == ["relevance"] * 3, decision
+        assert [round(e["score"], 3) for e in decision["order"]] == [1.333] * 3, decision
+    assert [e["instance"] for e in current["order"]] == [e["instance"] for e in explained["order"]]
+    assert [e["reason"] for e in current["order"]] == [e["reason"] for e in explained["order"]]
+    assert [e["score"] for e in current["order"]] == pytest.approx([e["score"] for e in explained["order"]], abs=1e-9)
+    assert current["date"] == explained["date"]
+
+
+def test_suggestions_expire_24_hours_after_their_last_donation(daemon):
+    address = daemon.address
+    call(address, PROVIDER, "RegisterWidget", app="org.ex.weather", kind="city", families=["systemMedium"],
+         intent={"type": "CityIntent", "parameters": [{"name": "city", "type": "string"}]})
+    call(address, PROVIDER, "RegisterWidget", app="org.ex.notes", kind="main", families=["systemMedium"])
+    call(address, SHELL, "ConfigureStack", stack="home", family="systemMedium", suggestions=True, widgets=[
+        {"instance": "notes", "app": "org.ex.notes", "kind": "main"},
+        {"instance": "berlin", "app": "org.ex.weather", "kind": "city", "configuration": {"city": "Berlin"}}])
+    # Six donations for Tokyo (not placed), the last one 24 h minus 8 s ago.
+    last = -86_400 + 8
+    for index in range(6):
+        call(address, PROVIDER, "Donate", app="org.ex.weather", intent="CityIntent", parameters={"city": "Tokyo"},
+             id=f"t{index}", date=now_plus(last - 5 + index))
+    shown = call(address, SHELL, "GetStack", stack="home")
+    assert shown["order"][0]["suggested"] and shown["order"][0]["reason"] == "suggestion", shown
+    # A month later (no event between), none.
+    month = call(address, SHELL, "GetStack", stack="home", at=now_plus(31 * 86_400))
+    assert not any(entry["suggested"] for entry in month["order"])
+    # In real time: a subscriber is told when it expires, without any other call.
+    with varlink.Client(address=address) as client:
+        with client.open(SHELL, namespaced=False) as shell:
+            started = time.monotonic()
+            for update in shell.Subscribe(stacks=["home"], _more=True):
+                if not any(entry["suggested"] for entry in update["order"]):
+                    break
+                assert time.monotonic() - started < 30, "the suggestion did not expire"
+    assert 2 <= time.monotonic() - started <= 30
+    assert not any(entry["suggested"] for entry in call(address, SHELL, "GetStack", stack="home")["order"])
+
+
+def test_dates_are_consistent(make_daemon):
+    daemon = make_daemon("reloadBudget = 40\n")
+    address = daemon.address
+    setup_stack(address)
+    call(address, PROVIDER, "SubmitTimeline", app="com.example.news", kind="main",
+         entries=[{"date": now_plus(-5)}], policy={"kind": "never"})
+    received = queue.Queue()
+
+    def watch():
+        try:
+            with varlink.Client(address=address) as client:
+                with client.open(PROVIDER, namespaced=False) as provider:
+                    for reply in provider.WatchReloads(app="com.example.news", includeWithheld=True, _more=True):
+                        received.put(reply)
+        except (ConnectionError, OSError):
+            pass  # the daemon stopped at the end of the test
+
+    threading.Thread(target=watch, daemon=True).start()
+    time.sleep(0.5)
+    # The budget is 40 a day: the 41st request is withheld.
+    dates = [now_plus(-120 + index) for index in range(41)]
+    for date in dates:
+        call(address, PROVIDER, "ReloadTimelines", app="com.example.news", date=date)
+    replies = [received.get(timeout=10) for _ in dates]
+    assert all("withheldUntil" not in reply for reply in replies[:40])
+    assert "withheldUntil" in replies[40]
+    # Granted and withheld alike carry their call's date (the withheld one used to carry the wall clock).
+    assert [parse(reply["date"]) for reply in replies] == [parse(date) for date in dates]
+
+    # explain at a time before later events sees only what had happened by then: the maps timeline, submitted
+    # after `before` with an entry current from before it, is not in that answer.
+    time.sleep(0.5)
+    before = now_plus(0)
+    time.sleep(0.5)
+    call(address, PROVIDER, "SubmitTimeline", app="com.example.maps", kind="main",
+         entries=[{"date": now_plus(-1), "relevance": {"score": 1.0, "duration": 3600}}])
+    now = call(address, SHELL, "Explain", stack="home")
+    assert now["order"][0]["instance"] == "maps" and now.get("lastRotation") is not None
+    past = call(address, SHELL, "Explain", stack="home", at=before)
+    assert past.get("lastRotation") is None or parse(past["lastRotation"]) <= parse(before), past
+    assert parse(past["nextRotationAllowed"]) >= parse(before) - datetime.timedelta(seconds=1)
+    assert past["order"][0]["instance"] != "maps"
+    top = past["order"][0]["instance"]
+    widget = next(w for w in past["widgets"] if w["instance"] == top)
+    assert widget["position"] == 0
+    assert parse(past["date"]) == parse(before)
