@@ -3,13 +3,15 @@ SHELL := /bin/bash
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 USAGE_LOG ?= ../shared/data/usage/desktop.tsv
-SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config
-PYTHON_PACKAGES := varlink==31.0.0 pytest
+SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remote git
+PYTHON_PACKAGES := varlink==31.0.0 asyncvarlink==0.3.3 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
 .PHONY: run test build release deps eval bench install install-systemd clean e2e bench-store ctl-docs install-ctl
 
-## deps: install missing system packages (Debian) and Python test clients.
+## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
+## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
+## fleet test (journal-upload to journal-remote).
 deps:
 	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -17,7 +19,7 @@ deps:
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
-	@python3 -c 'import varlink, pytest' 2>/dev/null && python3 -c 'import importlib.metadata as m; assert m.version("varlink") == "31.0.0"' 2>/dev/null \
+	@python3 -c 'import varlink, asyncvarlink, pytest' 2>/dev/null && python3 -c 'import importlib.metadata as m; assert m.version("varlink") == "31.0.0"' 2>/dev/null \
 		|| python3 -m pip install -q $(PYTHON_PACKAGES)
 
 build: deps
@@ -33,7 +35,8 @@ run: release
 	exec .build/release/smartstackd $(ARGS)
 
 ## test: every test: unit and invariant suites (warnings as errors), then the end-to-end suite that
-## starts the real smartstackd and drives it with the Python varlink client and raw sockets.
+## starts the real smartstackd and drives it with the Python varlink and asyncvarlink clients and raw sockets,
+## runs the Varlink certification both ways (varlink-certification), and collects two machines' journals.
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build

@@ -162,6 +162,22 @@ let package = Package(
         // Test-only helper: runs SmartStackSystemd under real systemd tools (socket activation, journald, PID 1).
         .executableTarget(name: "smartstack-systemd-probe", dependencies: ["SmartStackSystemd"], swiftSettings: strict),
         .testTarget(name: "SmartStackSystemdTests", dependencies: ["SmartStackSystemd"], swiftSettings: strict),
+        // Test-only: org.varlink.certification on the service's own Varlink stack (the listener, connections,
+        // framing, JSON and IDL smartstackd uses) as a server, and the certification sequence through
+        // SmartStackClient as a client, for the reference implementation's suite (Tests/e2e/test_certification.py).
+        .executableTarget(
+            name: "varlink-certification",
+            dependencies: [
+                "SmartStackServer", "SmartStackClient", "SmartStackProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            resources: [.embedInCode("org.varlink.certification.varlink")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "SmartStackCtlTests",
             dependencies: ["SmartStackCtlKit", "SmartStackAnalysis", "SmartStackSystemd", "SmartStackProtocol"],

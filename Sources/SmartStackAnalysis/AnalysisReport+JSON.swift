@@ -2,7 +2,8 @@ import SmartStackCore
 public import SmartStackProtocol
 
 extension AnalysisReport {
-    /// The report as one JSON document: `{"range", "entries", "stacks": [...], "widgets": [...], "notes"}`.
+    /// The report as one JSON document: `{"range", "entries", "stacks": [...], "widgets": [...], "notes",
+    /// "machines": [...]}`.
     ///
     /// Times are RFC 3339 in UTC, durations seconds, shares 0–1; `null` where a value is unknown.
     public var jsonObject: JSONObject {
@@ -22,6 +23,7 @@ extension AnalysisReport {
         object["stacks"] = .array(stacks.map { .object($0.jsonObject) })
         object["widgets"] = .array(widgets.map { .object($0.jsonObject(haveEngagement: haveEngagement)) })
         object["notes"] = .array(notes.map(JSONValue.string))
+        object["machines"] = .array(machines.map { .object($0.jsonObject) })
         return object
     }
 
@@ -82,6 +84,29 @@ extension WidgetSummary {
         object["engagementRate"] = engagementRate(haveEngagement: haveEngagement).map(JSONValue.double) ?? .null
         object["reloadsRequested"] = .int(Int64(reloadsRequested))
         object["reloadsWithheld"] = .int(Int64(reloadsWithheld))
+        return object
+    }
+}
+
+extension MachineSummary {
+    public var jsonObject: JSONObject {
+        var object = JSONObject()
+        object["machineID"] = machineID.isEmpty ? .null : .string(machineID)
+        object["hostname"] = hostname.isEmpty ? .null : .string(hostname)
+        object["label"] = .string(label)
+        object["entries"] = .object([
+            "orderChanged": .int(Int64(entries.orderChanged)),
+            "suggestionInserted": .int(Int64(entries.suggestionInserted)),
+            "suggestionRemoved": .int(Int64(entries.suggestionRemoved)),
+            "reloadRequested": .int(Int64(entries.reloadRequested)),
+            "reloadWithheld": .int(Int64(entries.reloadWithheld)), "engagement": .int(Int64(entries.engagement)),
+            "total": .int(Int64(entries.total)),
+        ])
+        object["stacks"] = .int(Int64(stacks))
+        object["decisions"] = .int(Int64(decisions))
+        object["topChanges"] = .int(Int64(topChanges))
+        object["first"] = AnalysisReport.time(first)
+        object["last"] = AnalysisReport.time(last)
         return object
     }
 }

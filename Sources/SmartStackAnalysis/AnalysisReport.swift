@@ -19,6 +19,8 @@ public struct AnalysisReport: Sendable, Hashable {
     public var widgets: [WidgetSummary]
     /// Caveats a reader should know (no engagement entries, reloads of widgets in no stack, …).
     public var notes: [String]
+    /// One summary per machine whose entries were read (`_MACHINE_ID`), by label.
+    public var machines: [MachineSummary] = []
 
     /// The analysed span in seconds, when there is one.
     public var seconds: Double? {

@@ -11,6 +11,11 @@ public struct DecisionRecord: Sendable, Hashable {
     public var time: Int64
     /// What the entry says.
     public var event: Event
+    /// The machine that wrote it: `_MACHINE_ID` (empty when the entry has none). A fleet's collected journals
+    /// (systemd-journal-remote) hold entries of many machines.
+    public var machineID: String
+    /// `_HOSTNAME` of the machine that wrote it (empty when the entry has none).
+    public var hostname: String
 
     /// What an entry says.
     public enum Event: Sendable, Hashable {
@@ -62,9 +67,17 @@ public struct DecisionRecord: Sendable, Hashable {
         }
     }
 
-    public init(time: Int64, event: Event) {
+    public init(time: Int64, event: Event, machineID: String = "", hostname: String = "") {
         self.time = time
         self.event = event
+        self.machineID = machineID
+        self.hostname = hostname
+    }
+
+    /// Field names of the machine an entry came from (journald's trusted fields).
+    public enum MachineField {
+        public static let machineID = "_MACHINE_ID"
+        public static let hostname = "_HOSTNAME"
     }
 
     /// Field names beyond `JournalFieldName`'s constants.
@@ -93,6 +106,8 @@ public struct DecisionRecord: Sendable, Hashable {
             return value
         }
         self.time = time
+        self.machineID = fields[MachineField.machineID] ?? ""
+        self.hostname = fields[MachineField.hostname] ?? ""
         let event = fields["MESSAGE_ID"].flatMap(MessageID.init).flatMap(SmartStackEvent.init(messageID:))
         switch event {
         case .orderChanged:

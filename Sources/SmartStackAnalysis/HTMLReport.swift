@@ -63,6 +63,7 @@ public struct HTMLReport: Sendable {
         html += "<p class=\"range\">\(Self.escape(rangeText())) · source: \(Self.escape(source))</p>\n"
         html += "<p>\(entryText())</p>\n"
         for note in report.notes { html += "<p class=\"note\">Note: \(Self.escape(note))</p>\n" }
+        html += machineTable()
         html += stackTable()
         html += widgetTable()
         for stack in report.stacks {
@@ -107,6 +108,30 @@ public struct HTMLReport: Sendable {
     }
 
     // MARK: Tables
+
+    /// The machines whose entries were read (none when the entries carry no machine id).
+    func machineTable() -> String {
+        guard !report.machines.isEmpty, report.machines.contains(where: { !$0.machineID.isEmpty }) else { return "" }
+        var html = "<h2>Machines</h2>\n<table class=\"summary machines\">\n<thead><tr>"
+        for header in [
+            "machine", "machine id", "entries", "order changes", "stacks", "top changes", "suggestions inserted",
+            "reloads requested", "reloads withheld", "engagement", "first", "last",
+        ] {
+            html += "<th>\(header)</th>"
+        }
+        html += "</tr></thead>\n<tbody>\n"
+        for machine in report.machines {
+            let cells = [
+                Self.escape(machine.label), Self.escape(machine.machineID), String(machine.entries.total),
+                String(machine.entries.orderChanged), String(machine.stacks), String(machine.topChanges),
+                String(machine.entries.suggestionInserted), String(machine.entries.reloadRequested),
+                String(machine.entries.reloadWithheld), String(machine.entries.engagement),
+                machine.first.map(time) ?? "–", machine.last.map(time) ?? "–",
+            ]
+            html += "<tr>" + cells.map { "<td>\($0)</td>" }.joined() + "</tr>\n"
+        }
+        return html + "</tbody>\n</table>\n"
+    }
 
     func stackTable() -> String {
         var html = "<h2>Stacks</h2>\n<table class=\"summary\">\n<thead><tr>"

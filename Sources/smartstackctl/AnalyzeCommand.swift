@@ -20,7 +20,9 @@ struct Analyze: AsyncParsableCommand {
             of time on top, the median time on top, why the top changed, suggestions, reloads; per widget: how \
             often relevance or behaviour surfaced it and, where the journal has engagement entries, taps after \
             being surfaced. --json prints one document; --html writes a self-contained report with an SVG \
-            timeline per stack.
+            timeline per stack. Journals of several machines (as systemd-journal-remote collects them, see \
+            docs/fleet.md) are analysed per machine (_MACHINE_ID) and merged, their stacks named \
+            HOST/STACK, with a per-machine table; --machine keeps one machine's entries.
             """)
     @OptionGroup var global: GlobalOptions
     @Option(
@@ -32,6 +34,9 @@ struct Analyze: AsyncParsableCommand {
     @Option(name: .customLong("file"), help: "Read this journal file (repeatable).") var files: [String] = []
     @Option(help: "Read the journal files in this directory.") var directory: String?
     @Option(help: "Also write a self-contained HTML report to this file.") var html: String?
+    @Option(
+        help: "Only this machine's entries: its machine id (_MACHINE_ID, or its first 8+ digits) or hostname.")
+    var machine: String?
 
     func validate() throws {
         if unit != nil, userUnit != nil { throw ValidationError("--unit and --user-unit exclude each other") }
@@ -66,7 +71,7 @@ struct Analyze: AsyncParsableCommand {
         do { result = try query.read() } catch {
             throw CtlFailure.noInput("cannot read \(sourceText): \(error)")
         }
-        var report = Analyzer(since: query.since, until: query.until).analyze(result.records)
+        var report = Analyzer(since: query.since, until: query.until).analyzeFleet(result.records, machine: machine)
         if result.unreadable > 0 {
             report.notes.append("\(result.unreadable) matching entries lacked the fields the analysis needs")
         }

@@ -5,6 +5,7 @@ Every daemon a test starts is stopped with SIGTERM at the end and must exit 0 wi
 """
 import os
 import pathlib
+import shutil
 import signal
 import socket
 import subprocess
@@ -87,6 +88,41 @@ class Daemon(DaemonProcess):
         connection.settimeout(timeout)
         connection.connect(self.socket_path)
         return connection
+
+
+class ReadableCopies:
+    """World-readable copies of files that processes running as other uids (setpriv) execute or read.
+
+    The checkout may be private (cloned as root into /root/..., mode 0700): such a process cannot open
+    anything under it, not the test helpers, the binaries in .build or the interface files. Each file is copied
+    once per session into a temporary directory of mode 0755 (files 0755), removed at the end."""
+
+    def __init__(self):
+        self.directory = pathlib.Path(tempfile.mkdtemp(prefix="smartstack-readable-"))
+        os.chmod(self.directory, 0o755)
+        self.copies = {}
+
+    def __call__(self, path):
+        path = pathlib.Path(path).resolve()
+        if path not in self.copies:
+            target = self.directory / f"{len(self.copies)}" / path.name
+            target.parent.mkdir(mode=0o755)
+            os.chmod(target.parent, 0o755)  # mkdir's mode is filtered by the umask
+            shutil.copyfile(path, target)
+            os.chmod(target, 0o755)
+            self.copies[path] = target
+        return self.copies[path]
+
+    def remove(self):
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def readable_copy():
+    """readable_copy(path): a world-readable copy of `path` for a process that runs as another uid."""
+    copies = ReadableCopies()
+    yield copies
+    copies.remove()
 
 
 @pytest.fixture

@@ -277,13 +277,20 @@ needs_other_users = pytest.mark.skipif(
     reason="needs root, setpriv and /usr/bin/python3 to run clients as other uids")
 
 
-def as_user(uid, path, method, parameters=None):
-    """One call made by a process running as `uid` (setpriv), with the system's python3 and no packages."""
-    result = subprocess.run(
-        [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", SYSTEM_PYTHON, str(RAW_CALL), path, method,
-         json.dumps(parameters or {})], capture_output=True, text=True, timeout=20)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
+@pytest.fixture
+def as_user(readable_copy):
+    """as_user(uid, path, method, parameters): one call made by a process running as `uid` (setpriv), with the
+    system's python3 and no packages. raw_call.py runs from a world-readable copy: the checkout may be 0700."""
+    raw_call = readable_copy(RAW_CALL)
+
+    def call_as(uid, path, method, parameters=None):
+        result = subprocess.run(
+            [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", SYSTEM_PYTHON, str(raw_call), path,
+             method, json.dumps(parameters or {})], capture_output=True, text=True, timeout=20)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    return call_as
 
 
 def register(app):
@@ -291,7 +298,7 @@ def register(app):
 
 
 @needs_other_users
-def test_the_system_policy_refuses_other_uids_and_apps_belong_to_their_first_uid(make_daemon, workdir):
+def test_the_system_policy_refuses_other_uids_and_apps_belong_to_their_first_uid(make_daemon, workdir, as_user):
     os.chmod(workdir, 0o755)  # let other users reach the socket (it is 0666 for the system service)
     daemon = make_daemon(extra_args=("--system",), config=(
         "shells = uid:1000\n"
@@ -327,7 +334,7 @@ def test_the_system_policy_refuses_other_uids_and_apps_belong_to_their_first_uid
 
 
 @needs_other_users
-def test_an_app_keeps_its_first_uid_across_restarts(make_daemon, workdir):
+def test_an_app_keeps_its_first_uid_across_restarts(make_daemon, workdir, as_user):
     os.chmod(workdir, 0o755)
     config = "providers = uid:65534, uid:1000\n"
     daemon = make_daemon(extra_args=("--system",), config=config, subdirectory="owners")
@@ -346,7 +353,7 @@ def test_an_app_keeps_its_first_uid_across_restarts(make_daemon, workdir):
 
 
 @needs_other_users
-def test_a_user_service_serves_only_its_own_user_and_root(workdir):
+def test_a_user_service_serves_only_its_own_user_and_root(workdir, as_user, readable_copy):
     # The daemon itself runs as uid 1000 (a user service); its socket is loosened by hand so that another
     # user can reach the daemon's own check.
     home = pathlib.Path(workdir) / "u1000"
@@ -354,7 +361,8 @@ def test_a_user_service_serves_only_its_own_user_and_root(workdir):
     os.chown(home, 1000, 1000)
     os.chmod(workdir, 0o755)
     socket_path = str(home / "run" / "io.smartstack")
-    daemon = Process(home, [str(DAEMON), "--listen", socket_path, "--state", str(home / "state")],
+    # The daemon runs as uid 1000 from a world-readable copy of the binary (the checkout may be 0700).
+    daemon = Process(home, [str(readable_copy(DAEMON)), "--listen", socket_path, "--state", str(home / "state")],
                      env=clean_environment(HOME=str(home)),
                      prefix=(SETPRIV, "--reuid=1000", "--regid=1000", "--clear-groups"))
     try:

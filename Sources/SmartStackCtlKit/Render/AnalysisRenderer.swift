@@ -24,6 +24,26 @@ public enum AnalysisRenderer {
                 + "reloads requested, \(Format.count(entries.reloadWithheld)) withheld, "
                 + "\(Format.count(entries.engagement)) engagement entries")
         for note in report.notes { lines.append(style.warn("note: ") + note) }
+        if report.machines.contains(where: { !$0.machineID.isEmpty }) {
+            lines.append("")
+            var machines = Table([
+                .init("machine"), .init("machine id"), .init("entries", .right), .init("order changes", .right),
+                .init("stacks", .right), .init("top changes", .right), .init("suggested", .right),
+                .init("reloads", .right), .init("withheld", .right), .init("engagement", .right), .init("first"),
+                .init("last"),
+            ])
+            for machine in report.machines {
+                machines.append([
+                    machine.label, machine.machineID, Format.count(machine.entries.total),
+                    Format.count(machine.entries.orderChanged), Format.count(machine.stacks),
+                    Format.count(machine.topChanges), Format.count(machine.entries.suggestionInserted),
+                    Format.count(machine.entries.reloadRequested), Format.count(machine.entries.reloadWithheld),
+                    Format.count(machine.entries.engagement), machine.first.map(time) ?? "-",
+                    machine.last.map(time) ?? "-",
+                ])
+            }
+            lines.append(machines.render(style: style))
+        }
         guard !report.stacks.isEmpty || !report.widgets.isEmpty else { return lines.joined(separator: "\n") }
 
         lines.append("")

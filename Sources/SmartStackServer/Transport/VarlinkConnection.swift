@@ -11,6 +11,11 @@ public enum CallOutcome: Sendable {
     /// A `more` call's replies: the closure sends each one (as `continues`) until the stream ends or the
     /// task is cancelled (the client went away).
     case stream(@Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void)
+    /// A `more` call's replies that end: the closure sends each reply but the last (as `continues`) and returns
+    /// the last one (a reply, sent without `continues`, or an error), after which the connection serves the
+    /// calls that follow, as the Varlink specification has it.
+    case boundedStream(
+        @Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> CallOutcome)
 }
 
 /// What a call answered on the connection's event loop produced.
@@ -74,10 +79,17 @@ final class CommitNotifier: @unchecked Sendable {
 /// Reading pauses while the socket's output is full or many replies wait, so a client that pipelines faster than
 /// it reads is slowed by its socket, not buffered in our memory. A stream (`more`) holds the connection until it
 /// ends; input is then only read to notice the client leaving, and the connection closes when the stream ends
-/// (calls sent after a stream call are not answered).
+/// (calls sent after a stream call are not answered). A bounded stream ends with a last reply without
+/// `continues`; nothing is read meanwhile, and the calls that follow it are answered as usual.
 final class VarlinkConnection: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
+    typealias Send = @Sendable (JSONObject) async throws -> Void
+
+    private enum Stream {
+        case open(@Sendable (_ send: @escaping Send) async throws -> Void)
+        case bounded(@Sendable (_ send: @escaping Send) async throws -> CallOutcome)
+    }
 
     private enum Pending {
         case ready(CallOutcome, oneway: Bool)
@@ -108,8 +120,10 @@ final class VarlinkConnection: ChannelInboundHandler {
     /// A frame was broken (or the client left): nothing more is decoded; what came before is answered.
     private var broken = false
     /// A stream call's replies, waiting for the replies queued before it.
-    private var pendingStream: (@Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void)?
+    private var pendingStream: Stream?
     private var streaming = false
+    /// The running stream is bounded: the connection goes on after it.
+    private var streamIsBounded = false
     private var streamTask: Task<Void, Never>?
 
     init(
@@ -150,8 +164,13 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
-        // While a stream runs, input is read only to notice the client leaving.
-        guard !streaming, pendingStream == nil, !broken else { return }
+        guard !broken else { return }
+        if streaming || pendingStream != nil {
+            // While an open stream runs, input is read only to notice the client leaving; what comes before or
+            // while a bounded one runs is kept for after it.
+            if streamIsBounded || isBounded(pendingStream) { decoder.append(buffer.readableBytesView) }
+            return
+        }
         decoder.append(buffer.readableBytesView)
         process()
     }
@@ -194,9 +213,12 @@ final class VarlinkConnection: ChannelInboundHandler {
     /// Asks for more input unless a call is running, the output is full, or too many replies wait.
     private func readIfPossible() {
         guard let context, started, !running, context.channel.isActive else { return }
-        guard streaming || (!inputClosed && !broken && queue.count < Self.maxQueuedReplies && context.channel.isWritable) else {
-            return
-        }
+        // A bounded stream (running or waiting to) leaves the calls after it in the socket until it has ended.
+        let readsForStream = streaming && !streamIsBounded
+        let readsForCalls =
+            !streaming && !isBounded(pendingStream) && !inputClosed && !broken
+            && queue.count < Self.maxQueuedReplies && context.channel.isWritable
+        guard readsForStream || readsForCalls else { return }
         context.read()
     }
 
@@ -243,8 +265,10 @@ final class VarlinkConnection: ChannelInboundHandler {
         running = false
         guard context != nil else { return }
         if case .stream(let run) = outcome {
-            pendingStream = run
+            pendingStream = .open(run)
             decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
+        } else if case .boundedStream(let run) = outcome {
+            pendingStream = .bounded(run)
         } else {
             queue.append(.ready(outcome, oneway: call.oneway))
         }
@@ -280,7 +304,7 @@ final class VarlinkConnection: ChannelInboundHandler {
             switch outcome {
             case .reply(let parameters): VarlinkReply(parameters: parameters).encode(into: &scratch)
             case .failure(let error): VarlinkReply(error: error).encode(into: &scratch)
-            case .stream: break  // streams never queue
+            case .stream, .boundedStream: break  // streams never queue
             }
         }
         if !scratch.isEmpty {
@@ -311,15 +335,70 @@ final class VarlinkConnection: ChannelInboundHandler {
         }
     }
 
-    /// Runs a stream's replies on a task, each written when the previous one was; the connection closes when the
-    /// stream ends. A client that leaves cancels the task; a cancelled write closes the connection.
-    private func startStream(
-        _ run: @escaping @Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void,
-        context: ChannelHandlerContext
-    ) {
+    /// Runs a stream's replies on a task, each written when the previous one was; the connection closes when an
+    /// open stream ends, and serves the next calls when a bounded one has sent its last reply. A client that
+    /// leaves cancels the task; a cancelled write closes the connection.
+    private func startStream(_ stream: Stream, context: ChannelHandlerContext) {
         streaming = true
-        streamTask = Self.runStream(run, on: context.channel, executor: executor)
+        switch stream {
+        case .open(let run):
+            streamTask = Self.runStream(run, on: context.channel, executor: executor)
+        case .bounded(let run):
+            streamIsBounded = true
+            let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            streamTask = Self.runBoundedStream(run, on: context.channel, executor: executor) {
+                eventLoop.execute { connection.value.boundedStreamEnded() }
+            }
+        }
         readIfPossible()
+    }
+
+    /// A bounded stream sent its last reply: the calls that came meanwhile are answered, then reading resumes.
+    private func boundedStreamEnded() {
+        streaming = false
+        streamIsBounded = false
+        streamTask = nil
+        guard context != nil else { return }
+        process()
+        drain()
+        readIfPossible()
+    }
+
+    private func isBounded(_ stream: Stream?) -> Bool {
+        if case .bounded? = stream { return true }
+        return false
+    }
+
+    /// Runs a bounded stream: its replies with `continues`, then its last one; `ended` once that was written.
+    private static func runBoundedStream(
+        _ run: @escaping @Sendable (_ send: @escaping Send) async throws -> CallOutcome, on channel: any Channel,
+        executor: EventLoopTaskExecutor, ended: @escaping @Sendable () -> Void
+    ) -> Task<Void, Never> {
+        Task(executorPreference: executor) {
+            do {
+                let last = try await run { parameters in
+                    var frame: [UInt8] = []
+                    VarlinkReply(parameters: parameters, continues: true).encode(into: &frame)
+                    try await write(frame, to: channel)
+                }
+                try await write(lastFrame(last), to: channel)
+                ended()
+            } catch {
+                channel.close(promise: nil)
+            }
+        }
+    }
+
+    /// A bounded stream's last reply, without `continues`.
+    private static func lastFrame(_ outcome: CallOutcome) -> [UInt8] {
+        var frame: [UInt8] = []
+        switch outcome {
+        case .reply(let parameters): VarlinkReply(parameters: parameters).encode(into: &frame)
+        case .failure(let error): VarlinkReply(error: error).encode(into: &frame)
+        case .stream, .boundedStream: VarlinkReply(parameters: [:]).encode(into: &frame)  // not a last reply
+        }
+        return frame
     }
 
     private static func runStream(
