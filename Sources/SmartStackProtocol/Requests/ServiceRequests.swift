@@ -69,6 +69,11 @@ public struct ServiceStatistics: Sendable, Hashable {
     public var calls: Int?
     public var logLevel: LogLevel?
     public var journalEntriesDropped: Int?
+    /// Connections refused on accept (a connection limit) and closed because the input budget was full.
+    public var connectionsRefused: Int?
+    public var connectionsClosedForInput: Int?
+    /// Bytes all connections hold in unfinished input now.
+    public var inputBytes: Int?
     /// Storage numbers; nil without durable storage.
     public var storage: StorageStatistics?
 
@@ -105,6 +110,9 @@ public struct ServiceStatistics: Sendable, Hashable {
         if let calls { object["calls"] = .int(Int64(calls)) }
         if let logLevel { object["logLevel"] = .string(logLevel.rawValue) }
         if let journalEntriesDropped { object["journalEntriesDropped"] = .int(Int64(journalEntriesDropped)) }
+        if let connectionsRefused { object["connectionsRefused"] = .int(Int64(connectionsRefused)) }
+        if let connectionsClosedForInput { object["connectionsClosedForInput"] = .int(Int64(connectionsClosedForInput)) }
+        if let inputBytes { object["inputBytes"] = .int(Int64(inputBytes)) }
         if let storage {
             object["storedEvents"] = .int(Int64(storage.storedEvents))
             object["storedDonations"] = .int(Int64(storage.storedDonations))

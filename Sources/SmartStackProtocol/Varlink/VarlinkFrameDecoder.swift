@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Why a connection's byte stream cannot be read as Varlink messages; the server closes that connection.
 public enum VarlinkFramingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// More than `limit` bytes arrived without a terminating NUL, or one message is longer than `limit`.
@@ -30,6 +36,9 @@ public struct VarlinkFrameDecoder: Sendable {
     private var scanned = 0
     private var failed = false
 
+    /// The most buffer capacity kept while nothing is buffered.
+    static let keptCapacity = 64 << 10
+
     /// The service's default limit: 1 MiB.
     public static let defaultMaxFrameSize = 1 << 20
 
@@ -39,6 +48,10 @@ public struct VarlinkFrameDecoder: Sendable {
 
     /// Bytes received and not yet returned as messages.
     public var bufferedByteCount: Int { buffer.count - start }
+
+    /// Bytes of memory the decoder holds for them (its buffer's capacity, which grows ahead of its content):
+    /// what a memory budget counts. 0 once nothing is buffered.
+    public var heldBytes: Int { buffer.isEmpty ? 0 : buffer.capacity }
 
     /// Adds received bytes.
     public mutating func append(_ bytes: some Collection<UInt8>) {
@@ -55,12 +68,11 @@ public struct VarlinkFrameDecoder: Sendable {
     public mutating func next() throws(VarlinkFramingError) -> [UInt8]? {
         guard !failed else { throw .frameTooLarge(limit: maxFrameSize) }
         let terminator: Int? = buffer.withUnsafeBufferPointer { bytes in
-            var index = scanned
-            while index < bytes.count {
-                if bytes[index] == 0 { return index }
-                index += 1
-            }
-            return nil
+            // memchr: a flood of unfinished input is scanned at memory speed, in every build.
+            guard let base = bytes.baseAddress, scanned < bytes.count,
+                let found = memchr(base + scanned, 0, bytes.count - scanned)
+            else { return nil }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
         }
         guard let terminator else {
             scanned = buffer.count
@@ -78,7 +90,9 @@ public struct VarlinkFrameDecoder: Sendable {
         start = terminator + 1
         scanned = start
         if start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+            // Keep a small buffer for the next message; give a large one back (an idle connection that once sent
+            // a big message would otherwise hold its memory).
+            if buffer.capacity > Self.keptCapacity { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
             start = 0
             scanned = 0
         }

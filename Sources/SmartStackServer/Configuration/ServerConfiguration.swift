@@ -9,6 +9,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxFrameSize = 1 << 20
     /// The most connections served at once.
     public var maxConnections = 1_024
+    /// The most bytes all connections together may hold in unfinished input (frames not yet complete).
+    public var maxInputBytes = 64 << 20
     /// The most connections one uid (other than root and the service's own) may have open at once.
     public var maxConnectionsPerUID = 256
     /// Recording calls (and deletions) a second per app, on average; 0 turns the limit off.
@@ -36,6 +38,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     public static let keys: [(key: String, help: String)] = [
         ("maxFrameSize", "largest message in bytes (1024…67108864)"),
         ("maxConnections", "most connections at once (1…65536)"),
+        ("maxInputBytes", "most bytes all connections together hold in unfinished frames (65536…4294967296)"),
         ("maxConnectionsPerUID", "most connections one uid may have open, root and the service's uid aside (1…65536)"),
         ("rateLimitPerApp", "recording calls a second per app on average, 0 for no limit (0…1000000)"),
         ("rateLimitBurst", "recording calls an app may make at once after being idle (1…10000000)"),
@@ -95,6 +98,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "maxFrameSize": maxFrameSize = try integer(1_024...(64 << 20))
         case "maxConnections": maxConnections = try integer(1...65_536)
         case "maxConnectionsPerUID": maxConnectionsPerUID = try integer(1...65_536)
+        case "maxInputBytes": maxInputBytes = try integer(65_536...(4 << 30))
         case "rateLimitPerApp": rateLimitPerApp = try integer(0...1_000_000)
         case "rateLimitBurst": rateLimitBurst = try integer(1...10_000_000)
         case "maxSubscriptions": host.maxSubscriptions = try integer(1...65_536)

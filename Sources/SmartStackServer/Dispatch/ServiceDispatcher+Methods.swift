@@ -144,12 +144,16 @@ extension ServiceDispatcher {
                 databaseBytes: stored.databaseBytes, lastSnapshot: stored.lastSnapshot, commits: stored.commits,
                 commitLatency: stored.latency)
         }
-        return ServiceStatistics(
+        var statistics = ServiceStatistics(
             stacks: counts.stacks, widgets: counts.widgets, donations: counts.donations,
             subscribers: counts.subscribers, connections: connections.openCount, uptimeSeconds: counts.uptimeSeconds,
             kinds: counts.kinds, liveActivities: counts.liveActivities, reloadWatchers: counts.reloadWatchers,
             calls: nil, logLevel: LogLevel(levels.level), journalEntriesDropped: reporter.droppedEntries,
             storage: storage)
+        statistics.connectionsRefused = connections.rejectedCount
+        statistics.connectionsClosedForInput = connections.closedForInputCount
+        statistics.inputBytes = connections.inputBytes
+        return statistics
     }
 
     private func subscribe(_ request: SubscribeRequest, _ context: CallContext) async throws(VarlinkError)

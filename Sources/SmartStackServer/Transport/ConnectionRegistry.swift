@@ -8,6 +8,10 @@ public final class ConnectionRegistry: Sendable {
         /// Open connections by the peer's uid, and each channel's uid.
         var perUID: [UInt32: Int] = [:]
         var uids: [ObjectIdentifier: UInt32] = [:]
+        /// Bytes each connection holds in input not yet answered (unfinished frames), and their total.
+        var input: [ObjectIdentifier: Int] = [:]
+        var inputTotal = 0
+        var closedForInput = 0
         var accepted = 0
         var rejected = 0
         var stopping = false
@@ -20,6 +24,8 @@ public final class ConnectionRegistry: Sendable {
     /// every connection from the others; `exempt` uids (root, the service's own) are not counted against it.
     public let perUIDLimit: Int
     private let exempt: Set<UInt32>
+    /// The most bytes all connections together may hold in unfinished input (`maxInputBytes`).
+    public let inputBudget: Int
 
     /// Why a connection was refused.
     enum Refusal: Sendable, Hashable {
@@ -27,8 +33,9 @@ public final class ConnectionRegistry: Sendable {
         case perUIDLimit(Int)
     }
 
-    public init(limit: Int, perUIDLimit: Int = .max, exempt: Set<UInt32> = []) {
+    public init(limit: Int, perUIDLimit: Int = .max, exempt: Set<UInt32> = [], inputBudget: Int = .max) {
         self.limit = limit
+        self.inputBudget = inputBudget
         self.perUIDLimit = perUIDLimit
         self.exempt = exempt
     }
@@ -39,6 +46,30 @@ public final class ConnectionRegistry: Sendable {
     public var acceptedCount: Int { state.withLock { $0.accepted } }
     /// Connections refused because the limit was reached or the service was stopping.
     public var rejectedCount: Int { state.withLock { $0.rejected } }
+    /// Connections closed because all connections' unfinished input went over the input budget.
+    public var closedForInputCount: Int { state.withLock { $0.closedForInput } }
+    /// Bytes held in unfinished input over all connections now.
+    public var inputBytes: Int { state.withLock { $0.inputTotal } }
+
+    /// Records that `channel` now holds `bytes` of input not yet answered. When all connections together hold more
+    /// than `inputBudget`, the connection holding the most is dropped from the count and returned, to be closed
+    /// (it may be `channel` itself), and counted in `closedForInputCount`.
+    func holdInput(_ channel: any Channel, bytes: Int) -> (any Channel)? {
+        state.withLock { state -> (any Channel)? in
+            let id = ObjectIdentifier(channel)
+            let old = state.input[id] ?? 0
+            guard bytes != old else { return nil }
+            state.inputTotal += bytes - old
+            state.input[id] = bytes > 0 ? bytes : nil
+            guard state.inputTotal > inputBudget,
+                let (largest, held) = state.input.max(by: { $0.value < $1.value })
+            else { return nil }
+            state.input[largest] = nil
+            state.inputTotal -= held
+            state.closedForInput += 1
+            return state.open[largest]
+        }
+    }
 
     /// Admits a new connection of `uid` unless a limit is reached or the service is stopping; returns why not.
     func admit(_ channel: any Channel, uid: UInt32) -> Refusal? {
@@ -66,6 +97,7 @@ public final class ConnectionRegistry: Sendable {
         state.withLock { state in
             let id = ObjectIdentifier(channel)
             state.open.removeValue(forKey: id)
+            if let held = state.input.removeValue(forKey: id) { state.inputTotal -= held }
             if let uid = state.uids.removeValue(forKey: id) {
                 let left = state.perUID[uid, default: 1] - 1
                 state.perUID[uid] = left > 0 ? left : nil

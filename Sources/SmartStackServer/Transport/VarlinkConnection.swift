@@ -104,6 +104,8 @@ final class VarlinkConnection: ChannelInboundHandler {
     private let logger: Logger
     private let notifier: CommitNotifier
     private let executor: EventLoopTaskExecutor
+    /// Where the connection's unfinished input is counted against the service's input budget.
+    private let registry: ConnectionRegistry?
     private var context: ChannelHandlerContext?
     private var peer = PeerCredentials.unknown
     private var decoder: VarlinkFrameDecoder
@@ -128,8 +130,9 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     init(
         handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: CommitNotifier,
-        executor: EventLoopTaskExecutor
+        executor: EventLoopTaskExecutor, registry: ConnectionRegistry? = nil
     ) {
+        self.registry = registry
         self.handler = handler
         self.maxFrameSize = maxFrameSize
         self.logger = logger
@@ -168,11 +171,25 @@ final class VarlinkConnection: ChannelInboundHandler {
         if streaming || pendingStream != nil {
             // While an open stream runs, input is read only to notice the client leaving; what comes before or
             // while a bounded one runs is kept for after it.
-            if streamIsBounded || isBounded(pendingStream) { decoder.append(buffer.readableBytesView) }
+            if streamIsBounded || isBounded(pendingStream) {
+                decoder.append(buffer.readableBytesView)
+                holdInput()
+            }
             return
         }
         decoder.append(buffer.readableBytesView)
         process()
+        holdInput()
+    }
+
+    /// Counts what the decoder holds against the input budget; over it, the connection holding the most input is
+    /// closed (this one or another: all of them run on this event loop).
+    private func holdInput() {
+        guard let registry, let channel = context?.channel else { return }
+        guard let victim = registry.holdInput(channel, bytes: broken ? 0 : decoder.heldBytes) else { return }
+        logger.notice("closing the connection holding the most unfinished input: input budget reached",
+            metadata: ["budget": "\(registry.inputBudget)"])
+        victim.close(promise: nil)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

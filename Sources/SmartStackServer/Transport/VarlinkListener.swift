@@ -182,7 +182,7 @@ public struct VarlinkListener: Service {
                 try channel.pipeline.syncOperations.addHandler(
                     VarlinkConnection(
                         handler: handler, maxFrameSize: maxFrameSize, logger: logger, notifier: notifier,
-                        executor: executor))
+                        executor: executor, registry: connections))
                 return AcceptedConnection(channel: channel, refused: nil)
             }
         }
