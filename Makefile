@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remo
 PYTHON_PACKAGES := varlink==31.0.0 asyncvarlink==0.3.3 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test build release deps eval bench install install-systemd clean e2e bench-store ctl-docs install-ctl
+.PHONY: run test build release deps eval bench install install-systemd clean e2e bench-store ctl-docs install-ctl soak
 
 ## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
@@ -41,6 +41,13 @@ test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build
 	python3 -m pytest -q Tests/e2e
+
+## soak: 200 clients for 10 minutes with 2,000 idle connections, a subscriber that never reads and kill -9 every
+## 2 minutes, against the release build (SOAK_SECONDS to change the length). See README "Limits".
+SOAK_SECONDS ?= 600
+soak: release
+	python3 Tests/soak/soak.py --daemon .build/release/smartstackd --seconds $(SOAK_SECONDS) --restart-every 120 \
+		--clients 200 --idle 2000
 
 ## eval: replays the usage log through the engine and the baselines and prints the evaluation.
 eval: release

@@ -1,0 +1,17 @@
+"""The soak's one-minute version (`make soak` runs ten minutes on the release build): 50 clients, 500 idle
+connections, a subscriber that never reads, and kill -9 every 20 s, against the real daemon (Tests/soak/soak.py)."""
+import pathlib
+import subprocess
+import sys
+
+from conftest import DAEMON, ROOT
+
+
+def test_one_minute_soak():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "Tests" / "soak" / "soak.py"), "--daemon", str(DAEMON), "--seconds", "60",
+         "--restart-every", "20", "--clients", "50", "--idle", "500", "--no-latency-check"],
+        capture_output=True, text=True, timeout=240)
+    print(result.stdout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "every acknowledged donation listed after each restart" in result.stdout

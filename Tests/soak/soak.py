@@ -1,0 +1,440 @@
+"""A soak of the real smartstackd (issue 15; `make soak`, and a 1-minute version in `make test`).
+
+200 clients mix donations (each keeps its latest 20-40, deleting older ones, so the store stays bounded), timeline
+submissions, GetStack, Explain and subscriptions; 2,000 idle connections and
+one subscriber that never reads stay open; every RESTART seconds the daemon is killed with SIGKILL and started
+again on the same state (clients reconnect). Checked:
+
+- no unexpected error (a call cut by the kill is not an error; any typed error reply is);
+- after each restart, every acknowledged donation is listed;
+- resident memory after warm-up stays flat (each life's samples are reported, start and end);
+- GetStack p99 under load within 2x an unloaded run (plus 5 ms of slack for a shared 2-core machine);
+- the subscriber that never reads is cut off, and everyone else is served.
+
+Prints a summary and exits 0 when everything held, 1 otherwise.
+
+    soak.py --daemon BIN [--seconds 600] [--restart-every 120] [--clients 200] [--idle 2000] [--no-latency-check]
+"""
+import argparse
+import asyncio
+import json
+import os
+import random
+import resource
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+P = "io.smartstack.Provider."
+S = "io.smartstack.Shell."
+APPS = [f"org.soak.app{index}" for index in range(10)]
+STACKS = [f"stack{index}" for index in range(20)]
+
+
+# GetStack round trips on one connection, one every 10 ms, in a process of its own (so the load's own client
+# process does not add its queueing): prints each in seconds; reconnects when the daemon is killed.
+PROBE = r"""
+import json, signal, socket, sys, time
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+path, stacks = sys.argv[1], sys.argv[2].split(",")
+index = 0
+while True:
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(10)
+            s.connect(path)
+            buffer = b""
+            while True:
+                index += 1
+                began = time.monotonic()
+                s.sendall(json.dumps({"method": "io.smartstack.Shell.GetStack",
+                                      "parameters": {"stack": stacks[index % len(stacks)]}}).encode() + b"\0")
+                while b"\0" not in buffer:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        raise ConnectionError()
+                    buffer += chunk
+                buffer = buffer.split(b"\0", 1)[1]
+                print(time.monotonic() - began, flush=True)
+                time.sleep(0.01)
+    except OSError:
+        time.sleep(0.05)
+"""
+
+
+def probe_latencies(path, seconds=None):
+    """Runs the probe for `seconds` (or returns the process to stop later)."""
+    process = subprocess.Popen([sys.executable, "-c", PROBE, path, ",".join(STACKS)], stdout=subprocess.PIPE, text=True)
+    if seconds is None:
+        return process
+    time.sleep(seconds)
+    return stop_probe(process)
+
+
+def stop_probe(process):
+    process.terminate()
+    return [float(line) for line in process.communicate(timeout=10)[0].split()]
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else 0.0
+
+
+def rss_mib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+class Daemon:
+    def __init__(self, binary, directory):
+        self.binary = binary
+        self.directory = directory
+        self.socket = os.path.join(directory, "sock")
+        self.config = os.path.join(directory, "smartstackd.conf")
+        with open(self.config, "w") as file:
+            file.write("maxConnections = 4096\nsubscriberQueue = 32\nmaxSubscriptions = 4096\n")
+        self.process = None
+        self.lives = 0
+
+    def start(self):
+        log = open(os.path.join(self.directory, f"daemon{self.lives}.log"), "w")
+        self.process = subprocess.Popen(
+            [self.binary, "--listen", self.socket, "--state", os.path.join(self.directory, "state"),
+             "--config", self.config], stdout=log, stderr=log)
+        self.lives += 1
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"smartstackd exited with {self.process.returncode}")
+            try:
+                with socket.socket(socket.AF_UNIX) as probe:
+                    probe.connect(self.socket)
+                    return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError("smartstackd did not start")
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+class Connection:
+    """One Varlink connection with asyncio streams (raw framing, so this client shares no code with the server)."""
+
+    def __init__(self, reader, writer):
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def open(cls, path):
+        reader, writer = await asyncio.open_unix_connection(path, limit=1 << 22)
+        return cls(reader, writer)
+
+    async def call(self, method, parameters=None, more=False):
+        message = {"method": method, "parameters": parameters or {}}
+        if more:
+            message["more"] = True
+        self.writer.write(json.dumps(message).encode() + b"\0")
+        await self.writer.drain()
+        return await self.next()
+
+    async def next(self):
+        frame = await self.reader.readuntil(b"\0")
+        return json.loads(frame[:-1])
+
+    def close(self):
+        self.writer.close()
+
+
+class Soak:
+    def __init__(self, options):
+        self.options = options
+        self.work = tempfile.mkdtemp(prefix="smartstack-soak-")
+        self.daemon = Daemon(options.daemon, self.work)
+        self.acknowledged = {app: set() for app in APPS}
+        self.unexpected = []
+        self.cut_calls = 0
+        self.calls = 0
+        self.latencies = []
+        self.updates = 0
+        self.stopping = False
+        self.paused = asyncio.Event()
+        self.paused.set()
+        self.rss = []  # (life, seconds into the life, MiB)
+        self.verified = []
+        self.deleted = 0
+
+    async def call(self, connection, method, parameters=None):
+        reply = await connection.call(method, parameters)
+        self.calls += 1
+        if "error" in reply:
+            self.unexpected.append((method, reply))
+        return reply
+
+    async def setup(self):
+        connection = await Connection.open(self.daemon.socket)
+        for app in APPS:
+            await self.call(connection, P + "RegisterWidget", {"app": app, "kind": "main", "families": ["systemMedium"]})
+        for index, stack in enumerate(STACKS):
+            widgets = [{"instance": f"{stack}-{app}", "app": app, "kind": "main"}
+                       for app in random.Random(index).sample(APPS, 5)]
+            await self.call(connection, S + "ConfigureStack",
+                            {"stack": stack, "family": "systemMedium", "widgets": widgets})
+        connection.close()
+
+
+    async def client(self, number):
+        rng = random.Random(number)
+        sequence = 0
+        mine = []  # this client's acknowledged donations, oldest first
+        while not self.stopping:
+            await self.paused.wait()
+            try:
+                connection = await Connection.open(self.daemon.socket)
+            except OSError:
+                await asyncio.sleep(0.05)
+                continue
+            try:
+                while not self.stopping and self.paused.is_set():
+                    kind = rng.random()
+                    if len(mine) > 40:
+                        # Keep the store bounded (so memory can be flat): forget this client's oldest donations.
+                        doomed = mine[:20]
+                        del mine[:20]
+                        by_app = {}
+                        for app, donation_id in doomed:
+                            by_app.setdefault(app, []).append(donation_id)
+                        for app, ids in by_app.items():
+                            for donation_id in ids:
+                                self.acknowledged[app].discard(donation_id)  # unknown until the reply
+                            reply = await self.call(connection, P + "DeleteDonations", {"app": app, "ids": ids})
+                            if "parameters" in reply:
+                                self.deleted += len(ids)
+                    elif kind < 0.35:
+                        app = rng.choice(APPS)
+                        sequence += 1
+                        donation_id = f"c{number}-{sequence}"
+                        reply = await self.call(connection, P + "Donate", {"app": app, "intent": "open", "id": donation_id})
+                        if "parameters" in reply:
+                            self.acknowledged[app].add(donation_id)
+                            mine.append((app, donation_id))
+                    elif kind < 0.45:
+                        now = time.time()
+                        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 1))
+                        await self.call(connection, P + "SubmitTimeline", {
+                            "app": rng.choice(APPS), "kind": "main",
+                            "entries": [{"date": stamp, "relevance": {"score": rng.random(), "duration": 60}}]})
+                    elif kind < 0.9:
+                        began = time.monotonic()
+                        await self.call(connection, S + "GetStack", {"stack": rng.choice(STACKS)})
+                        self.latencies.append(time.monotonic() - began)
+                    else:
+                        await self.call(connection, S + "Explain", {"stack": rng.choice(STACKS)})
+                    await asyncio.sleep(rng.uniform(0.005, 0.05))
+            except (OSError, asyncio.IncompleteReadError, ConnectionError):
+                self.cut_calls += 1  # the daemon was killed under this call: its outcome is unknown
+                await asyncio.sleep(0.05)
+            finally:
+                connection.close()
+
+    async def subscriber(self, number):
+        while not self.stopping:
+            await self.paused.wait()
+            try:
+                connection = await Connection.open(self.daemon.socket)
+                first = await connection.call(S + "Subscribe", {"stacks": [STACKS[number % len(STACKS)]]}, more=True)
+                if "error" in first:
+                    self.unexpected.append(("Subscribe", first))
+                    return
+                while not self.stopping:
+                    await asyncio.wait_for(connection.next(), timeout=30)
+                    self.updates += 1
+            except (OSError, asyncio.IncompleteReadError, ConnectionError, asyncio.TimeoutError):
+                await asyncio.sleep(0.05)
+
+    def idle_connections(self, count):
+        opened = []
+        for _ in range(count):
+            connection = socket.socket(socket.AF_UNIX)
+            connection.connect(self.daemon.socket)
+            opened.append(connection)
+        return opened
+
+    def non_reader(self):
+        """A subscriber to every stack that never reads its replies."""
+        connection = socket.socket(socket.AF_UNIX)
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        connection.connect(self.daemon.socket)
+        connection.sendall(json.dumps({"method": S + "Subscribe", "parameters": {"stacks": STACKS},
+                                       "more": True}).encode() + b"\0")
+        return connection
+
+    @staticmethod
+    def cut_off(connection):
+        """Whether the service closed the connection (reads what is queued until EOF)."""
+        connection.settimeout(5)
+        try:
+            while True:
+                if not connection.recv(1 << 20):
+                    return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False
+
+    async def verify(self):
+        """Every acknowledged donation is listed (paging through ListDonations)."""
+        connection = await Connection.open(self.daemon.socket)
+        missing = 0
+        for app, acknowledged in self.acknowledged.items():
+            listed, after = set(), None
+            while True:
+                parameters = {"app": app, "limit": 1000}
+                if after:
+                    parameters["after"] = after
+                page = await self.call(connection, P + "ListDonations", parameters)
+                ids = [donation["id"] for donation in page.get("parameters", {}).get("donations", [])]
+                listed.update(ids)
+                if len(ids) < 1000:
+                    break
+                after = ids[-1]
+            missing += len(acknowledged - listed)
+        connection.close()
+        return missing, sum(len(ids) for ids in self.acknowledged.values())
+
+    async def sample_rss(self, life, started):
+        while not self.stopping and self.daemon.lives == life:
+            value = rss_mib(self.daemon.process.pid)
+            if value is not None:
+                self.rss.append((life, round(time.monotonic() - started), value))
+            await asyncio.sleep(2)
+
+    async def run(self):
+        options = self.options
+        self.daemon.start()
+        await self.setup()
+        unloaded_samples = await asyncio.to_thread(probe_latencies, self.daemon.socket, 10)
+        unloaded = percentile(unloaded_samples, 0.99)
+        probe = probe_latencies(self.daemon.socket)
+        began = time.monotonic()
+        tasks = [asyncio.create_task(self.client(number)) for number in range(options.clients)]
+        tasks += [asyncio.create_task(self.subscriber(number)) for number in range(5)]
+        non_readers_cut = []
+        try:
+            while time.monotonic() - began < options.seconds:
+                life_started = time.monotonic()
+                idle = self.idle_connections(options.idle)
+                non_reader = self.non_reader()
+                sampler = asyncio.create_task(self.sample_rss(self.daemon.lives, life_started))
+                remaining = options.seconds - (time.monotonic() - began)
+                await asyncio.sleep(min(options.restart_every, max(0, remaining)))
+                non_readers_cut.append(self.cut_off(non_reader))
+                non_reader.close()
+                for connection in idle:
+                    connection.close()
+                if time.monotonic() - began >= options.seconds:
+                    sampler.cancel()
+                    break
+                # kill -9 and start again; clients reconnect. Acknowledged before the kill: listed after it.
+                self.paused.clear()
+                await asyncio.sleep(0.2)
+                self.daemon.kill()
+                sampler.cancel()
+                self.daemon.start()
+                missing, total = await self.verify()
+                self.verified.append((total, missing))
+                self.paused.set()
+        finally:
+            self.stopping = True
+            self.paused.set()
+            await asyncio.sleep(0.5)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self.probed = stop_probe(probe)
+        missing, total = await self.verify()
+        self.verified.append((total, missing))
+        loaded = percentile(self.probed, 0.99)
+        self.daemon.stop()
+        return self.report(unloaded, loaded, non_readers_cut, time.monotonic() - began)
+
+    def report(self, unloaded, loaded, non_readers_cut, seconds):
+        lives = sorted({life for life, _, _ in self.rss})
+        rss_lines, flat = [], True
+        for life in lives:
+            samples = [(t, v) for l, t, v in self.rss if l == life]
+            warm = [v for t, v in samples if t >= min(20, self.options.restart_every / 3)] or [v for _, v in samples]
+            start, end = warm[0], warm[-1]
+            rss_lines.append(f"life {life}: {samples[0][1]:.1f} MiB at start, {start:.1f} after warm-up, "
+                             f"{end:.1f} at end, max {max(warm):.1f}")
+            flat = flat and end <= start * 1.25 + 8
+        checks = {
+            "no unexpected error": not self.unexpected,
+            "every acknowledged donation listed after each restart": all(m == 0 for _, m in self.verified),
+            "resident memory flat after warm-up": flat,
+            "GetStack p99 within 2x unloaded": self.options.no_latency_check or loaded <= 2 * unloaded + 0.005,
+            "the subscriber that never reads was cut off": bool(non_readers_cut) and all(non_readers_cut),
+            "everyone else served": self.calls > 0 and self.updates > 0 and len(self.latencies) > 100,
+        }
+        print(f"soak: {seconds:.0f} s, {self.options.clients} clients, {self.options.idle} idle connections, "
+              f"{self.daemon.lives - 1} kill -9 restarts")
+        print(f"calls answered {self.calls} ({self.calls / seconds:.0f}/s), cut by kills {self.cut_calls}, "
+              f"subscription updates {self.updates}, donations deleted {self.deleted}")
+        print("acknowledged donations verified after each restart (total, missing): "
+              + ", ".join(f"({t}, {m})" for t, m in self.verified))
+        print(f"GetStack p99 (a probe process, one call every 10 ms): unloaded {unloaded * 1000:.2f} ms, under load "
+              f"{loaded * 1000:.2f} ms (p50 {statistics.median(self.probed) * 1000:.2f} ms, {len(self.probed)} calls; "
+              f"the load's own GetStack calls: p50 {statistics.median(self.latencies) * 1000:.2f} ms, "
+              f"p99 {percentile(self.latencies, 0.99) * 1000:.2f} ms, {len(self.latencies)} calls)")
+        for line in rss_lines:
+            print("RSS " + line)
+        if self.unexpected:
+            print(f"unexpected errors ({len(self.unexpected)}), first: {self.unexpected[:3]}")
+        for name, held in checks.items():
+            print(f"{'ok  ' if held else 'FAIL'} {name}")
+        passed = sum(checks.values())
+        print(f"soak: {passed} of {len(checks)} checks held")
+        return passed == len(checks)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--daemon", required=True)
+    parser.add_argument("--seconds", type=float, default=600)
+    parser.add_argument("--restart-every", type=float, default=120)
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--idle", type=int, default=2000)
+    parser.add_argument("--no-latency-check", action="store_true",
+                        help="report GetStack p99 without judging it (the short run in make test, on a debug build)")
+    options = parser.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 16384)), hard))
+    soak = Soak(options)
+    try:
+        ok = asyncio.run(soak.run())
+    finally:
+        soak.daemon.stop()
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
