@@ -47,7 +47,7 @@ test: deps
 SOAK_SECONDS ?= 600
 soak: release
 	python3 Tests/soak/soak.py --daemon .build/release/smartstackd --seconds $(SOAK_SECONDS) --restart-every 120 \
-		--clients 200 --idle 2000
+		--clients 200 --idle 2000 --pin
 
 ## eval: replays the usage log through the engine and the baselines and prints the evaluation.
 eval: release

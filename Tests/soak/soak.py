@@ -21,6 +21,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import signal
 import socket
 import statistics
@@ -97,8 +98,9 @@ def rss_mib(pid):
 
 
 class Daemon:
-    def __init__(self, binary, directory):
+    def __init__(self, binary, directory, pin=()):
         self.binary = binary
+        self.pin = list(pin)
         self.directory = directory
         self.socket = os.path.join(directory, "sock")
         self.config = os.path.join(directory, "smartstackd.conf")
@@ -110,7 +112,7 @@ class Daemon:
     def start(self):
         log = open(os.path.join(self.directory, f"daemon{self.lives}.log"), "w")
         self.process = subprocess.Popen(
-            [self.binary, "--listen", self.socket, "--state", os.path.join(self.directory, "state"),
+            [*self.pin, self.binary, "--listen", self.socket, "--state", os.path.join(self.directory, "state"),
              "--config", self.config], stdout=log, stderr=log)
         self.lives += 1
         deadline = time.monotonic() + 30
@@ -169,7 +171,14 @@ class Soak:
     def __init__(self, options):
         self.options = options
         self.work = tempfile.mkdtemp(prefix="smartstack-soak-")
-        self.daemon = Daemon(options.daemon, self.work)
+        # Pinned (--pin): the daemon on the last core, this load generator and its probe on the others, so the
+        # latency measured is the daemon's and not the load generator's competing for the same core.
+        pin = ()
+        if options.pin and os.cpu_count() and os.cpu_count() > 1 and shutil.which("taskset"):
+            last = os.cpu_count() - 1
+            pin = ("taskset", "-c", str(last))
+            os.sched_setaffinity(0, set(range(last)))
+        self.daemon = Daemon(options.daemon, self.work, pin)
         self.acknowledged = {app: set() for app in APPS}
         self.unexpected = []
         self.cut_calls = 0
@@ -423,6 +432,7 @@ def main():
     parser.add_argument("--restart-every", type=float, default=120)
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--idle", type=int, default=2000)
+    parser.add_argument("--pin", action="store_true", help="the daemon on the last core, the load on the others")
     parser.add_argument("--no-latency-check", action="store_true",
                         help="report GetStack p99 without judging it (the short run in make test, on a debug build)")
     options = parser.parse_args()
