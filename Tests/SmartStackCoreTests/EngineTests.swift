@@ -111,34 +111,8 @@ struct EngineTests {
         #expect(engine.order(at: 120).first == "berlin")
     }
 
-    @Test func suggestionsInsertAWidgetThatIsNotInTheStack() throws {
-        var engine = Engine()
-        let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
-        try engine.apply(.registerKind(F.kind("weather", intent: schema), at: F.t(0)))
-        try engine.apply(.registerKind(F.kind("notes"), at: F.t(0)))
-        var configuration = StackConfiguration(
-            id: F.stack(), family: .systemMedium,
-            widgets: [
-                WidgetPlacement(instance: F.instance("notes"), kind: F.kindID("notes")),
-                WidgetPlacement(instance: F.instance("berlin"), kind: F.kindID("weather"), configuration: ["city": .string("Berlin")]),
-            ])
-        try engine.apply(.configureStack(configuration, at: F.t(0)))
-        for minute in 1...6 {
-            try engine.apply(F.donation("weather", at: Double(minute * 60), intent: "CityIntent", parameters: ["city": "Tokyo"]))
-        }
-        let decision = try engine.evaluate(stack: F.stack(), at: F.t(400))
-        let top = try #require(decision.entries.first)
-        #expect(top.suggested && top.reason == .suggestion)
-        #expect(top.instance == "suggestion:com.example.weather/CityIntent?city=string:Tokyo"
-            || top.instance.hasPrefix("suggestion:com.example.weather/main"))
-        #expect(decision.entries.count == 3)
-        configuration.suggestions = false
-        try engine.apply(.configureStack(configuration, at: F.t(401)))
-        #expect(try engine.evaluate(stack: F.stack(), at: F.t(401)).entries.allSatisfy { !$0.suggested })
-    }
-
-    @Test("a suggestion lasts 24 hours from the candidate's last donation, measured at the query's time")
-    func suggestionsExpire() throws {
+    /// A stack of notes and Berlin's weather, and six donations for Tokyo's (not placed), a minute apart.
+    static func suggestionEngine() throws -> (Engine, StackConfiguration) {
         var engine = Engine()
         let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
         try engine.apply(.registerKind(F.kind("weather", intent: schema), at: F.t(0)))
@@ -153,6 +127,25 @@ struct EngineTests {
         for minute in 1...6 {
             try engine.apply(F.donation("weather", at: Double(minute * 60), intent: "CityIntent", parameters: ["city": "Tokyo"]))
         }
+        return (engine, configuration)
+    }
+
+    @Test func suggestionsInsertAWidgetThatIsNotInTheStack() throws {
+        var (engine, configuration) = try Self.suggestionEngine()
+        let decision = try engine.evaluate(stack: F.stack(), at: F.t(400))
+        let top = try #require(decision.entries.first)
+        #expect(top.suggested && top.reason == .suggestion)
+        #expect(top.instance == "suggestion:com.example.weather/CityIntent?city=string:Tokyo"
+            || top.instance.hasPrefix("suggestion:com.example.weather/main"))
+        #expect(decision.entries.count == 3)
+        configuration.suggestions = false
+        try engine.apply(.configureStack(configuration, at: F.t(401)))
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(401)).entries.allSatisfy { !$0.suggested })
+    }
+
+    @Test("a suggestion lasts 24 hours from the candidate's last donation, measured at the query's time")
+    func suggestionsExpire() throws {
+        var (engine, _) = try Self.suggestionEngine()
         let last = 360.0
         #expect(try engine.evaluate(stack: F.stack(), at: F.t(last + 3_600)).entries.contains { $0.suggested })
         #expect(try engine.evaluate(stack: F.stack(), at: F.t(last + 86_399)).entries.contains { $0.suggested })
