@@ -158,6 +158,9 @@ extension Engine {
     }
 
     mutating func submit(_ timeline: Timeline, to target: TimelineTarget, at time: Timestamp) throws(CoreError) {
+        guard timeline.entries.count <= settings.maxTimelineEntries else {
+            throw .limitExceeded(limit: "maxTimelineEntries", maximum: settings.maxTimelineEntries)
+        }
         let (targets, key) = try resolve(target)
         if let key { keyTimelines[key] = timeline }
         for id in targets {
@@ -169,7 +172,7 @@ extension Engine {
     }
 
     mutating func declare(_ declaration: RelevanceDeclaration, at time: Timestamp) throws(CoreError) {
-        try RelevantContext.validated(declaration.contexts)
+        try RelevantContext.validated(declaration.contexts, maxCount: settings.maxRelevantContexts)
         if let group = declaration.group, group.isEmpty || group.utf8.count > 255 {
             throw .invalidParameter(parameter: "group", reason: "must be 1-255 bytes")
         }

@@ -145,6 +145,7 @@ extension ByteWriter {
         for number in [
             value.maxStacks, value.maxWidgetsPerStack, value.maxKinds, value.maxContexts, value.maxTimelineEntries,
             value.reloadBudget, value.maxRotationsPerWidgetPerDay, value.maxSuggestionCandidates,
+            value.maxLiveActivitiesPerApp, value.maxRelevantContexts,
         ] {
             int(Int64(number))
         }
@@ -217,6 +218,8 @@ extension ByteReader {
         value.reloadBudget = try integer()
         value.maxRotationsPerWidgetPerDay = try integer()
         value.maxSuggestionCandidates = try integer()
+        value.maxLiveActivitiesPerApp = try integer()
+        value.maxRelevantContexts = try integer()
         value.swipeGracePeriod = try double()
         value.minimumTimeOnTop = try double()
         value.retention = try double()

@@ -38,6 +38,7 @@ public struct Engine: Sendable {
     public init(settings: EngineSettings = EngineSettings(), now: Timestamp = Timestamp(microseconds: 0)) {
         self.settings = settings
         self.now = now
+        self.liveActivities = LiveActivityRegistry(maxPerApp: settings.maxLiveActivitiesPerApp)
     }
 
     // MARK: Applying events

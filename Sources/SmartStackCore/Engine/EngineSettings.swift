@@ -24,6 +24,10 @@ public struct EngineSettings: Sendable, Hashable {
     public var lookOutcomeWindow = 600.0
     /// Widget keys (kind + configuration) with no placed instance that are kept as suggestion candidates.
     public var maxSuggestionCandidates = 256
+    /// Live Activities one app may have visible at once.
+    public var maxLiveActivitiesPerApp = LiveActivityRegistry.defaultMaxPerApp
+    /// Relevant contexts one declaration may hold.
+    public var maxRelevantContexts = RelevantContext.defaultMaxCount
 
     public init() {}
 
@@ -51,6 +55,8 @@ public struct EngineSettings: Sendable, Hashable {
         try seconds(retention, "retention", 3_600...(366 * 86_400))
         try seconds(lookOutcomeWindow, "lookOutcomeWindow", 1...86_400)
         try positive(maxSuggestionCandidates, "maxSuggestionCandidates", 0...100_000)
+        try positive(maxLiveActivitiesPerApp, "maxLiveActivitiesPerApp", 1...1_000)
+        try positive(maxRelevantContexts, "maxRelevantContexts", 1...1_000)
         return self
     }
 }

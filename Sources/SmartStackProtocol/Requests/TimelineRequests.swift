@@ -61,8 +61,9 @@ public struct SubmitTimelineRequest: VarlinkMethodRequest {
 
     private enum PolicyKind: String, CaseIterable { case atEnd, after, never }
 
+    /// Decodes with the largest limit the configuration allows: the engine checks its own (`maxTimelineEntries`).
     public init(parameters: JSONObject) throws(VarlinkError) {
-        try self.init(parameters: parameters, maxEntries: Timeline.defaultMaxEntries)
+        try self.init(parameters: parameters, maxEntries: 100_000)
     }
 
     /// Decodes with the engine's limit on entries (`EngineSettings.maxTimelineEntries`).
@@ -194,7 +195,8 @@ public struct DeclareRelevanceRequest: VarlinkMethodRequest {
                 throw .invalidParameter(context.path, reason: "give start and end, or key and value")
             }
         }
-        self.contexts = try Self.core { () throws(CoreError) in try RelevantContext.validated(contexts) }
+        // Their number is the engine's to check (`maxRelevantContexts`, configurable); the frame size bounds it here.
+        self.contexts = try Self.core { () throws(CoreError) in try RelevantContext.validated(contexts, maxCount: .max) }
         group = try p.optionalString("group")
         if let group, group.isEmpty || group.utf8.count > 255 {
             throw .invalidParameter("group", reason: "must be 1-255 bytes")

@@ -51,6 +51,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         ("maxKinds", "most registered widget kinds"),
         ("maxContexts", "most context keys"),
         ("maxTimelineEntries", "most entries in one timeline"),
+        ("maxLiveActivitiesPerApp", "most Live Activities one app may have visible at once (1…1000)"),
+        ("maxRelevantContexts", "most relevant contexts in one declaration (1…1000)"),
         ("reloadBudget", "timeline reloads per widget per 24 hours (40…1440)"),
         ("retentionDays", "days donations are kept, counted back from the service's clock (1…366)"),
         ("maxFutureSkewSeconds", "how far ahead of the service's clock a call's date may be, in seconds (0…86400)"),
@@ -110,6 +112,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "maxKinds": engine.maxKinds = try integer(1...1_000_000)
         case "maxContexts": engine.maxContexts = try integer(1...65_536)
         case "maxTimelineEntries": engine.maxTimelineEntries = try integer(1...100_000)
+        case "maxLiveActivitiesPerApp": engine.maxLiveActivitiesPerApp = try integer(1...1_000)
+        case "maxRelevantContexts": engine.maxRelevantContexts = try integer(1...1_000)
         case "reloadBudget": engine.reloadBudget = try integer(1...100_000)
         case "retentionDays": engine.retention = Double(try integer(1...366)) * 86_400
         case "maxFutureSkewSeconds": host.maxFutureSkew = Double(try integer(0...86_400))
