@@ -32,6 +32,31 @@ public struct Configuration: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { canonicalKey }
 
+    /// A readable, stable text form for ids: `name=value` sorted by name and joined by `&`, each value in its
+    /// matching text (an entity's id), with `%`, `&` and `=` written `%25`, `%26` and `%3D`. For example
+    /// `city=Berlin&units=metric`. Unique within one kind, whose schema gives each name one type.
+    public var queryText: String {
+        values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            .map { "\(Self.escapeQuery($0.key))=\(Self.escapeQuery($0.value.matchKey))" }
+            .joined(separator: "&")
+    }
+
+    private static func escapeQuery(_ text: String) -> String {
+        guard
+            text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "=") })
+        else { return text }
+        var out = ""
+        for character in text.unicodeScalars {
+            switch character {
+            case "%": out += "%25"
+            case "&": out += "%26"
+            case "=": out += "%3D"
+            default: out.unicodeScalars.append(character)
+            }
+        }
+        return out
+    }
+
     private static func escape(_ text: String) -> String {
         guard
             text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "=") })

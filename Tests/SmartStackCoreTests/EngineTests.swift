@@ -135,12 +135,25 @@ struct EngineTests {
         let decision = try engine.evaluate(stack: F.stack(), at: F.t(400))
         let top = try #require(decision.entries.first)
         #expect(top.suggested && top.reason == .suggestion)
-        #expect(top.instance == "suggestion:com.example.weather/CityIntent?city=string:Tokyo"
-            || top.instance.hasPrefix("suggestion:com.example.weather/main"))
+        #expect(top.instance == "suggestion:com.example.weather/main?city=Tokyo")
         #expect(decision.entries.count == 3)
         configuration.suggestions = false
         try engine.apply(.configureStack(configuration, at: F.t(401)))
         #expect(try engine.evaluate(stack: F.stack(), at: F.t(401)).entries.allSatisfy { !$0.suggested })
+    }
+
+    @Test("suggestions follow their own switch: with Smart Rotate off a suggestion still comes, above the user's order")
+    func suggestionsWithoutSmartRotate() throws {
+        var (engine, configuration) = try Self.suggestionEngine()
+        configuration.smartRotate = false
+        configuration.suggestions = true
+        try engine.apply(.configureStack(configuration, at: F.t(401)))
+        let decision = try engine.evaluate(stack: F.stack(), at: F.t(402))
+        #expect(decision.order == ["suggestion:com.example.weather/main?city=Tokyo", "notes", "berlin"])
+        #expect(decision.entries.dropFirst().allSatisfy { $0.reason == .userOrder && abs($0.score - 0.5) < 1e-12 })
+        configuration.suggestions = false
+        try engine.apply(.configureStack(configuration, at: F.t(403)))
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(404)).order == ["notes", "berlin"])
     }
 
     @Test("a suggestion lasts 24 hours from the candidate's last donation, measured at the query's time")

@@ -146,9 +146,12 @@ extension Engine {
                     relevantContext: active, contributions: shares))
         }
 
-        // Behaviour: the learned model's probability that the user goes to each widget next.
+        // Behaviour: the learned model's probability that the user goes to each widget next. Suggestions follow
+        // their own switch: with Smart Rotate off the model still decides whether a candidate is suggested, and
+        // the widgets keep the user's order (their standings as they were before the model).
         var candidate: (key: Int32, probability: Double)?
-        if configuration.smartRotate, n > 0 {
+        let unranked = configuration.smartRotate ? [] : standings
+        if configuration.smartRotate || configuration.suggestions, n > 0 {
             let candidates = configuration.suggestions ? suggestionCandidates(for: state, at: time) : []
             let keys = candidates.isEmpty ? state.keys : state.keys + candidates
             usage.features(
@@ -176,6 +179,7 @@ extension Engine {
                 candidate = (candidates[best], probabilities[n + best])
             }
         }
+        if !configuration.smartRotate { standings = unranked }
 
         // Relevance groups: of an app's widgets in one group, only the most relevant may be surfaced.
         var grouped: Set<Int> = []
@@ -393,9 +397,10 @@ extension Engine {
         return result
     }
 
+    /// `suggestion:APP/KIND[?name=value&…]`: readable and stable (see `Configuration.queryText`).
     func suggestionID(_ key: Int32) -> String {
         let info = keys[Int(key)]
-        let configuration = info.configuration.canonicalKey
+        let configuration = info.configuration.queryText
         return "suggestion:\(info.kind)" + (configuration.isEmpty ? "" : "?\(configuration)")
     }
 }
