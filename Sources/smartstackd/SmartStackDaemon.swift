@@ -129,6 +129,8 @@ struct SmartStackDaemon: AsyncParsableCommand {
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         await service.host.closeLog()
+        // Order changes still held by the coalescing window: every stack's last change reaches the journal.
+        journal.flushAll()
         logger.info("stopped")
     }
 

@@ -67,6 +67,20 @@ struct OrderChangeCoalescerTests {
         #expect(coalescer.record(first, previousOrder: second.order, at: start + .seconds(3))?.count == 1)
     }
 
+    @Test("at a graceful stop every held change is taken, its window ended or not")
+    func allAtStop() async throws {
+        let (first, second) = try await Self.decisions()
+        var coalescer = OrderChangeCoalescer(window: .seconds(1))
+        let start = ContinuousClock.now
+        _ = coalescer.record(first, previousOrder: nil, at: start)
+        _ = coalescer.record(second, previousOrder: first.order, at: start + .milliseconds(10))
+        #expect(coalescer.due(at: start + .milliseconds(20)).isEmpty)
+        let held = coalescer.all()
+        #expect(held.count == 1 && held.first?.decision == second && held.first?.count == 1)
+        #expect(coalescer.heldCount == 0 && coalescer.nextDue == nil)
+        #expect(coalescer.all().isEmpty)
+    }
+
     @Test("held changes keep the order before the burst; a late change joins an undelivered burst")
     func previousOrderAndLateChange() async throws {
         let (first, second) = try await Self.decisions()

@@ -208,3 +208,23 @@ def test_dates_are_consistent(make_daemon):
     widget = next(w for w in past["widgets"] if w["instance"] == top)
     assert widget["position"] == 0
     assert parse(past["date"]) == parse(before)
+
+
+def test_a_graceful_stop_writes_every_stacks_last_change(make_daemon):
+    """Order changes inside the coalescing window are written at a graceful stop: the journal (stderr here, as
+    there is no journal) ends at the revision the service last published."""
+    import re
+    daemon = make_daemon()
+    setup_stack(daemon.address)
+    with varlink.Client(address=daemon.address) as client:
+        with client.open(PROVIDER, namespaced=False) as provider:
+            for round_ in range(6):
+                for app in ("maps", "news", "mail")[round_ % 3:] + ("maps", "news", "mail")[:round_ % 3]:
+                    for index in range(4):
+                        provider.Donate(app=f"com.example.{app}", intent="open", id=f"{round_}-{app}-{index}")
+    revision = call(daemon.address, SHELL, "GetStack", stack="home")["revision"]
+    assert revision > 2
+    assert daemon.stop() == 0
+    revisions = [int(match) for match in re.findall(
+        r"MESSAGE_ID=040d2f906681431293c211e0a6ef5c64.*?SMARTSTACK_REVISION=(\d+)", daemon.log())]
+    assert revisions and max(revisions) == revision, (revisions, revision)

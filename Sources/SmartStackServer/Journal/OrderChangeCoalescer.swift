@@ -71,6 +71,13 @@ public struct OrderChangeCoalescer: Sendable {
         return changes.sorted { $0.decision.stack.rawValue < $1.decision.stack.rawValue }
     }
 
+    /// Every held change, windows ended or not (a graceful stop writes them), by stack id; every stack is quiet after.
+    public mutating func all() -> [Change] {
+        let changes = slots.values.compactMap(\.held)
+        slots.removeAll()
+        return changes.sorted { $0.decision.stack.rawValue < $1.decision.stack.rawValue }
+    }
+
     /// When the earliest held change is due; `nil` when nothing is held.
     public var nextDue: ContinuousClock.Instant? {
         slots.values.compactMap { $0.held == nil ? nil : $0.windowEnd }.min()

@@ -120,6 +120,19 @@ public final class ServiceJournal: ServiceReporter {
         if !decisions.isEmpty { changed.store(true, ordering: .relaxed) }
     }
 
+    /// Writes every held order change now, windows ended or not: at a graceful stop, so the journal holds each
+    /// stack's last change.
+    public func flushAll() {
+        let items: [JournalQueue.Item] = state.withLock { state in
+            state.flushAt = nil
+            return state.coalescer.all().map { change in
+                state.counters.orderEntries += 1
+                return Self.orderChangedEntry(change)
+            }
+        }
+        for item in items { queue.enqueue(item) }
+    }
+
     /// Writes the held order changes whose window ended (the timer calls it; tests call it by hand).
     public func flushDue() {
         let now = self.now()
