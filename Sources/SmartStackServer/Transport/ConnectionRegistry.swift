@@ -111,6 +111,12 @@ public final class ConnectionRegistry: Sendable {
             state.stopping = true
             return Array(state.open.values)
         }
-        for channel in channels { channel.close(mode: .input, promise: nil) }
+        for channel in channels {
+            // On the channel's loop: a channel accepted just now may not be registered yet, and closing the input
+            // of one that is not (NIO asserts it is) would crash; such a channel has read nothing, so it closes.
+            channel.eventLoop.execute {
+                if channel.isActive { channel.close(mode: .input, promise: nil) } else { channel.close(promise: nil) }
+            }
+        }
     }
 }
