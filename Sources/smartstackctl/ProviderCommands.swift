@@ -263,7 +263,28 @@ struct Reload: AsyncParsableCommand {
         Arguments.add("kind", kind, to: &parameters)
         Arguments.add("date", date, to: &parameters)
         let reply = try await global.call("io.smartstack.Provider.ReloadTimelines", parameters)
-        global.emit(reply) { "reload requested for \(app)" + (kind.map { "/\($0)" } ?? " (every kind)") }
+        global.emit(reply) { Self.describe(reply, target: app + (kind.map { "/\($0)" } ?? " (every kind)")) }
+    }
+
+    /// What happened, widget by widget: requested now, withheld until when, or nothing placed.
+    static func describe(_ reply: JSONObject, target: String) -> String {
+        var requested: [String] = []
+        if case .array(let values)? = reply["requested"] {
+            for case .string(let instance) in values { requested.append(instance) }
+        }
+        var withheld: [String] = []
+        if case .array(let values)? = reply["withheld"] {
+            for case .object(let object) in values {
+                if case .string(let instance)? = object["instance"], case .string(let until)? = object["until"] {
+                    withheld.append("\(instance) until \(until)")
+                }
+            }
+        }
+        var lines: [String] = []
+        if !requested.isEmpty { lines.append("reload requested for \(requested.joined(separator: ", "))") }
+        if !withheld.isEmpty { lines.append("reload withheld (budget spent) for \(withheld.joined(separator: ", "))") }
+        if lines.isEmpty { lines.append("no placed widget of \(target): nothing to reload") }
+        return lines.joined(separator: "\n")
     }
 }
 

@@ -137,11 +137,14 @@ def test_provider_verbs(daemon):
                      "--entry", start, "--entry", f"{now_plus(60)},1,0", "--date", now_plus(0))
     assert reply["warnings"], "entries less than 5 minutes apart are accepted with a warning"
     assert ctl(daemon, "reload", "org.example.weather", "forecast").stdout.strip() == \
-        "reload requested for org.example.weather/forecast"
+        "reload requested for weather-paris"
     output, _ = watcher.communicate(timeout=20)
     request = json.loads(output)
     assert request["instance"] == "weather-paris" and request["reason"] == "providerRequest"
-    assert ctl_json(daemon, "reload", "org.example.weather") == {}
+    assert ctl_json(daemon, "reload", "org.example.weather") == {"requested": ["weather-paris"], "withheld": []}
+    # An app that registered nothing is not found (it used to print "reload requested" and exit 0).
+    unknown = ctl(daemon, "reload", "org.ex.none", check=False)
+    assert unknown.returncode != 0 and "NotFound" in unknown.stderr, unknown
 
     declared = ctl(daemon, "relevance", "declare", "org.example.weather", "forecast", "--config", "city=Paris",
                    "--context", "location=airport", "--context", f"{now_plus(0)}/{now_plus(600)}",

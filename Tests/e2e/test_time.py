@@ -15,7 +15,7 @@ import pytest
 import varlink
 
 from helpers import FrameReader, call, encode, now_plus, setup_stack
-from test_ctl import ctl_json
+from test_ctl import ctl, ctl_json
 
 PROVIDER = "io.smartstack.Provider"
 SHELL = "io.smartstack.Shell"
@@ -190,6 +190,9 @@ def test_dates_are_consistent(make_daemon):
     assert "withheldUntil" in replies[40]
     # Granted and withheld alike carry their call's date (the withheld one used to carry the wall clock).
     assert [parse(reply["date"]) for reply in replies] == [parse(date) for date in dates]
+    # The command line says so too (it used to print "reload requested" for a withheld reload).
+    said = ctl(daemon, "reload", "com.example.news").stdout
+    assert said.startswith("reload withheld (budget spent) for news until "), said
 
     # explain at a time before later events sees only what had happened by then: the maps timeline, submitted
     # after `before` with an entry current from before it, is not in that answer.

@@ -190,6 +190,7 @@ extension Engine {
         if let kind, !(kindsByApp[app] ?? []).contains(where: { $0.kind == kind }) {
             throw .notFound(kind: "widgetKind", id: "\(app)/\(kind)")
         }
+        guard kindsByApp[app]?.isEmpty == false else { throw .notFound(kind: "app", id: app.rawValue) }
         // Exempt from the budget while the provider's app is in the foreground.
         let reason: ReloadReason = contexts["foregroundApp"] == app.rawValue ? .appForeground : .providerRequest
         var effects: [EngineEffect] = []

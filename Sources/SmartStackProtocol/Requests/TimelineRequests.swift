@@ -132,6 +132,21 @@ public struct ReloadTimelinesRequest: VarlinkMethodRequest {
     public func event(defaultTime: Timestamp) -> EngineEvent {
         .reloadTimelines(app: app, kind: kind, at: date ?? defaultTime)
     }
+
+    /// The reply: `{requested: [instance], withheld: [{instance, until}]}` from the call's effects.
+    public static func reply(effects: [EngineEffect]) -> JSONObject {
+        var requested: [JSONValue] = []
+        var withheld: [JSONValue] = []
+        for effect in effects {
+            switch effect {
+            case .reloadRequested(let instance, _, _, _): requested.append(.string(instance.rawValue))
+            case .reloadWithheld(let instance, _, _, let until, _):
+                withheld.append(.object(["instance": .string(instance.rawValue), "until": until.wireValue]))
+            case .timelineWarnings: break
+            }
+        }
+        return ["requested": .array(requested), "withheld": .array(withheld)]
+    }
 }
 
 /// `io.smartstack.Provider.WatchReloads` (a stream): which reload effects go to this watcher.

@@ -45,8 +45,8 @@ extension ServiceDispatcher {
             }
             return .reply(SubmitTimelineRequest.reply(warnings: request.warnings))
         case .reloadTimelines(let request):
-            try await record(context) { now in request.event(defaultTime: now) }
-            return .reply([:])
+            let effects = try await record(context) { now in request.event(defaultTime: now) }
+            return .reply(ReloadTimelinesRequest.reply(effects: effects))
         case .watchReloads(let request):
             return try await watchReloads(request, context)
         case .startLiveActivity(let request):
