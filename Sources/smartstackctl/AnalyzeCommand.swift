@@ -25,10 +25,9 @@ struct Analyze: AsyncParsableCommand {
             HOST/STACK, with a per-machine table; --machine keeps one machine's entries.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(
-        help: "Entries at or after this time: RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', today, yesterday, -1h, '2d ago'.")
+    @Option(parsing: .unconditional, help: "Entries at or after this time (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
     var since: String?
-    @Option(help: "Entries at or before this time (same forms as --since).") var until: String?
+    @Option(parsing: .unconditional, help: "Entries at or before this time (same forms as --since).") var until: String?
     @Option(help: "Entries of this system unit (_SYSTEMD_UNIT), such as smartstackd.service.") var unit: String?
     @Option(help: "Entries of this user unit (_SYSTEMD_USER_UNIT).") var userUnit: String?
     @Option(name: .customLong("file"), help: "Read this journal file (repeatable).") var files: [String] = []

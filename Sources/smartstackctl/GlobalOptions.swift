@@ -1,6 +1,8 @@
 import ArgumentParser
 import SmartStackClient
 import SmartStackCtlKit
+import SmartStackAnalysis
+import SmartStackCore
 import SmartStackProtocol
 
 #if canImport(Glibc)
@@ -120,4 +122,31 @@ enum Arguments {
     static func add(_ key: String, _ value: String?, to object: inout JSONObject) {
         if let value { object[key] = .string(value) }
     }
+
+    static func add(_ key: String, _ value: TimeArgument?, to object: inout JSONObject) {
+        if let value { object[key] = .string(value.rfc3339) }
+    }
+}
+
+/// A time on the command line, in one syntax for every option that takes one (`--date`, `--at`, `--since`,
+/// `--until`): RFC 3339, `YYYY-MM-DD [HH:MM[:SS]]` on the local clock, `now`, `today`, `yesterday`,
+/// `tomorrow`, or relative (`-1h`, `+30min`, `2d ago`); with or without `=` (`--since -1h`, `--since=-1h`).
+/// Sent to the service as RFC 3339 with the local UTC offset.
+struct TimeArgument: ExpressibleByArgument, Sendable {
+    /// Microseconds since the epoch.
+    let microseconds: Int64
+    let utcOffsetSeconds: Int32
+
+    init?(argument: String) {
+        // To the microsecond: `now` is later than what this client recorded a moment ago.
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        let now = Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1_000
+        let offset = TimeExpression.localOffset(atSeconds: Int64(spec.tv_sec))
+        guard let parsed = try? TimeExpression.parse(argument, now: now, utcOffsetSeconds: offset) else { return nil }
+        microseconds = parsed
+        utcOffsetSeconds = TimeExpression.localOffset(atSeconds: parsed / 1_000_000)
+    }
+
+    var rfc3339: String { Timestamp(microseconds: microseconds, utcOffsetSeconds: utcOffsetSeconds).rfc3339 }
 }

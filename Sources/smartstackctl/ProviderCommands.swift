@@ -34,7 +34,7 @@ struct WidgetCommand: AsyncParsableCommand {
             name: .customLong("mapping"), help: "A prediction mapping as INTENT[:DONATED=PARAMETER,…] (repeatable).")
         var mappings: [String] = []
         @Option(help: "More fields as a JSON object, merged over the others.") var definition: String?
-        @Option(help: "When the kind was registered (RFC 3339).") var date: String?
+        @Option(parsing: .unconditional, help: "When the kind was registered (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
             var fields: JSONObject = [
@@ -112,7 +112,7 @@ struct Donate: AsyncParsableCommand {
     @Option(name: .customLong("param"), help: "A parameter as NAME=VALUE (repeatable).") var parameters: [String] = []
     @Option(help: "The donation's id (made up by the service when omitted).") var id: String?
     @Option(help: "A group id, for deleting donations together.") var group: String?
-    @Option(help: "When it happened (RFC 3339); now when omitted.") var date: String?
+    @Option(parsing: .unconditional, help: "When it happened; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
     func run() async throws {
         var fields: JSONObject = ["app": .string(app), "intent": .string(intent)]
@@ -208,7 +208,7 @@ struct TimelineCommand: AsyncParsableCommand {
         )
         var entries: [String] = []
         @Option(help: "Reload policy: atEnd, never, or after=DATE.") var policy: String?
-        @Option(help: "When the timeline was submitted (RFC 3339).") var date: String?
+        @Option(parsing: .unconditional, help: "When the timeline was submitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func validate() throws {
             if entries.isEmpty { throw ValidationError("give at least one --entry") }
@@ -256,7 +256,7 @@ struct Reload: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The app id.") var app: String
     @Argument(help: "The kind (every kind of the app when omitted).") var kind: String?
-    @Option(help: "When the reload was asked for (RFC 3339).") var date: String?
+    @Option(parsing: .unconditional, help: "When the reload was asked for (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
     func run() async throws {
         var parameters: JSONObject = ["app": .string(app)]
@@ -325,7 +325,7 @@ struct RelevanceCommand: AsyncParsableCommand {
             help: "A relevant context, strongest first: KEY=VALUE, or START/END for a date interval (repeatable).")
         var contexts: [String] = []
         @Option(help: "A relevance group: widgets of one group are never surfaced together.") var group: String?
-        @Option(help: "When it was declared (RFC 3339).") var date: String?
+        @Option(parsing: .unconditional, help: "When it was declared (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
             var fields = try target.fields()
@@ -366,7 +366,7 @@ struct LiveCommand: AsyncParsableCommand {
             [String] = []
         @Option(name: .customLong("state"), help: "Initial content as NAME=VALUE (repeatable).") var state: [String] =
             []
-        @Option(help: "When it started (RFC 3339).") var date: String?
+        @Option(parsing: .unconditional, help: "When it started (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
             var fields: JSONObject = ["app": .string(app), "id": .string(id)]
@@ -388,7 +388,7 @@ struct LiveCommand: AsyncParsableCommand {
         @Argument(help: "The activity's id.") var id: String
         @Option(name: .customLong("state"), help: "The new content as NAME=VALUE (repeatable).") var state: [String] =
             []
-        @Option(help: "When the content changed (RFC 3339).") var date: String?
+        @Option(parsing: .unconditional, help: "When the content changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
             var fields: JSONObject = [
@@ -409,7 +409,7 @@ struct LiveCommand: AsyncParsableCommand {
         @Option(name: .customLong("state"), help: "The final content as NAME=VALUE (repeatable).") var state: [String] =
             []
         @Option(help: "Seconds the ended activity stays visible (0-14400).") var dismissAfter: Double?
-        @Option(help: "When it ended (RFC 3339).") var date: String?
+        @Option(parsing: .unconditional, help: "When it ended (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
             var fields: JSONObject = ["app": .string(app), "id": .string(id)]

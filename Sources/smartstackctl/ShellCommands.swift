@@ -25,7 +25,7 @@ struct StackCommand: AsyncParsableCommand {
             abstract: "Show a stack's settings and order, with scores, reasons and top signals (GetStack).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The stack id.") var stack: String
-        @Option(help: "Decide for this time (RFC 3339); now when omitted.") var at: String?
+        @Option(parsing: .unconditional, help: "Decide for this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var at: TimeArgument?
 
         func run() async throws {
             var parameters: JSONObject = ["stack": .string(stack)]
@@ -60,7 +60,7 @@ struct StackCommand: AsyncParsableCommand {
             true
         @Flag(help: "Lift the stability limits so providers can test their relevance.") var developerMode = false
         @Option(help: "An instance of the stack to keep on top.") var pin: String?
-        @Option(help: "When the stack was configured (RFC 3339).") var date: String?
+        @Option(parsing: .unconditional, help: "When the stack was configured (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
             var list: [JSONValue]
@@ -118,7 +118,7 @@ struct StackCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a stack and its widgets (RemoveStack).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The stack id.") var stack: String
-        @Option(help: "When the stack was removed (RFC 3339).") var date: String?
+        @Option(parsing: .unconditional, help: "When the stack was removed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
             var parameters: JSONObject = ["stack": .string(stack)]
@@ -160,7 +160,7 @@ struct Look: AsyncParsableCommand {
         abstract: "Report that a stack was shown to the user (RecordLook).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The stack id.") var stack: String
-    @Option(help: "When the stack was shown (RFC 3339).") var date: String?
+    @Option(parsing: .unconditional, help: "When the stack was shown (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
     func run() async throws {
         var parameters: JSONObject = ["stack": .string(stack)]
@@ -178,7 +178,7 @@ struct Engage: AsyncParsableCommand {
     @Argument(help: "The widget's instance id.") var instance: String
     @Argument(help: "tap, swipeTo, swipeAway or impression.") var kind: String
     @Option(help: "For an impression: seconds the widget was on top while visible.") var duration: Double?
-    @Option(help: "When it happened (RFC 3339).") var date: String?
+    @Option(parsing: .unconditional, help: "When it happened (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
     func validate() throws {
         guard ["tap", "swipeTo", "swipeAway", "impression"].contains(kind) else {
@@ -205,7 +205,7 @@ struct ContextCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "KEY=VALUE, or KEY alone with a VALUE argument.") var key: String
         @Argument(help: "The value (when KEY has no =).") var value: String?
-        @Option(help: "When the context changed (RFC 3339).") var date: String?
+        @Option(parsing: .unconditional, help: "When the context changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
             var name = key
@@ -227,7 +227,7 @@ struct ContextCommand: AsyncParsableCommand {
             abstract: "Clear a context signal (SetContext without a value).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The context key.") var key: String
-        @Option(help: "When the context changed (RFC 3339).") var date: String?
+        @Option(parsing: .unconditional, help: "When the context changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
             var parameters: JSONObject = ["key": .string(key)]
@@ -249,7 +249,7 @@ struct Explain: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The stack id.") var stack: String
     @Argument(help: "Only this widget of the stack.") var instance: String?
-    @Option(help: "Explain the order at this time (RFC 3339); now when omitted.") var at: String?
+    @Option(parsing: .unconditional, help: "Explain the order at this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var at: TimeArgument?
 
     func run() async throws {
         var parameters: JSONObject = ["stack": .string(stack)]
@@ -264,7 +264,7 @@ struct Budget: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show a widget's reload budget (GetBudget).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The instance id.") var instance: String
-    @Option(help: "Report for this time (RFC 3339); now when omitted.") var at: String?
+    @Option(parsing: .unconditional, help: "Report for this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var at: TimeArgument?
 
     func run() async throws {
         var parameters: JSONObject = ["instance": .string(instance)]

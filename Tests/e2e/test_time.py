@@ -7,6 +7,7 @@
 5. dates are consistent: a withheld reload carries the call's date; a past `explain` sees only its past.
 """
 import datetime
+import pathlib
 import queue
 import threading
 import time
@@ -231,3 +232,31 @@ def test_a_graceful_stop_writes_every_stacks_last_change(make_daemon):
     revisions = [int(match) for match in re.findall(
         r"MESSAGE_ID=040d2f906681431293c211e0a6ef5c64.*?SMARTSTACK_REVISION=(\d+)", daemon.log())]
     assert revisions and max(revisions) == revision, (revisions, revision)
+
+
+def test_every_time_option_takes_one_syntax(daemon, workdir):
+    """RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, relative (-1h, '2d ago'), with or without '='."""
+    setup_stack(daemon.address)
+    later = datetime.datetime.now().astimezone() + datetime.timedelta(minutes=2)
+    for at in ("now", "+1h", "+2d", later.strftime("%Y-%m-%d %H:%M"),
+               later.isoformat(timespec="seconds")):
+        for form in (["--at", at], [f"--at={at}"]):
+            shown = ctl_json(daemon, "stack", "show", "home", *form)
+            assert [entry["instance"] for entry in shown["order"]] == ["mail", "news", "maps"], (form, shown)
+    # Two days ago the stack did not exist: a past question is answered from the state as it was then.
+    past = ctl(daemon, "stack", "show", "home", "--at", "2d ago", check=False)
+    assert past.returncode != 0 and "NotFound" in past.stderr, past
+    hour_later = ctl_json(daemon, "stack", "show", "home", "--at", "+1h")
+    assert 3500 < seconds_from_now(hour_later["date"]) < 3700
+    # A relative date on a recording call: a look a minute ago, a donation 2 hours ago.
+    assert ctl_json(daemon, "look", "home", "--date", "-1min") == {}
+    ctl_json(daemon, "donate", "com.example.mail", "open", "--date", "2h ago")
+    listed = call(daemon.address, PROVIDER, "ListDonations", app="com.example.mail")["donations"]
+    assert -7300 < seconds_from_now(listed[-1]["date"]) < -7100
+    # analyze's --since takes a leading minus without '=' (it used to fail with "Missing value").
+    empty = pathlib.Path(workdir) / "journals"
+    empty.mkdir()
+    result = ctl(daemon, "analyze", "--directory", str(empty), "--since", "-1h", check=False)
+    assert "Missing value" not in result.stderr, result.stderr
+    bad = ctl(daemon, "stack", "show", "home", "--at", "soonish", check=False)
+    assert bad.returncode != 0 and "soonish" in bad.stderr
