@@ -29,6 +29,11 @@ struct SmartStackEvalCommand: ParsableCommand {
     @Flag(help: "Print one JSON object instead of a table.")
     var json = false
 
+    @Flag(
+        name: .customLong("per-user"),
+        help: "Also score every user alone: a table of hit@1 / MRR per person (with --json, a \"users\" key).")
+    var perUser = false
+
     @Argument(help: ArgumentHelp("smartstack-usage/1 log files.", valueName: "file"))
     var files: [String]
 
@@ -65,7 +70,12 @@ struct SmartStackEvalCommand: ParsableCommand {
         let result = Evaluation.run(
             logs: logs, options: EvaluationOptions(stackSize: stackSize),
             rankers: [EngineRanker.factory] + Baselines.baselines, progress: progress)
-        print(json ? Report.json(result) : Report.table(result), terminator: "")
+        if json {
+            print(Report.json(result, perUser: perUser), terminator: "")
+        } else {
+            print(Report.table(result), terminator: "")
+            if perUser { print("\n" + Report.perUser(result), terminator: "") }
+        }
     }
 
     private func fail(_ message: String) -> Never {

@@ -30,6 +30,7 @@ import Testing
             ("mfu", 453, 641, 592, 1_498, 2_121, 14),
             ("frecency", 454, 656, 599, 1_504, 2_170, 12),
             ("hour-mfu", 445, 705, 611, 1_472, 2_333, 151),
+            ("markov", 419, 736, 604, 1_388, 2_435, 712),
         ]
         #expect(result.rankers.map(\.name) == expected.map(\.name))
         for reference in expected {
