@@ -86,7 +86,7 @@ public enum Report {
     public static func json(_ result: EvaluationResult, perUser: Bool = false) -> String {
         var text = object(result)
         if perUser {
-            let users = result.users.map { name, user in "\(jsonString(name)): \(object(user))" }
+            let users = result.users.map { name, user in "\(jsonString(name)): \(object(user))}" }
             text += ", \"users\": {\(users.joined(separator: ", "))}"
         }
         return text + "}\n"

@@ -120,7 +120,7 @@ public struct Engine: Sendable {
             throw .invalidParameter(parameter: "pinned", reason: "instance '\(pinned)' is not in the stack")
         }
 
-        var state = existing ?? StackState(configuration: configuration)
+        var state = existing ?? StackState(configuration: configuration, prior: usage.prior)
         let kept = Set(placed.compactMap { widget, _, config -> InstanceID? in
             guard let old = instances[widget.instance], old.kind == widget.kind, old.configuration == config else { return nil }
             return widget.instance
