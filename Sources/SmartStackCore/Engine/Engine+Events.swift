@@ -65,6 +65,7 @@ extension Engine {
             time: time, keys: keys, matrix: matrix, lastApp: usage.lastApp,
             contexts: usage.lookContexts(at: time.microseconds), fallbackPlaces: places)
         pendingLooks.insert(id)
+        stacks[id]?.seenTop = state.published?.top
         usage.noteLook(at: time.microseconds)
     }
 

@@ -172,6 +172,7 @@ extension ByteWriter {
             writer.array(look.fallbackPlaces) { $0.int(Int64($1)) }
         }
         optional(value.previousLookTarget) { $0.int(Int64($1)) }
+        optional(value.seenTop) { $0.string($1) }
         int(Int64(value.revision))
         optional(value.published) { $0.decision($1) }
         optional(value.topSince) { $0.timestamp($1) }
@@ -250,6 +251,7 @@ extension ByteReader {
                 time: time, keys: keys, matrix: matrix, lastApp: lastApp, contexts: contexts, fallbackPlaces: places)
         }
         state.previousLookTarget = try present() ? try int32() : nil
+        state.seenTop = try present() ? try string() : nil
         state.revision = try integer()
         state.published = try present() ? try decision() : nil
         state.topSince = try optionalTimestamp()

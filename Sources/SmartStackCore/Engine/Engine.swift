@@ -315,6 +315,8 @@ struct StackState: Sendable, Hashable {
     var selector = RankerSelector()
     var look: PendingLook?
     var previousLookTarget: Int32?
+    /// The top the user saw at the latest look at the stack (what `TopHysteresis` holds).
+    var seenTop: String?
     var revision = 0
     var published: Decision?
     var topSince: Timestamp?

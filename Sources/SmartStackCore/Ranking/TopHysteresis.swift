@@ -15,7 +15,7 @@ import Darwin
 /// 0.004 hit@1 on the phone and none on desktops.
 enum TopHysteresis {
     /// How much likelier than the published top a challenger must be to take its place: e^margin = 1.5 times.
-    static let margin = log(1.5)
+    static let margin = log(1.4)
 
     /// The behaviour the published top (`incumbent`, an index among `count` widgets whose behaviour `behaviour`
     /// gives) must have to stay first: just above the best challenger's, when that challenger is likelier but
@@ -33,9 +33,11 @@ enum TopHysteresis {
 extension Engine {
     /// Keeps the stack's published top first (its behaviour raised just above the best challenger's) unless a
     /// challenger beats it by `TopHysteresis.margin`. A top that is not one of the stack's widgets (a
-    /// suggestion, a Live Activity) holds nothing.
+    /// suggestion, a Live Activity) holds nothing, and developer mode lifts the rule as it lifts the other
+    /// stability limits. Only the learned model's order is held: a simple ranker that orders the stack instead
+    /// (`RankerSelector`) keeps its own order exactly.
     func holdPublishedTop(of state: StackState, standings: inout [WidgetStanding]) {
-        guard let top = state.published?.top,
+        guard !state.configuration.developerMode, let top = state.seenTop ?? state.published?.top,
             let incumbent = state.instances.firstIndex(where: { $0.rawValue == top }),
             let held = TopHysteresis.heldBehaviour(of: incumbent, count: standings.count, { standings[$0].behaviour })
         else { return }
