@@ -319,32 +319,44 @@ extension UsageModel {
     {
         let k = RecencyClass.count
         let reaches = ReachBucket.count
-        var overall = SIMD8<Double>(repeating: 0)
-        var inGap = SIMD8<Double>(repeating: 0)
-        var inCell = SIMD8<Double>(repeating: 0)
+        // Sums of the stored counts (the decay factor is applied once per class below), five classes a row.
+        var overall = (0.0, 0.0, 0.0, 0.0, 0.0)
+        var gapRow = (0.0, 0.0, 0.0, 0.0, 0.0)
+        var cellRow = (0.0, 0.0, 0.0, 0.0, 0.0)
         recencyByGap.withUnsafeBufferPointer { table in
-            for bucket in 0..<GapBucket.count {
-                for r in 0..<reaches {
-                    let row = (bucket * reaches + r) * k
-                    for c in 0..<k {
-                        let count = table[row + c] * decay
-                        overall[c] += count
-                        if bucket == gap { inGap[c] += count }
-                        if bucket == gap, r == reach { inCell[c] = count }
-                    }
-                }
+            guard table.count == GapBucket.count * reaches * k else { return }
+            for row in 0..<(GapBucket.count * reaches) {
+                let base = row &* k
+                overall.0 += table[base]
+                overall.1 += table[base &+ 1]
+                overall.2 += table[base &+ 2]
+                overall.3 += table[base &+ 3]
+                overall.4 += table[base &+ 4]
             }
+            for r in 0..<reaches {
+                let base = (gap &* reaches &+ r) &* k
+                gapRow.0 += table[base]
+                gapRow.1 += table[base &+ 1]
+                gapRow.2 += table[base &+ 2]
+                gapRow.3 += table[base &+ 3]
+                gapRow.4 += table[base &+ 4]
+            }
+            let base = (gap &* reaches &+ reach) &* k
+            cellRow = (table[base], table[base &+ 1], table[base &+ 2], table[base &+ 3], table[base &+ 4])
         }
+        let overallCounts = SIMD8(overall.0, overall.1, overall.2, overall.3, overall.4, 0, 0, 0) * decay
+        let inGap = SIMD8(gapRow.0, gapRow.1, gapRow.2, gapRow.3, gapRow.4, 0, 0, 0) * decay
+        let inCell = SIMD8(cellRow.0, cellRow.1, cellRow.2, cellRow.3, cellRow.4, 0, 0, 0) * decay
         var totals = SIMD4<Double>(repeating: 0)
         for c in 0..<k where sizes[c] > 0 {
-            totals[0] += overall[c]
+            totals[0] += overallCounts[c]
             totals[1] += inGap[c]
             totals[2] += inCell[c]
         }
         var result = SIMD8<Double>(repeating: 0)
         for c in 0..<k where sizes[c] > 0 {
             // Back-off weights: one pseudo-look spread by the classes' sizes, two for the coarser level each.
-            let base = (overall[c] + sizes[c] / Double(n)) / (totals[0] + 1)
+            let base = (overallCounts[c] + sizes[c] / Double(n)) / (totals[0] + 1)
             let gapShare = (inGap[c] + 2 * base) / (totals[1] + 2)
             let share = (inCell[c] + 2 * gapShare) / (totals[2] + 2)
             result[c] = safeLog(share / sizes[c] * Double(n))

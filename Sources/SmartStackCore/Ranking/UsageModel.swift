@@ -152,7 +152,9 @@ struct UsageModel: Sendable {
             for key in frontKeys where !matched.contains(key) && Int(key) < keyCount {
                 counters[Int(key) * KeyCounter.width + KeyCounter.leftFront] = Double(now)
             }
-            frontKeys = matched
+            // Refilled in place: the list keeps its own buffer, so a donation allocates nothing here.
+            frontKeys.removeAll(keepingCapacity: true)
+            frontKeys.append(contentsOf: matched)
         } else {
             for key in matched where !frontKeys.contains(key) { frontKeys.append(key) }
         }
