@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remo
 PYTHON_PACKAGES := varlink==31.0.0 asyncvarlink==0.3.3 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test build release deps eval bench install install-systemd clean e2e bench-store ctl-docs install-ctl soak
+.PHONY: run test build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store ctl-docs install-ctl soak fuzz
 
 ## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
@@ -52,6 +52,18 @@ soak: release
 ## eval: replays the usage log through the engine and the baselines and prints the evaluation.
 eval: release
 	.build/release/smartstack-eval $(USAGE_LOG)
+
+## fit-prior: fits the engine's prior on the development logs (every person weighing the same) and writes it to
+## Sources/SmartStackCore/Ranking/FittedPrior.swift; rebuild to ship it. See docs/engine.md, "The prior".
+PRIOR_LOGS ?= ../shared/data/usage/desktop.tsv ../shared/data/usage/phone.tsv
+fit-prior: deps
+	$(SWIFT) build -c release $(SWIFT_FLAGS) --product smartstack-eval
+	.build/release/smartstack-eval --fit-prior Sources/SmartStackCore/Ranking/FittedPrior.swift $(PRIOR_LOGS)
+
+## cross-fit: every person of the development logs scored under a prior fitted without them (leave one out).
+cross-fit: deps
+	$(SWIFT) build -c release $(SWIFT_FLAGS) --product smartstack-eval
+	.build/release/smartstack-eval --cross-fit $(PRIOR_LOGS)
 
 ## e2e: only the end-to-end suite (after a debug build).
 e2e: build

@@ -10,12 +10,13 @@ public import SmartStackCore
 
 /// The baselines of docs/usage-log.md, computed in the same run as the engine.
 public enum Baselines {
-    /// `mru`, `mfu`, `frecency` and `hour-mfu`, in that order.
+    /// `mru`, `mfu`, `frecency`, `hour-mfu` and `markov`, in that order.
     public static let baselines: [RankerFactory] = [
         RankerFactory(name: "mru") { stack in MRURanker(stack: stack) },
         RankerFactory(name: "mfu") { stack in MFURanker(stack: stack) },
         RankerFactory(name: "frecency") { stack in FrecencyRanker(stack: stack) },
         RankerFactory(name: "hour-mfu") { stack in HourMFURanker(stack: stack) },
+        RankerFactory(name: "markov") { stack in MarkovRanker(stack: stack) },
     ]
 }
 
@@ -157,5 +158,55 @@ public struct HourMFURanker: MomentRanker, Sendable {
     public mutating func order(at time: Timestamp) -> [String] {
         let row = time.localHour * stack.apps.count
         return stack.ordered { Key(sameHour: byHour[row + $0], total: opens[$0]) }
+    }
+}
+
+/// `markov`: earlier transitions from the user's previous `open` (any app, in the stack or not) to the app, then
+/// `mfu`.
+///
+/// A transition is two consecutive `open` rows of the user (`home` rows between them do not break it), counted
+/// when the second one comes. Apps outside the stack are interned too, as they can be the previous app.
+public struct MarkovRanker: MomentRanker, Sendable {
+    private struct Key: Comparable {
+        var transitions: Int
+        var total: Int
+        static func < (lhs: Key, rhs: Key) -> Bool {
+            (lhs.transitions, lhs.total) < (rhs.transitions, rhs.total)
+        }
+    }
+
+    private let stack: StackPositions
+    private var opens: [Int]
+    /// Every app seen so far (in the stack or not) as a dense index.
+    private var appIndices: [String: Int] = [:]
+    /// Transitions to each stack app, by previous app: `transitions[previous][stackApp]`.
+    private var transitions: [[Int]] = []
+    /// The app of the user's latest `open`.
+    private var previous: Int?
+
+    public init(stack: [String]) {
+        self.stack = StackPositions(stack)
+        opens = Array(repeating: 0, count: stack.count)
+    }
+
+    public mutating func open(app: String, at time: Timestamp) {
+        let index: Int
+        if let known = appIndices[app] {
+            index = known
+        } else {
+            index = transitions.count
+            appIndices[app] = index
+            transitions.append(Array(repeating: 0, count: stack.apps.count))
+        }
+        if let position = stack.position(of: app) {
+            opens[position] += 1
+            if let previous { transitions[previous][position] += 1 }
+        }
+        previous = index
+    }
+
+    public mutating func order(at time: Timestamp) -> [String] {
+        let row = previous.map { transitions[$0] } ?? Array(repeating: 0, count: stack.apps.count)
+        return stack.ordered { Key(transitions: row[$0], total: opens[$0]) }
     }
 }

@@ -10,6 +10,11 @@ public import SmartStackCore
 public struct EngineRanker: MomentRanker {
     public static let factory = RankerFactory(name: "engine") { stack in EngineRanker(stack: stack) }
 
+    /// The engine with its stacks' rankers starting from `prior` instead of the build's.
+    public static func factory(prior: RankingPrior) -> RankerFactory {
+        RankerFactory(name: "engine") { stack in EngineRanker(stack: stack, prior: prior) }
+    }
+
     private var engine = Engine()
     private let stack: [String]
     private let stackID: StackID
@@ -18,11 +23,15 @@ public struct EngineRanker: MomentRanker {
     private var configured = false
     private var donations = 0
 
-    public init(stack: [String]) {
+    public init(stack: [String], prior: RankingPrior = .shipped) {
         self.stack = stack
         guard let id = try? StackID("home") else { Self.unreachable() }
         self.stackID = id
+        engine.rankingPrior = prior
     }
+
+    /// The weights the stack's learned ranker has now, by feature name; `nil` before the first row.
+    public var learnedWeights: [(name: String, weight: Double)]? { engine.learnedWeights(of: stackID) }
 
     public mutating func open(app: String, at time: Timestamp) {
         configureIfNeeded(at: time)

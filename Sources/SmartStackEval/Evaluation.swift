@@ -42,18 +42,47 @@ public struct EvaluationResult: Sendable {
     public var coverage: Double
     /// Each ranker's scores, in the order the rankers were given.
     public var rankers: [(name: String, score: RankerScore)]
+    /// Every user's own result, in the order of the logs and of the users in each (empty in a user's own result).
+    public var users: [(name: String, result: EvaluationResult)]
 
-    public init(moments: Int, counted: Int, coverage: Double, rankers: [(name: String, score: RankerScore)]) {
+    public init(
+        moments: Int, counted: Int, coverage: Double, rankers: [(name: String, score: RankerScore)],
+        users: [(name: String, result: EvaluationResult)] = []
+    ) {
         self.moments = moments
         self.counted = counted
         self.coverage = coverage
         self.rankers = rankers
+        self.users = users
     }
 
     /// The score of the ranker called `name`.
     public func score(of name: String) -> RankerScore? {
         rankers.first { $0.name == name }?.score
     }
+
+    /// The margin of ranker `name` over the best of the other rankers (the baselines), each measure on its own:
+    /// hit@1 over the best hit@1 and MRR over the best MRR, with the names of those best rankers. `nil` when
+    /// there is no such ranker or no other.
+    public func margin(of name: String) -> Margin? {
+        guard let own = score(of: name) else { return nil }
+        let others = rankers.filter { $0.name != name }
+        guard let bestHit1 = others.max(by: { $0.score.hit1 < $1.score.hit1 }),
+            let bestMRR = others.max(by: { $0.score.mrr < $1.score.mrr })
+        else { return nil }
+        return Margin(
+            hit1: own.hit1 - bestHit1.score.hit1, mrr: own.mrr - bestMRR.score.mrr, bestHit1: bestHit1.name,
+            bestMRR: bestMRR.name)
+    }
+}
+
+/// A ranker's lead over the best of the others: positive when it beats every one of them.
+public struct Margin: Sendable, Hashable {
+    public var hit1: Double
+    public var mrr: Double
+    /// The rankers with the best hit@1 and the best MRR among the others (the first of equals).
+    public var bestHit1: String
+    public var bestMRR: String
 }
 
 /// The home-moment evaluation protocol of docs/usage-log.md.
@@ -64,6 +93,14 @@ public enum Evaluation {
         var hit3 = 0
         var reciprocalRanks = 0.0
         var topChanges = 0
+
+        /// Adds another user's tally of the same ranker.
+        mutating func add(_ other: Tally) {
+            hit1 += other.hit1
+            hit3 += other.hit3
+            reciprocalRanks += other.reciprocalRanks
+            topChanges += other.topChanges
+        }
 
         func score(counted: Int) -> RankerScore {
             guard counted > 0 else { return RankerScore(hit1: 0, hit3: 0, mrr: 0, topChanges: 0) }
@@ -111,9 +148,14 @@ public enum Evaluation {
         var moments = 0
         var counted = 0
         var tallies = Array(repeating: Tally(), count: rankers.count)
+        var users: [(name: String, result: EvaluationResult)] = []
 
         for log in logs {
             for user in log.users {
+                // The user's own sums; added to everyone's at the end of the user.
+                var userMoments = 0
+                var userCounted = 0
+                var userTallies = Array(repeating: Tally(), count: rankers.count)
                 let events = user.events
                 let stack = stack(of: events, size: options.stackSize)
                 var positions: [String: Int] = [:]
@@ -138,27 +180,40 @@ public enum Evaluation {
                         orders[ranker] = stackPositions(of: order, positions: positions, ranker: rankers[ranker].name)
                     }
                     guard let target = target(ofHomeAt: index, in: events) else { continue }
-                    moments += 1
+                    userMoments += 1
                     guard let targetPosition = positions[target] else { continue }
-                    counted += 1
+                    userCounted += 1
                     for ranker in states.indices {
                         let order = orders[ranker]
                         // The order is a permutation of the stack, so the target is in it.
                         var rank = 1
                         while order[rank - 1] != targetPosition { rank += 1 }
-                        if rank == 1 { tallies[ranker].hit1 += 1 }
-                        if rank <= 3 { tallies[ranker].hit3 += 1 }
-                        tallies[ranker].reciprocalRanks += 1 / Double(rank)
+                        if rank == 1 { userTallies[ranker].hit1 += 1 }
+                        if rank <= 3 { userTallies[ranker].hit3 += 1 }
+                        userTallies[ranker].reciprocalRanks += 1 / Double(rank)
                         let top = order[0]
-                        if let previous = previousTop[ranker], previous != top { tallies[ranker].topChanges += 1 }
+                        if let previous = previousTop[ranker], previous != top { userTallies[ranker].topChanges += 1 }
                         previousTop[ranker] = top
                     }
                 }
+                moments += userMoments
+                counted += userCounted
+                for ranker in tallies.indices { tallies[ranker].add(userTallies[ranker]) }
+                users.append(
+                    (user.name, result(moments: userMoments, counted: userCounted, rankers: rankers, tallies: userTallies)))
             }
         }
         progress?(replayed, total)
 
-        return EvaluationResult(
+        var all = result(moments: moments, counted: counted, rankers: rankers, tallies: tallies)
+        all.users = users
+        return all
+    }
+
+    private static func result(moments: Int, counted: Int, rankers: [RankerFactory], tallies: [Tally])
+        -> EvaluationResult
+    {
+        EvaluationResult(
             moments: moments, counted: counted, coverage: moments > 0 ? Double(counted) / Double(moments) : 0,
             rankers: zip(rankers, tallies).map { (name: $0.name, score: $1.score(counted: counted)) })
     }

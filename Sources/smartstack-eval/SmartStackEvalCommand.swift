@@ -29,6 +29,23 @@ struct SmartStackEvalCommand: ParsableCommand {
     @Flag(help: "Print one JSON object instead of a table.")
     var json = false
 
+    @Flag(
+        name: .customLong("per-user"),
+        help: "Also score every user alone: a table of hit@1 / MRR per person (with --json, a \"users\" key).")
+    var perUser = false
+
+    @Option(
+        name: .customLong("fit-prior"),
+        help: ArgumentHelp(
+            "Fit the engine's prior on everyone in the files and write it as Swift source to this path.",
+            valueName: "swift-file"))
+    var fitPrior: String?
+
+    @Flag(
+        name: .customLong("cross-fit"),
+        help: "Score every person under a prior fitted on everyone else (leave one person out).")
+    var crossFit = false
+
     @Argument(help: ArgumentHelp("smartstack-usage/1 log files.", valueName: "file"))
     var files: [String]
 
@@ -50,6 +67,28 @@ struct SmartStackEvalCommand: ParsableCommand {
             }
         }
 
+        let options = EvaluationOptions(stackSize: stackSize)
+        if let fitPrior {
+            let names = files.map { $0.split(separator: "/").last.map(String.init) ?? $0 }
+            let id = "fit-\(PriorFit.version) " + names.joined(separator: "+")
+            let prior = PriorFit.fit(PriorFit.people(of: logs), id: id, options: options)
+            let source = PriorFit.source(of: prior, fittedOn: names.joined(separator: ", "))
+            guard FileManager.default.createFile(atPath: fitPrior, contents: Data(source.utf8)) else {
+                fail("\(fitPrior): cannot write the prior")
+            }
+            printError("smartstack-eval: wrote prior '\(id)' to \(fitPrior)")
+            return
+        }
+        if crossFit {
+            let result = PriorFit.crossFit(PriorFit.people(of: logs), options: options)
+            if json {
+                print(Report.json(result, perUser: true), terminator: "")
+            } else {
+                print(Report.table(result) + "\n" + Report.perUser(result), terminator: "")
+            }
+            return
+        }
+
         // Progress is for a person watching: always on a terminal, and without --json otherwise too.
         let showProgress = isatty(STDERR_FILENO) != 0 || !json
         var lastTenth = 0
@@ -63,9 +102,14 @@ struct SmartStackEvalCommand: ParsableCommand {
             } : nil
 
         let result = Evaluation.run(
-            logs: logs, options: EvaluationOptions(stackSize: stackSize),
+            logs: logs, options: options,
             rankers: [EngineRanker.factory] + Baselines.baselines, progress: progress)
-        print(json ? Report.json(result) : Report.table(result), terminator: "")
+        if json {
+            print(Report.json(result, perUser: perUser), terminator: "")
+        } else {
+            print(Report.table(result), terminator: "")
+            if perUser { print("\n" + Report.perUser(result), terminator: "") }
+        }
     }
 
     private func fail(_ message: String) -> Never {

@@ -75,6 +75,10 @@ private typealias F = Fixture
             }
         }
         let at = F.t(time + 30)
+        // Nothing published since the stack was configured: no top for `TopHysteresis` to hold. The hand-set
+        // prior (MRU-like) makes the model's order tell from mfu's.
+        engine.stacks[F.stack()]?.published = nil
+        engine.stacks[F.stack()]?.ranker = OnlineRanker(prior: .handSet)
         #expect(try engine.evaluate(stack: F.stack(), at: at).order.first == "d")
         engine.stacks[F.stack()]?.selector = RankerSelector(performance: SIMD8(10, 9, 12, 0, 0, 0, 0, 0))
         let explanation = try engine.explain(stack: F.stack(), at: at)

@@ -130,7 +130,8 @@ struct RankingStorageTests {
                 let key = keys[random.below(keys.count)]
                 model.recordDonation(app: app, matched: [key], at: time, contextPairs: [])
                 model.recordAfterView(
-                    key: key, lastAppAtView: app, contexts: model.lookContexts(at: now), lookTime: time, at: time)
+                    key: key, lastAppAtView: app, contexts: model.lookContexts(at: now), recency: nil, lookTime: time,
+                    at: time)
             }
             if day % 180 == 0 {
                 sizes.append(model.transitions.count + model.lookOutcomes.count + model.afterViewTransitions.count)
@@ -153,8 +154,8 @@ struct RankingStorageTests {
             let time = Timestamp(microseconds: now, utcOffsetSeconds: 0)
             model.recordDonation(app: Int32(random.below(30)), matched: [Int32(random.below(4))], at: time, contextPairs: [])
             model.recordAfterView(
-                key: Int32(random.below(4)), lastAppAtView: nil, contexts: model.lookContexts(at: now), lookTime: time,
-                at: time)
+                key: Int32(random.below(4)), lastAppAtView: nil, contexts: model.lookContexts(at: now), recency: nil,
+                lookTime: time, at: time)
             if step % 500 == 0 {
                 for (key, _) in model.lookOutcomes.entries {
                     #expect(model.lookContextFilter.mayHaveOutcomes(key.context))

@@ -35,6 +35,12 @@ import Testing
     //   hour-mfu  a1 hour 9: A1=B1 → A B C [B]2   a2 hour 9: A2=B2 → A B C [C]3
     //             a4 hour 10: none in the stack (D only) → mfu A B C [A]1
     //             a5 hour 10: A1=C1, then mfu A3>C2 → A C B [C]2   tops all A: 0 changes
+    //   markov    transitions between consecutive opens (home rows between them do not break one), from the
+    //             latest open, then mfu:
+    //             a1 after B: none yet from B → mfu A1=B1 → A B C [B]2
+    //             a2 after A: A→B 1 (B→B, B→A do not start at A) → B A C [C]3
+    //             a4 after D (outside the stack, still the previous app): none from D → mfu A2=B2>C1 → A B C [A]1
+    //             a5 after C: C→D only, D outside the stack → mfu A3>C2=B2 → A C B [C]2   tops A B A A: 2 changes
     //
     // bo, UTC+05:30, so local midnight is 18:30 UTC and a local hour straddles two UTC hours.
     // Opens: Q 3 (first on row 1), P 3 (row 3), S 1. Stack [Q, P, S].
@@ -58,12 +64,15 @@ import Testing
     //     → P Q S [P]1. (UTC days: Q 2·e^(-23/32) + 1 = 1.975 > P 1.938, rank 2.)
     //     hour-mfu local hour 0: P2 (00:10, 00:21) → P Q S [P]1. (UTC hour 19: nobody; mfu gives rank 2.)
     //     tops: mru P→S 1 change; mfu Q Q, frecency P P, hour-mfu P P: none.
+    // markov: b1 after P: none from P → mfu Q P S [P]2.  b2 after S: none from S (P→P, P→Q, Q→S, Q→Q, Q→P
+    //     start elsewhere) → mfu Q P S [P]2.  tops Q Q: none.
     //
     // Totals: moments 5 (ann) + 2 (bo) = 7, counted 4 + 2 = 6, coverage 6/7.
     //   mru       ranks 1 3 2 1 | 1 3  hit@1 3/6  hit@3 6/6  MRR (1+1/3+1/2+1+1+1/3)/6 = 25/36  changes 3 → 50
     //   mfu       ranks 2 3 1 2 | 2 2  hit@1 1/6  hit@3 6/6  MRR (1/2+1/3+1+1/2+1/2+1/2)/6 = 5/9  changes 0
     //   frecency  ranks 2 3 1 2 | 1 1  hit@1 3/6  hit@3 6/6  MRR (1/2+1/3+1+1/2+1+1)/6 = 13/18  changes 0
     //   hour-mfu  ranks 2 3 1 2 | 1 1  hit@1 3/6  hit@3 6/6  MRR 13/18  changes 0
+    //   markov    ranks 2 3 1 2 | 2 2  hit@1 1/6  hit@3 6/6  MRR 5/9  changes 2 → 33.3
 
     static func log(_ rows: [String]) throws -> UsageLog {
         try UsageLog.parse(
@@ -109,11 +118,31 @@ import Testing
         #expect(result.moments == 7)
         #expect(result.counted == 6)
         #expect(abs(result.coverage - 6.0 / 7.0) < 1e-12)
-        #expect(result.rankers.map(\.name) == ["mru", "mfu", "frecency", "hour-mfu"])
+        #expect(result.rankers.map(\.name) == ["mru", "mfu", "frecency", "hour-mfu", "markov"])
         Self.expectScore(result, "mru", hit1: 0.5, hit3: 1, mrr: 25.0 / 36.0, topChanges: 50)
         Self.expectScore(result, "mfu", hit1: 1.0 / 6.0, hit3: 1, mrr: 5.0 / 9.0, topChanges: 0)
         Self.expectScore(result, "frecency", hit1: 0.5, hit3: 1, mrr: 13.0 / 18.0, topChanges: 0)
         Self.expectScore(result, "hour-mfu", hit1: 0.5, hit3: 1, mrr: 13.0 / 18.0, topChanges: 0)
+        Self.expectScore(result, "markov", hit1: 1.0 / 6.0, hit3: 1, mrr: 5.0 / 9.0, topChanges: 200.0 / 6.0)
+    }
+
+    @Test func everyUserIsAlsoScoredAlone() throws {
+        let result = Evaluation.run(
+            logs: [try Self.log(Self.ann + Self.bo)], options: EvaluationOptions(stackSize: 3),
+            rankers: Baselines.baselines)
+        #expect(result.users.map(\.name) == ["ann", "bo"])
+        let ann = try #require(result.users.first?.result)
+        let bo = try #require(result.users.last?.result)
+        #expect(ann.moments == 5 && ann.counted == 4 && bo.moments == 2 && bo.counted == 2)
+        #expect(ann.users.isEmpty)
+        // ann's mru ranks 1 3 2 1 (tops B A C C), bo's 1 3 (tops P S): each user's own changes, none across users.
+        Self.expectScore(ann, "mru", hit1: 0.5, hit3: 1, mrr: (1 + 1.0 / 3 + 0.5 + 1) / 4, topChanges: 50)
+        Self.expectScore(bo, "mru", hit1: 0.5, hit3: 1, mrr: (1 + 1.0 / 3) / 2, topChanges: 50)
+        Self.expectScore(bo, "markov", hit1: 0, hit3: 1, mrr: 0.5, topChanges: 0)
+        // Best baselines: hit@1 mru, frecency and hour-mfu all 0.5 (the first wins); MRR frecency 13/18.
+        let margin = try #require(result.margin(of: "mfu"))
+        #expect(margin.bestHit1 == "mru" && margin.bestMRR == "frecency")
+        #expect(abs(margin.hit1 - (1.0 / 6.0 - 0.5)) < 1e-12 && abs(margin.mrr - (5.0 / 9.0 - 13.0 / 18.0)) < 1e-12)
     }
 
     @Test func localCalendarDaysAndLocalHours() throws {

@@ -16,9 +16,49 @@ import Testing
             ranker    hit@1  hit@3    MRR  top-changes/100
             engine    0.600  0.900  0.750           12.500
             hour-mfu  0.445  0.705  0.611            4.562
+            engine over the best baseline: hit@1 +0.155 (hour-mfu), MRR +0.139 (hour-mfu)
 
             """
         #expect(Report.table(Self.result) == expected)
+    }
+
+    @Test func marginsAreSignedAndNameTheBestOtherRankerWithTheTopChangesAgainstMRU() {
+        let result = EvaluationResult(
+            moments: 10, counted: 10, coverage: 1,
+            rankers: [
+                (name: "engine", score: RankerScore(hit1: 0.5, hit3: 0.9, mrr: 0.7, topChanges: 30)),
+                (name: "mru", score: RankerScore(hit1: 0.6, hit3: 0.9, mrr: 0.65, topChanges: 40)),
+                (name: "markov", score: RankerScore(hit1: 0.55, hit3: 0.9, mrr: 0.69, topChanges: 20)),
+            ])
+        #expect(
+            Report.marginLine(result, of: "engine")
+                == "engine over the best baseline: hit@1 -0.100 (mru), MRR +0.010 (markov); top changes 0.75× mru")
+    }
+
+    @Test func perUserTableHasOneRowPerUserThenEveryone() {
+        var all = Self.result
+        all.users = [("sur-A", Self.result), ("a-longer-name", Self.result)]
+        let expected = """
+            person         counted         engine       hour-mfu           margin
+            sur-A             3310  0.600 / 0.750  0.445 / 0.611  +0.155 / +0.139
+            a-longer-name     3310  0.600 / 0.750  0.445 / 0.611  +0.155 / +0.139
+            all               3310  0.600 / 0.750  0.445 / 0.611  +0.155 / +0.139
+
+            """
+        #expect(Report.perUser(all) == expected)
+    }
+
+    @Test func jsonCarriesTheMarginAndOnRequestEveryUser() throws {
+        var all = Self.result
+        all.users = [("sur-A", Self.result)]
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(Report.json(all, perUser: true).utf8)) as? [String: Any])
+        let margin = try #require(object["margin"] as? [String: Any])
+        #expect(margin["bestHit1"] as? String == "hour-mfu")
+        #expect(abs((margin["hit1"] as? Double ?? 0) - 0.1553) < 1e-9)
+        let users = try #require(object["users"] as? [String: [String: Any]])
+        #expect(users["sur-A"]?["counted"] as? Int == 3_310)
+        #expect(!Report.json(all).contains("\"users\""))
     }
 
     @Test func jsonIsOneObjectWithRankersInOrder() throws {

@@ -172,6 +172,8 @@ extension Engine {
             if let signal = choice.signal, n > 1 {
                 applyFallback(choice, signal: signal, state: state, at: time, to: &standings)
             }
+            // The model's published top stays unless a challenger is clearly likelier (`TopHysteresis`).
+            if choice == .model { holdPublishedTop(of: state, standings: &standings) }
             // A candidate is suggested when the user is more likely to want it than every placed widget.
             if let best = candidates.indices.max(by: { probabilities[n + $0] < probabilities[n + $1] }),
                 probabilities[n + best] > (probabilities.prefix(n).max() ?? 0)

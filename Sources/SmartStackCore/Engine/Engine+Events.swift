@@ -46,7 +46,8 @@ extension Engine {
         stacks[id]?.ranker.learn(matrix: look.matrix, rows: look.keys.count, target: row)
         stacks[id]?.previousLookTarget = key
         usage.recordAfterView(
-            key: key, lastAppAtView: look.lastApp, contexts: look.contexts, lookTime: look.time, at: time)
+            key: key, lastAppAtView: look.lastApp, contexts: look.contexts,
+            recency: RecencyClass.ofRow(row, in: look.matrix, rows: look.keys.count), lookTime: look.time, at: time)
         stacks[id]?.dirty = true
     }
 
@@ -64,6 +65,8 @@ extension Engine {
             time: time, keys: keys, matrix: matrix, lastApp: usage.lastApp,
             contexts: usage.lookContexts(at: time.microseconds), fallbackPlaces: places)
         pendingLooks.insert(id)
+        stacks[id]?.seenTop = state.published?.top
+        usage.noteLook(at: time.microseconds)
     }
 
     /// Each key's place in the order of every simple ranker at `time` (see `PendingLook.fallbackPlaces`).

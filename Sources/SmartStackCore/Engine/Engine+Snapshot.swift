@@ -8,7 +8,7 @@
 /// `CodecError`, and the service replays its log instead.
 extension Engine {
     /// The layout version of ``snapshot()``.
-    public static let snapshotFormat: UInt64 = 4
+    public static let snapshotFormat: UInt64 = 5
     private static let magic: [UInt8] = Array("SSES".utf8)
 
     /// The engine's state as bytes.
@@ -173,6 +173,7 @@ extension ByteWriter {
             writer.array(look.fallbackPlaces) { $0.int(Int64($1)) }
         }
         optional(value.previousLookTarget) { $0.int(Int64($1)) }
+        optional(value.seenTop) { $0.string($1) }
         int(Int64(value.revision))
         optional(value.published) { $0.decision($1) }
         optional(value.sent) { $0.decision($1) }
@@ -254,6 +255,7 @@ extension ByteReader {
                 time: time, keys: keys, matrix: matrix, lastApp: lastApp, contexts: contexts, fallbackPlaces: places)
         }
         state.previousLookTarget = try present() ? try int32() : nil
+        state.seenTop = try present() ? try string() : nil
         state.revision = try integer()
         state.published = try present() ? try decision() : nil
         state.sent = try present() ? try decision() : nil

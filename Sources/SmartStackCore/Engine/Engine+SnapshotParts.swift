@@ -24,6 +24,8 @@ extension ByteWriter {
 
     /// The ranked-with average is stored too (not recomputed), so a restored stack scores bit for bit alike.
     mutating func ranker(_ value: OnlineRanker) {
+        string(value.prior.id)
+        array(value.prior.weights) { $0.double($1) }
         let vectors = [
             value.weights, value.fastWeights, value.slowWeights, value.fastSquaredGradients, value.slowSquaredGradients,
         ]
@@ -74,6 +76,10 @@ extension ByteWriter {
         countTable(value.afterViewTransitions) { $0.uint($1) }
         countTable(value.contextCounts) { $0.uint($1) }
         optional(value.frecencyBaseDay) { $0.int($1) }
+        array(value.frontKeys) { $0.int(Int64($1)) }
+        array(value.recencyByGap) { $0.double($1) }
+        optional(value.lastLookTime) { $0.int($1) }
+        int(Int64(value.reach))
     }
 
     mutating func reloadScheduler(_ value: ReloadScheduler) {
@@ -167,6 +173,8 @@ extension ByteReader {
             }
             return result
         }
+        let priorID = try string()
+        value.prior = RankingPrior(id: priorID, columns: try vector())
         value.weights = try vector()
         value.fastWeights = try vector()
         value.slowWeights = try vector()
@@ -243,6 +251,17 @@ extension ByteReader {
         value.afterViewTransitions = try countTable { reader throws(CodecError) in try reader.uint() }
         value.contextCounts = try countTable { reader throws(CodecError) in try reader.uint() }
         value.frecencyBaseDay = try present() ? try int() : nil
+        for _ in 0..<(try count()) { value.frontKeys.append(try int32()) }
+        var recencyByGap: [Double] = []
+        for _ in 0..<(try count()) { recencyByGap.append(try double()) }
+        guard recencyByGap.count == value.recencyByGap.count else {
+            throw CodecError("recency table of \(recencyByGap.count) cells; this build has \(value.recencyByGap.count)")
+        }
+        value.recencyByGap = recencyByGap
+        value.lastLookTime = try present() ? try int() : nil
+        let reach = try int()
+        guard reach >= 0, reach < ReachBucket.count else { throw CodecError("reach bucket \(reach) out of range") }
+        value.reach = Int8(reach)
         return value
     }
 

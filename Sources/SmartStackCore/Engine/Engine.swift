@@ -121,7 +121,7 @@ public struct Engine: Sendable {
             throw .invalidParameter(parameter: "pinned", reason: "instance '\(pinned)' is not in the stack")
         }
 
-        var state = existing ?? StackState(configuration: configuration)
+        var state = existing ?? StackState(configuration: configuration, prior: usage.prior)
         let kept = Set(placed.compactMap { widget, _, config -> InstanceID? in
             guard let old = instances[widget.instance], old.kind == widget.kind, old.configuration == config else { return nil }
             return widget.instance
@@ -316,6 +316,8 @@ struct StackState: Sendable, Hashable {
     var selector = RankerSelector()
     var look: PendingLook?
     var previousLookTarget: Int32?
+    /// The top the user saw at the latest look at the stack (what `TopHysteresis` holds).
+    var seenTop: String?
     var revision = 0
     /// The stack's current decision: the latest evaluation (at most `Engine.decisionMaxAge` old once published).
     var published: Decision?

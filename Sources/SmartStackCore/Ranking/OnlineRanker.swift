@@ -16,25 +16,27 @@ struct OnlineRanker: Sendable, Hashable {
     /// averages over more looks. Neither step size is right for every person; their geometric mean hedges.
     static let learningRates = (fast: 0.2, slow: 0.1)
     static let priorPull = 0.01
-    static let prior: [Double] = {
-        var weights = Array(repeating: 0.0, count: Feature.count)
-        weights[Feature.mostRecent.rawValue] = 2
-        weights[Feature.secondRecent.rawValue] = 1
-        weights[Feature.thirdRecent.rawValue] = 0.5
-        return weights
-    }()
 
+    /// The prior this ranker started from and is pulled toward.
+    var prior: RankingPrior
     /// The weights the stack is ranked with: the average of the two learned vectors. Ranking by
     /// `x·(w_fast + w_slow)/2` is ranking by the normalised geometric mean of the two softmax experts
     /// (`logsoftmax(x·w_fast) + logsoftmax(x·w_slow)` differs from it by the same constant for every widget).
-    /// The stack's own copy from the start (not the shared prior's buffer), so learning never allocates.
-    var weights: [Double] = OnlineRanker.prior.map { $0 }
-    var fastWeights: [Double] = OnlineRanker.prior.map { $0 }
-    var slowWeights: [Double] = OnlineRanker.prior.map { $0 }
+    /// The stack's own copy from the start (not the prior's buffer), so learning never allocates.
+    var weights: [Double]
+    var fastWeights: [Double]
+    var slowWeights: [Double]
     var fastSquaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
     var slowSquaredGradients: [Double] = Array(repeating: 1e-2, count: Feature.count)
     /// Labels learned from so far.
     var updates: Int = 0
+
+    init(prior: RankingPrior = .shipped) {
+        self.prior = prior
+        weights = prior.weights.map { $0 }
+        fastWeights = prior.weights.map { $0 }
+        slowWeights = prior.weights.map { $0 }
+    }
 
     /// Linear scores (log-odds up to a constant) of the rows of a feature matrix.
     func scores(_ matrix: [Double], rows: Int) -> [Double] {
@@ -112,15 +114,19 @@ struct OnlineRanker: Sendable, Hashable {
     mutating func learn(matrix: [Double], rows: Int, target: Int) {
         guard rows > 1, target >= 0, target < rows else { return }
         let rates = Self.learningRates
-        Self.step(&fastWeights, &fastSquaredGradients, rate: rates.fast, matrix: matrix, rows: rows, target: target)
-        Self.step(&slowWeights, &slowSquaredGradients, rate: rates.slow, matrix: matrix, rows: rows, target: target)
+        Self.step(
+            &fastWeights, &fastSquaredGradients, prior: prior.weights, rate: rates.fast, matrix: matrix, rows: rows,
+            target: target)
+        Self.step(
+            &slowWeights, &slowSquaredGradients, prior: prior.weights, rate: rates.slow, matrix: matrix, rows: rows,
+            target: target)
         for column in 0..<Feature.count { weights[column] = (fastWeights[column] + slowWeights[column]) / 2 }
         updates += 1
     }
 
     private static func step(
-        _ weights: inout [Double], _ squaredGradients: inout [Double], rate: Double, matrix: [Double], rows: Int,
-        target: Int
+        _ weights: inout [Double], _ squaredGradients: inout [Double], prior: [Double], rate: Double,
+        matrix: [Double], rows: Int, target: Int
     ) {
         let width = Feature.count
         var probabilities = [Double](repeating: 0, count: rows)

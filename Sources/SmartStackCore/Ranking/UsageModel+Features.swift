@@ -45,6 +45,25 @@ extension UsageModel {
     /// Cost is linear in the stack's size and independent of the history's length: every count is a read of a
     /// flat row or one probe of a pair table, scaled by one decay factor per time constant. `matrix` is reused
     /// when it has the right size; the scratch columns live on the stack.
+    /// The index of the one largest positive value of `column[offset..<offset + n]`; `nil` when none is
+    /// positive or the largest is shared.
+    private func uniqueLargest(_ column: UnsafeMutableBufferPointer<Double>, _ offset: Int, _ n: Int) -> Int? {
+        var best: Int?
+        var bestValue = 0.0
+        var shared = false
+        for i in 0..<n {
+            let value = column[offset + i]
+            if value > bestValue {
+                best = i
+                bestValue = value
+                shared = false
+            } else if value == bestValue, best != nil {
+                shared = true
+            }
+        }
+        return shared ? nil : best
+    }
+
     func features(for query: FeatureQuery, into matrix: inout [Double]) {
         let n = query.keys.count
         if matrix.count == n * Feature.count {
@@ -58,7 +77,11 @@ extension UsageModel {
                 withUnsafeTemporaryAllocation(of: Double.self, capacity: n * CountColumn.count) { counts in
                     withUnsafeTemporaryAllocation(of: Double.self, capacity: n * PairColumn.count) { pairs in
                         withUnsafeTemporaryAllocation(of: Int64.self, capacity: n) { uses in
-                            fillFeatures(query, keys: keys, counts: counts, pairs: pairs, uses: uses, matrix: matrix)
+                            withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { ranks in
+                                fillFeatures(
+                                    query, keys: keys, counts: counts, pairs: pairs, uses: uses, ranks: ranks,
+                                    matrix: matrix)
+                            }
                         }
                     }
                 }
@@ -69,7 +92,7 @@ extension UsageModel {
     private func fillFeatures(
         _ query: FeatureQuery, keys: UnsafeBufferPointer<Int32>, counts: UnsafeMutableBufferPointer<Double>,
         pairs: UnsafeMutableBufferPointer<Double>, uses: UnsafeMutableBufferPointer<Int64>,
-        matrix: UnsafeMutableBufferPointer<Double>
+        ranks: UnsafeMutableBufferPointer<Int>, matrix: UnsafeMutableBufferPointer<Double>
     ) {
         let n = keys.count
         let now = query.time.microseconds
@@ -146,7 +169,9 @@ extension UsageModel {
         shares(counts, CountColumn.timeOfDay * n)
         shares(counts, CountColumn.dayOfWeek * n)
         shares(counts, CountColumn.afterLook * n, prior: 0.1)
-        shares(pairs, PairColumn.afterLookFromLast * n, prior: 0.1)
+        let noAfterLookFromLast = shares(pairs, PairColumn.afterLookFromLast * n, prior: 0.1)
+        let topAfterLookFromLast = noAfterLookFromLast ? nil : uniqueLargest(pairs, PairColumn.afterLookFromLast * n, n)
+        let topAfterLast = uniqueLargest(pairs, PairColumn.fromLast * n, n)
         let noTaps = shares(counts, CountColumn.taps * n, prior: 0.5)
         let noSwipesTo = shares(counts, CountColumn.swipesTo * n, prior: 0.5)
         var noSwipesAway = true
@@ -167,6 +192,7 @@ extension UsageModel {
         for i in 0..<n { pairs[inContext + i] = pairs[general + i] }
         let gap = lookGap(at: now)
         let lookDecay = decay[Self.lookContextScale]
+        var contextSeen = false
         for level in 0..<LookContext.levels {
             let context = lookContext(level: level, gap: gap)
             // A context with no outcomes leaves every widget as it was: (0 + 2x) / (0 + 2) is exactly x.
@@ -179,7 +205,9 @@ extension UsageModel {
                 total += counts[i]
             }
             for i in 0..<n { pairs[inContext + i] = (pairs[outcomes + i] + 2 * pairs[inContext + i]) / (total + 2) }
+            contextSeen = contextSeen || total > 0
         }
+        let topInContext = contextSeen ? uniqueLargest(pairs, inContext, n) : nil
 
         // Sequence and recency state shared by every row, and the features of signals with no counts.
         let transitionScale = decay[Self.transitionScale]
@@ -189,30 +217,41 @@ extension UsageModel {
         let logGap = log1p(gapSeconds / 60)
         let previousDwell = (lastTime != nil && previousTime != nil)
             ? log1p(max(0, Double((lastTime ?? 0) - (previousTime ?? 0)) / 1_000_000) / 60) / 3 : 0
-        let gapBucket = gapSeconds < 60 ? 0 : gapSeconds < 600 ? 1 : gapSeconds < 14_400 ? 2 : 3
+        let gapBucket = GapBucket.of(lastTime.map { now - $0 })
         let uniformTaps = noTaps ? safeLog(counts[CountColumn.taps * n] * Double(n)) : nil
         let uniformSwipesTo = noSwipesTo ? safeLog(counts[CountColumn.swipesTo * n] * Double(n)) : nil
         let uniformSwipesAway = noSwipesAway ? -log1p(0.0) : nil
         let uniformContext = noContext ? safeLog(pairs[PairColumn.context * n] * Double(n)) : nil
 
-        // Last uses (`Int64.min`: never), read once for the rank counts below.
+        // Last uses (`Int64.min`: never), and each widget's most-recently-used rank among the stack's widgets
+        // (ties by the user's order; never used: `Int.max`), counted without branches to mispredict.
         for i in 0..<n { uses[i] = lastUse(of: keys[i]) ?? .min }
+        var classSizes = SIMD8<Double>(repeating: 0)
+        for i in 0..<n {
+            let lastUse = uses[i]
+            var r = Int.max
+            if lastUse != .min {
+                r = 0
+                for j in 0..<i { r += uses[j] >= lastUse ? 1 : 0 }
+                for j in (i + 1)..<n { r += uses[j] > lastUse ? 1 : 0 }
+            }
+            ranks[i] = r
+            classSizes[RecencyClass.of(rank: r)] += 1
+        }
+        let recencyShares = recencyShares(
+            gap: gapBucket, reach: Int(reach), sizes: classSizes, decay: lookDecay, widgets: n)
+        let frontTime = lastTime ?? .min
         for i in 0..<n {
             let key = keys[i]
             let base = i * Feature.count
             @inline(__always) func set(_ feature: Feature, _ value: Double) { matrix[base + feature.rawValue] = value }
             @inline(__always) func flag(_ condition: Bool) -> Double { condition ? 1 : 0 }
             @inline(__always) func count(_ column: Int) -> Double { counts[column * n + i] }
-            // Most-recently-used rank among the stack's widgets (ties by the user's order); never used: none.
             let lastUse = uses[i]
-            var r = Int.max
-            if lastUse != .min {
-                // Widgets used later, or at the same time and earlier in the user's order (no branches to mispredict).
-                r = 0
-                for j in 0..<i { r += uses[j] >= lastUse ? 1 : 0 }
-                for j in (i + 1)..<n { r += uses[j] > lastUse ? 1 : 0 }
-            }
+            let r = ranks[i]
             set(.afterLookInContext, safeLog(pairs[inContext + i] / pairs[general + i]))
+            set(.topAfterLookInContext, flag(topInContext == i))
+            set(.recencyInGap, recencyShares[RecencyClass.of(rank: r)])
             set(.mostRecent, flag(r == 0))
             set(.secondRecent, flag(r == 1))
             set(.thirdRecent, flag(r == 2))
@@ -223,11 +262,19 @@ extension UsageModel {
             set(.timeSinceUse, -log1p(since / 60) / 5)
             set(.mostRecentTimesPreviousDwell, flag(r == 0) * previousDwell)
             set(.secondRecentTimesPreviousDwell, flag(r == 1) * previousDwell)
-            switch r {
-            case 0: matrix[base + Feature.mostRecentShortGap.rawValue + gapBucket] = 1
-            case 1: matrix[base + Feature.secondShortGap.rawValue + gapBucket] = 1
-            case 2: matrix[base + Feature.thirdShortGap.rawValue + gapBucket] = 1
-            default: break
+            if r < 3 { matrix[base + Feature.gapColumns + r * GapBucket.count + gapBucket] = 1 }
+            if r < 2 { matrix[base + Feature.reachColumns + r * ReachBucket.count + Int(reach)] = 1 }
+            // In front: its app donated last. Otherwise how long ago it left the front, and how long it stayed.
+            let left = lastUse != .min ? leftFront(of: key) : 0
+            if lastUse != .min, lastUse == frontTime || left <= Double(lastUse) {
+                set(.sinceLeftFront, 0)
+            } else if lastUse != .min {
+                set(.sinceLeftFront, -log1p(max(0, Double(now) - left) / 10_000_000) / 5)
+                let stay = (left - Double(lastUse)) / 1_000_000
+                set(.shortStay, flag(stay < 2))
+                set(.briefStay, flag(stay >= 2 && stay < 10))
+            } else {
+                set(.sinceLeftFront, -log1p(1e9 / 10) / 5)
             }
             let frequencyDays = count(CountColumn.frequency + 1)
             set(.frequencyHours, safeLog(count(CountColumn.frequency) + 1e-3))
@@ -240,6 +287,8 @@ extension UsageModel {
             let afterLast = (fromLast + 0.5 * frequencyDays) / (lastTotal + 0.5)
             let afterPrevious = (fromPrevious + 0.5 * frequencyDays) / (previousTotal + 0.5)
             set(.afterLastApp, safeLog(afterLast + 1e-3))
+            set(.topAfterLastApp, flag(topAfterLast == i))
+            set(.topAfterLookFromLastApp, flag(topAfterLookFromLast == i))
             set(.afterPreviousApp, safeLog(afterPrevious + 1e-3))
             set(.afterLook, safeLog(count(CountColumn.afterLook)))
             set(.afterLookFromLastApp, safeLog(pairs[PairColumn.afterLookFromLast * n + i]))
@@ -253,6 +302,66 @@ extension UsageModel {
             set(.context, uniformContext ?? safeLog(pairs[PairColumn.context * n + i] * Double(n)))
             set(.userOrder, 1 / Double(1 + i))
         }
+    }
+
+    /// Microseconds when the key's app last left the front (0: not known).
+    @inline(__always)
+    private func leftFront(of key: Int32) -> Double {
+        key >= 0 && Int(key) < keyCount ? counters[Int(key) * KeyCounter.width + KeyCounter.leftFront] : 0
+    }
+
+    /// Each recency class's log-share of a widget against the stack's average widget, after a look in gap
+    /// bucket `gap`: the user's decayed counts of targets per class in that bucket, backed off to all buckets
+    /// and then to the classes' sizes (so with no looks yet every widget gets 0). `sizes` counts the stack's
+    /// widgets per class.
+    private func recencyShares(gap: Int, reach: Int, sizes: SIMD8<Double>, decay: Double, widgets n: Int)
+        -> SIMD8<Double>
+    {
+        let k = RecencyClass.count
+        let reaches = ReachBucket.count
+        // Sums of the stored counts (the decay factor is applied once per class below), five classes a row.
+        var overall = (0.0, 0.0, 0.0, 0.0, 0.0)
+        var gapRow = (0.0, 0.0, 0.0, 0.0, 0.0)
+        var cellRow = (0.0, 0.0, 0.0, 0.0, 0.0)
+        recencyByGap.withUnsafeBufferPointer { table in
+            guard table.count == GapBucket.count * reaches * k else { return }
+            for row in 0..<(GapBucket.count * reaches) {
+                let base = row &* k
+                overall.0 += table[base]
+                overall.1 += table[base &+ 1]
+                overall.2 += table[base &+ 2]
+                overall.3 += table[base &+ 3]
+                overall.4 += table[base &+ 4]
+            }
+            for r in 0..<reaches {
+                let base = (gap &* reaches &+ r) &* k
+                gapRow.0 += table[base]
+                gapRow.1 += table[base &+ 1]
+                gapRow.2 += table[base &+ 2]
+                gapRow.3 += table[base &+ 3]
+                gapRow.4 += table[base &+ 4]
+            }
+            let base = (gap &* reaches &+ reach) &* k
+            cellRow = (table[base], table[base &+ 1], table[base &+ 2], table[base &+ 3], table[base &+ 4])
+        }
+        let overallCounts = SIMD8(overall.0, overall.1, overall.2, overall.3, overall.4, 0, 0, 0) * decay
+        let inGap = SIMD8(gapRow.0, gapRow.1, gapRow.2, gapRow.3, gapRow.4, 0, 0, 0) * decay
+        let inCell = SIMD8(cellRow.0, cellRow.1, cellRow.2, cellRow.3, cellRow.4, 0, 0, 0) * decay
+        var totals = SIMD4<Double>(repeating: 0)
+        for c in 0..<k where sizes[c] > 0 {
+            totals[0] += overallCounts[c]
+            totals[1] += inGap[c]
+            totals[2] += inCell[c]
+        }
+        var result = SIMD8<Double>(repeating: 0)
+        for c in 0..<k where sizes[c] > 0 {
+            // Back-off weights: one pseudo-look spread by the classes' sizes, two for the coarser level each.
+            let base = (overallCounts[c] + sizes[c] / Double(n)) / (totals[0] + 1)
+            let gapShare = (inGap[c] + 2 * base) / (totals[1] + 2)
+            let share = (inCell[c] + 2 * gapShare) / (totals[2] + 2)
+            result[c] = safeLog(share / sizes[c] * Double(n))
+        }
+        return result
     }
 
     /// The decayed sum of donations that followed `app`, at the clock's reference time.

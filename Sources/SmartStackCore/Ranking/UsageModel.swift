@@ -31,8 +31,11 @@ enum KeyCounter {
     /// Σ exp((day − base day) / 32) over matching donations, by local calendar day: the fallback `frecency`
     /// ranker (rebased with `UsageModel.frecencyBaseDay`, not by the clock).
     static let frecency = 64
+    /// Microseconds (as a `Double`, exact below 2⁵³) when the key's app last left the front: the next donation
+    /// by another app after the key's latest matching donation; 0 before that. Never rescaled.
+    static let leftFront = 65
     /// Slots per key.
-    static let width = 65
+    static let width = 66
 
     /// The time constant of every slot; `nil` for the slots the clock never rescales (plain and day counts).
     static let scales: [DecayScale?] = (0..<width).map { slot in
@@ -75,6 +78,8 @@ struct UsageModel: Sendable {
     static let negligibleCount = 1e-5
 
     var clock = DecayClock()
+    /// The prior new stacks' rankers start from (configuration, not in snapshots: each stack keeps its own).
+    var prior = RankingPrior.shipped
     /// `KeyCounter.width` sums per key, key after key.
     var counters: [Double] = []
     /// Microseconds of each key's latest matching donation, `Int64.min` before the first.
@@ -86,6 +91,16 @@ struct UsageModel: Sendable {
     var previousTime: Int64?
     /// The app before the previous one.
     var thirdApp: Int32?
+    /// The keys the donations of the app in front matched: they leave the front when another app donates.
+    var frontKeys: [Int32] = []
+    /// How often the user went to a widget of each recency class (`RecencyClass`) after a look in each idle-gap
+    /// bucket (`GapBucket`) with the app in front reached in each way (`ReachBucket`), decayed:
+    /// `recencyByGap[(gap * ReachBucket.count + reach) * RecencyClass.count + class]`. Per user, learned online.
+    var recencyByGap = [Double](repeating: 0, count: GapBucket.count * ReachBucket.count * RecencyClass.count)
+    /// When a stack was last looked at (microseconds), `nil` before the first look.
+    var lastLookTime: Int64?
+    /// How the app in front was reached (`ReachBucket`).
+    var reach: Int8 = ReachBucket.direct
     /// What the user went to after a look, per look context (a back-off chain of the last apps and the idle
     /// gap) and widget key.
     var lookOutcomes = CountTable<LookOutcomeKey>()
@@ -131,6 +146,18 @@ struct UsageModel: Sendable {
     mutating func recordDonation(app: Int32, matched: [Int32], at time: Timestamp, contextPairs: [Int32]) {
         let now = time.microseconds
         prepareToRecord(at: now)
+        let reached = ReachBucket.of(now: now, previous: lastTime, look: lastLookTime)
+        if app != lastApp || reached != ReachBucket.direct { reach = reached }
+        if app != lastApp {
+            for key in frontKeys where !matched.contains(key) && Int(key) < keyCount {
+                counters[Int(key) * KeyCounter.width + KeyCounter.leftFront] = Double(now)
+            }
+            // Refilled in place: the list keeps its own buffer, so a donation allocates nothing here.
+            frontKeys.removeAll(keepingCapacity: true)
+            frontKeys.append(contentsOf: matched)
+        } else {
+            for key in matched where !frontKeys.contains(key) { frontKeys.append(key) }
+        }
         let transitionWeight = clock.weight(at: now, tau: Self.transitionScale.tau)
         if !matched.isEmpty {
             let hour = time.localHour
@@ -184,9 +211,10 @@ struct UsageModel: Sendable {
     }
 
     /// Records that after a look at a stack (at `lookTime`, in `contexts`, while `lastAppAtView` was the last
-    /// app) the user went to `key` at `time`.
+    /// app, the target having recency class and gap bucket `recency`, if known) the user went to `key` at `time`.
     mutating func recordAfterView(
-        key: Int32, lastAppAtView: Int32?, contexts: [LookContext], lookTime: Timestamp, at time: Timestamp
+        key: Int32, lastAppAtView: Int32?, contexts: [LookContext], recency: (recency: Int, gap: Int)?,
+        lookTime: Timestamp, at time: Timestamp
     ) {
         ensureKey(key)
         let now = time.microseconds
@@ -195,6 +223,12 @@ struct UsageModel: Sendable {
         counters[row + KeyCounter.afterView] += clock.weight(at: now, tau: Self.afterViewScale.tau)
         let lookWeight = clock.weight(at: lookTime.microseconds, tau: Self.lookContextScale.tau)
         counters[row + KeyCounter.afterLookLong] += lookWeight
+        if let recency, recency.recency >= 0, recency.recency < RecencyClass.count, recency.gap >= 0,
+            recency.gap < GapBucket.count
+        {
+            let cell = (recency.gap * ReachBucket.count + Int(reach)) * RecencyClass.count + recency.recency
+            recencyByGap[cell] += lookWeight
+        }
         for context in contexts {
             guard lookOutcomes.add(lookWeight, to: LookOutcomeKey(context: context, key: key)) else { continue }
             // A new entry: count its context, or recount all if the table grew.
@@ -208,6 +242,11 @@ struct UsageModel: Sendable {
             afterViewTransitions.add(
                 clock.weight(at: now, tau: Self.afterViewTransitionScale.tau), to: Self.pair(lastAppAtView, key))
         }
+    }
+
+    /// Notes a look at a stack at `time` (microseconds): how the next app is reached depends on it.
+    mutating func noteLook(at time: Int64) {
+        lastLookTime = max(lastLookTime ?? time, time)
     }
 
     /// Records engagement with a widget key.
@@ -244,6 +283,7 @@ struct UsageModel: Sendable {
         transitions.scale(by: transitionFactor, droppingBelow: Self.negligibleCount)
         afterViewTransitions.scale(by: factors[Self.afterViewTransitionScale], droppingBelow: Self.negligibleCount)
         contextCounts.scale(by: factors[Self.contextScale], droppingBelow: Self.negligibleCount)
+        for slot in recencyByGap.indices { recencyByGap[slot] *= factors[Self.lookContextScale] }
         lookOutcomes.scale(by: factors[Self.lookContextScale], droppingBelow: Self.negligibleCount) { dropped in
             lookContextFilter.remove(dropped.context)
         }

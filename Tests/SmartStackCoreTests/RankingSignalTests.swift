@@ -1,0 +1,192 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+@testable import SmartStackCore
+import Testing
+
+private typealias F = Fixture
+
+/// The behaviour model's signals of issue 14: idle-gap and reach buckets, when a widget left the front, the
+/// per-user recency table, the stability of the published top, and the prior a stack starts from.
+@Suite struct RankingSignalTests {
+    static func time(_ seconds: Double) -> Timestamp { F.t(seconds) }
+
+    @Test(arguments: [
+        (nil, 9), (0, 0), (199_999, 0), (200_000, 1), (999_999, 1), (1_000_000, 2), (4_999_999, 3), (9_999_999, 4),
+        (29_999_999, 5), (59_999_999, 6), (299_999_999, 7), (3_599_999_999, 8), (3_600_000_000, 9),
+    ] as [(Int64?, Int)])
+    func gapBucketsAreLogSpaced(gap: Int64?, bucket: Int) {
+        #expect(GapBucket.of(gap) == bucket)
+    }
+
+    @Test func reachIsDirectWithoutALookSinceThePreviousDonationAndOtherwiseTheDelayAfterTheLook() {
+        let second: Int64 = 1_000_000
+        #expect(ReachBucket.of(now: 100 * second, previous: 90 * second, look: nil) == ReachBucket.direct)
+        #expect(ReachBucket.of(now: 100 * second, previous: 90 * second, look: 80 * second) == ReachBucket.direct)
+        #expect(ReachBucket.of(now: 100 * second, previous: 90 * second, look: 100 * second - 100_000) == 1)
+        #expect(ReachBucket.of(now: 100 * second, previous: 90 * second, look: 99 * second + 500_000) == 2)
+        #expect(ReachBucket.of(now: 100 * second, previous: 90 * second, look: 98 * second) == 3)
+        #expect(ReachBucket.of(now: 100 * second, previous: 90 * second, look: 95 * second) == 4)
+        #expect(ReachBucket.of(now: 100 * second, previous: nil, look: 50 * second) == 5)
+    }
+
+    /// Three keys of three apps used in order; key 0 also again by its own app before another came.
+    static func model() -> UsageModel {
+        var model = UsageModel()
+        for key in 0..<3 as Range<Int32> { model.ensureKey(key) }
+        model.recordDonation(app: 10, matched: [0], at: time(0), contextPairs: [])
+        model.recordDonation(app: 10, matched: [0], at: time(5), contextPairs: [])
+        model.recordDonation(app: 11, matched: [1], at: time(30), contextPairs: [])
+        model.recordDonation(app: 12, matched: [2], at: time(31.5), contextPairs: [])
+        return model
+    }
+
+    @Test func aKeyLeavesTheFrontWhenAnotherAppDonates() {
+        let model = Self.model()
+        func left(_ key: Int) -> Double { model.counters[key * KeyCounter.width + KeyCounter.leftFront] }
+        #expect(left(0) == Double(Self.time(30).microseconds))
+        #expect(left(1) == Double(Self.time(31.5).microseconds))
+        #expect(left(2) == 0)
+        #expect(model.frontKeys == [2])
+    }
+
+    @Test func featuresSayHowLongAgoAWidgetLeftTheFrontAndHowLongItStayed() {
+        let model = Self.model()
+        var matrix: [Double] = []
+        model.features(
+            for: FeatureQuery(keys: [0, 1, 2], time: Self.time(41.5), contextPairs: [], previousLookTarget: nil),
+            into: &matrix)
+        func x(_ row: Int, _ feature: Feature) -> Double { matrix[row * Feature.count + feature.rawValue] }
+        // Key 2 is in front; key 1 stayed 1.5 s and left 10 s ago; key 0 stayed 25 s (from its latest donation)
+        // and left 11.5 s ago.
+        #expect(x(2, .sinceLeftFront) == 0)
+        #expect(abs(x(1, .sinceLeftFront) - (-log1p(1.0) / 5)) < 1e-12)
+        #expect(abs(x(0, .sinceLeftFront) - (-log1p(1.15) / 5)) < 1e-12)
+        #expect(x(1, .shortStay) == 1 && x(1, .briefStay) == 0)
+        #expect(x(0, .shortStay) == 0 && x(0, .briefStay) == 0)
+        // The gap is 10 s (bucket 5), and the app in front came straight from another app (reach 0).
+        #expect(x(2, .first5) == 1 && x(1, .second5) == 1 && x(0, .third5) == 1)
+        #expect(x(2, .firstReach0) == 1 && x(1, .secondReach0) == 1 && x(0, .firstReach0) == 0)
+        let indicators = (Feature.gapColumns..<(Feature.gapColumns + 3 * GapBucket.count)).reduce(0.0) { sum, column in
+            sum + (0..<3).reduce(0.0) { $0 + matrix[$1 * Feature.count + column] }
+        }
+        #expect(indicators == 3)
+        #expect(RecencyClass.ofRow(0, in: matrix, rows: 3)! == (recency: 2, gap: 5))
+        #expect(RecencyClass.ofRow(2, in: matrix, rows: 3)! == (recency: 0, gap: 5))
+    }
+
+    @Test func theRecencyTableLearnsWhichRecencyTheTargetHasAfterEachKindOfLook() {
+        var model = Self.model()
+        var matrix: [Double] = []
+        let query = FeatureQuery(keys: [0, 1, 2], time: Self.time(33), contextPairs: [], previousLookTarget: nil)
+        model.features(for: query, into: &matrix)
+        // No looks yet: the feature says nothing.
+        for row in 0..<3 { #expect(matrix[row * Feature.count + Feature.recencyInGap.rawValue] == 0) }
+        // After looks 1–2 s after an app came (bucket 2) the user went to the second most recent widget.
+        for _ in 0..<5 {
+            model.recordAfterView(
+                key: 1, lastAppAtView: 12, contexts: [], recency: (recency: 1, gap: 2), lookTime: Self.time(33),
+                at: Self.time(33))
+        }
+        model.features(for: query, into: &matrix)
+        let second = matrix[1 * Feature.count + Feature.recencyInGap.rawValue]
+        let first = matrix[2 * Feature.count + Feature.recencyInGap.rawValue]
+        #expect(second > 0 && first < 0)
+        // In another gap bucket the table backs off toward all buckets: still the second, but less so.
+        var other: [Double] = []
+        model.features(
+            for: FeatureQuery(keys: [0, 1, 2], time: Self.time(31.5 + 600), contextPairs: [], previousLookTarget: nil),
+            into: &other)
+        let otherSecond = other[1 * Feature.count + Feature.recencyInGap.rawValue]
+        #expect(otherSecond > 0 && otherSecond < second)
+    }
+
+    @Test func theTopHoldsUnlessAChallengerIsHalfAsLikelyAgain() {
+        let behaviour = [0.30, 0.40, 0.30]
+        // 0.40 / 0.30 = 1.33 < 1.5: the incumbent 0 is raised just above the challenger.
+        #expect(TopHysteresis.heldBehaviour(of: 0, count: 3) { behaviour[$0] } == 0.40.nextUp)
+        // The incumbent leads already: nothing to hold.
+        #expect(TopHysteresis.heldBehaviour(of: 1, count: 3) { behaviour[$0] } == nil)
+        // 0.46 / 0.30 > 1.5: the challenger wins.
+        let clear = [0.30, 0.46, 0.24]
+        #expect(TopHysteresis.heldBehaviour(of: 0, count: 3) { clear[$0] } == nil)
+        #expect(TopHysteresis.heldBehaviour(of: 5, count: 3) { behaviour[$0] } == nil)
+    }
+
+    @Test func thePublishedTopIsHeldInTheEngineUnlessAWidgetOfTheStackIsClearlyLikelier() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        try engine.apply(F.donation("a", at: 10))
+        engine.publish(at: F.t(10))
+        let state = try #require(engine.stacks[F.stack()])
+        #expect(state.published?.top == "a")
+        func standings(_ a: Double, _ b: Double) -> [WidgetStanding] {
+            [a, b].enumerated().map { index, behaviour in
+                WidgetStanding(
+                    index: index, slot: state.slots[index], behaviour: behaviour, relevance: 0,
+                    relevanceState: .nothing, relevantContext: nil, contributions: SignalShares())
+            }
+        }
+        var close = standings(0.45, 0.55)
+        engine.holdPublishedTop(of: state, standings: &close)
+        #expect(close[0].behaviour == 0.55.nextUp && close[1].behaviour == 0.55)
+        var clear = standings(0.3, 0.7)
+        engine.holdPublishedTop(of: state, standings: &clear)
+        #expect(clear[0].behaviour == 0.3)
+        // No published top (a stack never decided): nothing is held.
+        var fresh = state
+        fresh.published = nil
+        var unheld = standings(0.45, 0.55)
+        engine.holdPublishedTop(of: fresh, standings: &unheld)
+        #expect(unheld[0].behaviour == 0.45)
+    }
+
+    @Test func aPriorLoadsByFeatureNameAndNewStacksStartFromTheEnginesPrior() throws {
+        let prior = RankingPrior(
+            id: "test-1", weights: [("mostRecent", 3), ("secondReach4", -1), ("noSuchFeature", 7), ("first2", .nan)])
+        #expect(prior.weights[Feature.mostRecent.rawValue] == 3)
+        #expect(prior.weights[Feature.secondReach4.rawValue] == -1)
+        #expect(prior.weights.reduce(0, +) == 2)
+        #expect(RankingPrior(id: prior.id, weights: prior.namedWeights) == prior)
+        #expect(RankingPrior.handSet.weights[Feature.mostRecent.rawValue] == 2)
+
+        var engine = Engine()
+        engine.rankingPrior = prior
+        try engine.apply(.registerKind(F.kind("a"), at: F.t(0)))
+        try engine.apply(
+            .configureStack(
+                StackConfiguration(
+                    id: F.stack(), family: .systemMedium,
+                    widgets: [WidgetPlacement(instance: F.instance("a"), kind: F.kindID("a"))]),
+                at: F.t(0)))
+        #expect(engine.rankingPriorID(of: F.stack()) == "test-1")
+        #expect(engine.learnedWeights(of: F.stack())?.first { $0.name == "mostRecent" }?.weight == 3)
+        // A stack configured by a default engine starts from this build's prior.
+        let plain = try F.engine(apps: ["a"])
+        #expect(plain.rankingPriorID(of: F.stack()) == RankingPrior.shipped.id)
+    }
+
+    @Test func aSnapshotKeepsThePriorAStackStartedFromAndTheNewState() throws {
+        var engine = Engine()
+        engine.rankingPrior = RankingPrior(id: "test-2", weights: [("mostRecent", 1.25)])
+        for app in ["a", "b"] { try engine.apply(.registerKind(F.kind(app), at: F.t(0))) }
+        try engine.apply(
+            .configureStack(
+                StackConfiguration(
+                    id: F.stack(), family: .systemMedium,
+                    widgets: ["a", "b"].map { WidgetPlacement(instance: F.instance($0), kind: F.kindID($0)) }),
+                at: F.t(0)))
+        try engine.apply(F.donation("a", at: 10))
+        try engine.apply(.look(stack: F.stack(), at: F.t(11)))
+        try engine.apply(F.donation("b", at: 12))
+        let restored = try Engine(snapshot: engine.snapshot(), settings: EngineSettings())
+        #expect(restored.rankingPriorID(of: F.stack()) == "test-2")
+        #expect(restored.stacks[F.stack()]?.ranker == engine.stacks[F.stack()]?.ranker)
+        #expect(restored.usage.recencyByGap == engine.usage.recencyByGap)
+        #expect(restored.usage.recencyByGap.reduce(0, +) > 0)
+        #expect(restored.usage.lastLookTime == F.t(11).microseconds && restored.usage.reach == engine.usage.reach)
+        #expect(restored.usage.frontKeys == engine.usage.frontKeys)
+        #expect(try restored.evaluate(stack: F.stack(), at: F.t(20)) == engine.evaluate(stack: F.stack(), at: F.t(20)))
+    }
+}
