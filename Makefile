@@ -134,7 +134,7 @@ fuzz: fuzz-build
 			$(FUZZ_SCRATCH)/corpus/$$target Tests/fuzz/corpus/$$target > $$log 2>&1; then \
 			tail -n 60 $$log; echo "fuzz-$$target FAILED: the input is in $(FUZZ_SCRATCH)/crashes/"; exit 1; \
 		fi; \
-		grep -E '^#[0-9]+ +DONE|^stat::number_of_executed_units|^stat::peak_rss_mb' $$log; \
+		grep -E '^#[0-9]+[[:space:]]+DONE|^stat::number_of_executed_units|^stat::peak_rss_mb' $$log; \
 	done
 
 clean:
