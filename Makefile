@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remo
 PYTHON_PACKAGES := varlink==31.0.0 asyncvarlink==0.3.3 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store ctl-docs install-ctl soak fuzz
+.PHONY: run test build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store ctl-docs install-ctl soak fuzz fuzz-build
 
 ## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
@@ -36,10 +36,13 @@ run: release
 
 ## test: every test: unit and invariant suites (warnings as errors), then the end-to-end suite that
 ## starts the real smartstackd and drives it with the Python varlink and asyncvarlink clients and raw sockets,
-## runs the Varlink certification both ways (varlink-certification), and collects two machines' journals.
+## runs the Varlink certification both ways (varlink-certification), and collects two machines' journals. Before
+## it, the wire and codec libFuzzer targets run 20 s each (make fuzz; the dispatch target's sanitizer build of
+## NIO and GRDB takes ~12 minutes on a fresh machine, so it runs in make fuzz only).
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20 FUZZ_TARGETS="wire codec"
 	python3 -m pytest -q Tests/e2e
 
 ## soak: 200 clients for 10 minutes with 2,000 idle connections, a subscriber that never reads and kill -9 every
@@ -125,5 +128,37 @@ install-ctl: ctl-docs
 	install -D -m 644 $(CTL_DOCS)/smartstackctl.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/smartstackctl.fish
 	install -D -m 644 $(CTL_DOCS)/smartstackctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/smartstackctl.1
 
+## fuzz: each libFuzzer target (docs/fuzzing.md) for FUZZ_SECONDS seconds, one after another, built with
+## -sanitize=fuzzer,address in its own scratch path. Seeds: Tests/fuzz/corpus/TARGET (read only); what a run
+## discovers goes to .build-fuzz/corpus/TARGET, crashing inputs to .build-fuzz/crashes/, each run's log to
+## .build-fuzz/fuzz-TARGET.log. Fails on the first crash, leak or hang (> FUZZ_TIMEOUT s for one input); leaks
+## are not checked for dispatch (its tasks free memory after an input returns; see docs/fuzzing.md).
+FUZZ_SECONDS ?= 60
+FUZZ_TIMEOUT ?= 10
+FUZZ_TARGETS ?= wire dispatch codec
+FUZZ_SCRATCH := .build-fuzz
+FUZZ_BUILD_FLAGS := -Xswiftc -sanitize=fuzzer,address -Xswiftc -DSMARTSTACK_FUZZ \
+	-Xlinker --export-dynamic-symbol=LLVMFuzzerRunDriver --scratch-path $(FUZZ_SCRATCH)
+fuzz-build: deps
+	@set -o pipefail; for target in $(FUZZ_TARGETS); do \
+		$(SWIFT) build --product fuzz-$$target $(SWIFT_FLAGS) $(FUZZ_BUILD_FLAGS) 2>&1 \
+			| grep -v 'Cannot export local symbol' || exit 1; \
+	done
+
+fuzz: fuzz-build
+	@for target in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_SCRATCH)/corpus/$$target $(FUZZ_SCRATCH)/crashes; \
+		log=$(FUZZ_SCRATCH)/fuzz-$$target.log; \
+		echo "fuzz-$$target: $(FUZZ_SECONDS) s (log: $$log)"; \
+		case $$target in dispatch) options=-detect_leaks=0;; *) options=;; esac; \
+		if ! LSAN_OPTIONS=suppressions=Tests/fuzz/lsan.supp $(FUZZ_SCRATCH)/debug/fuzz-$$target $$options \
+			-max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) \
+			-print_final_stats=1 -artifact_prefix=$(FUZZ_SCRATCH)/crashes/$$target- \
+			$(FUZZ_SCRATCH)/corpus/$$target Tests/fuzz/corpus/$$target > $$log 2>&1; then \
+			tail -n 60 $$log; echo "fuzz-$$target FAILED: the input is in $(FUZZ_SCRATCH)/crashes/"; exit 1; \
+		fi; \
+		grep -E '^#[0-9]+[[:space:]]+DONE|^stat::number_of_executed_units|^stat::peak_rss_mb' $$log; \
+	done
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

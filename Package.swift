@@ -135,6 +135,18 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // libFuzzer targets (docs/fuzzing.md): built as fuzzers only by `make fuzz`, with -DSMARTSTACK_FUZZ and
+        // -sanitize=fuzzer,address; the normal build makes a stub (fuzz-codec: the seed generator).
+        .executableTarget(name: "fuzz-wire", dependencies: ["SmartStackProtocol"], swiftSettings: strict),
+        .executableTarget(
+            name: "fuzz-dispatch",
+            dependencies: [
+                "SmartStackServer", "SmartStackProtocol", "SmartStackStore", "SmartStackCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "fuzz-codec", dependencies: ["SmartStackCore"], swiftSettings: strict),
         .testTarget(
             name: "SmartStackServerTests",
             dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore",
