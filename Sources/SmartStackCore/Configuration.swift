@@ -37,38 +37,21 @@ public struct Configuration: Sendable, Hashable, CustomStringConvertible {
     /// `city=Berlin&units=metric`. Unique within one kind, whose schema gives each name one type.
     public var queryText: String {
         values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            .map { "\(Self.escapeQuery($0.key))=\(Self.escapeQuery($0.value.matchKey))" }
+            .map { "\(Self.escape($0.key, separator: UInt8(ascii: "&")))=\(Self.escape($0.value.matchKey, separator: UInt8(ascii: "&")))" }
             .joined(separator: "&")
     }
 
-    private static func escapeQuery(_ text: String) -> String {
-        guard
-            text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "=") })
-        else { return text }
-        var out = ""
-        for character in text.unicodeScalars {
-            switch character {
-            case "%": out += "%25"
-            case "&": out += "%26"
-            case "=": out += "%3D"
-            default: out.unicodeScalars.append(character)
-            }
-        }
-        return out
-    }
-
-    private static func escape(_ text: String) -> String {
-        guard
-            text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "=") })
-        else { return text }
+    /// `text` with `%`, `=` and `separator` (ASCII) percent-encoded: `%25`, `%3D`, and the separator's code.
+    private static func escape(_ text: String, separator: UInt8 = UInt8(ascii: ";")) -> String {
+        func special(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "%") || byte == UInt8(ascii: "=") || byte == separator }
+        guard text.utf8.contains(where: special) else { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count + 8)
         for character in text.unicodeScalars {
-            switch character {
-            case "%": out += "%25"
-            case ";": out += "%3B"
-            case "=": out += "%3D"
-            default: out.unicodeScalars.append(character)
+            if character.isASCII, special(UInt8(character.value)) {
+                out += "%" + String(character.value, radix: 16, uppercase: true)
+            } else {
+                out.unicodeScalars.append(character)
             }
         }
         return out

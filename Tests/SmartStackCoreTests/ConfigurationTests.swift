@@ -324,6 +324,9 @@ enum Schemas {
         #expect(Configuration().canonicalKey == "")
         #expect(Configuration(["b": .int(1), "a": .string("x;y=z%")]).canonicalKey == "a=string:x%3By%3Dz%25;b=int:1")
         #expect(Configuration(["a;b": .bool(true)]).canonicalKey == "a%3Bb=bool:true")
+        // The readable form for suggestion ids: values as text, '&' between pairs.
+        #expect(Configuration(["b": .int(1), "a": .string("x&y=z%;")]).queryText == "a=x%26y%3Dz%25;&b=1")
+        #expect(Configuration(["city": .entity(id: "berlin", displayName: "Berlin")]).queryText == "city=berlin")
         // Keys differ exactly when configurations differ.
         let a = Configuration(["a": .string("1"), "b": .string("2")])
         let b = Configuration(["a": .string("1;b=string:2")])
