@@ -55,6 +55,10 @@ extension Engine {
     mutating func look(at id: StackID, time: Timestamp) throws(CoreError) {
         guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
         guard state.configuration.smartRotate, !state.instances.isEmpty else { return }
+        // The top the user saw: the stack's order at the look's own time. (The last published decision can be
+        // of another time: a service publishes at its clock, and a replayed log looks at the log's times.)
+        var scratch: [Double] = []
+        let shownTop = evaluation(of: state, at: time, scratch: &scratch).decision.top
         let keys = state.keys
         var matrix: [Double] = []
         usage.features(
@@ -65,7 +69,7 @@ extension Engine {
             time: time, keys: keys, matrix: matrix, lastApp: usage.lastApp,
             contexts: usage.lookContexts(at: time.microseconds), fallbackPlaces: places)
         pendingLooks.insert(id)
-        stacks[id]?.seenTop = state.published?.top
+        stacks[id]?.seenTop = shownTop
         usage.noteLook(at: time.microseconds)
     }
 
