@@ -137,16 +137,18 @@ let package = Package(
         ),
         // libFuzzer targets (docs/fuzzing.md): built as fuzzers only by `make fuzz`, with -DSMARTSTACK_FUZZ and
         // -sanitize=fuzzer,address; the normal build makes a stub (fuzz-codec: the seed generator).
-        .executableTarget(name: "fuzz-wire", dependencies: ["SmartStackProtocol"], swiftSettings: strict),
+        // Hands a fuzz target's entry point over to libFuzzer's driver.
+        .target(name: "FuzzSupport", swiftSettings: strict),
+        .executableTarget(name: "fuzz-wire", dependencies: ["SmartStackProtocol", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(
             name: "fuzz-dispatch",
             dependencies: [
-                "SmartStackServer", "SmartStackProtocol", "SmartStackStore", "SmartStackCore",
+                "SmartStackServer", "SmartStackProtocol", "SmartStackStore", "SmartStackCore", "FuzzSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
-        .executableTarget(name: "fuzz-codec", dependencies: ["SmartStackCore"], swiftSettings: strict),
+        .executableTarget(name: "fuzz-codec", dependencies: ["SmartStackCore", "FuzzSupport"], swiftSettings: strict),
         .testTarget(
             name: "SmartStackServerTests",
             dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore",

@@ -30,22 +30,15 @@ enum CodecInput {
 #endif
 
 #if SMARTSTACK_FUZZ
-    /// SwiftPM links an executable's entry point as `<module>_main`: it hands over to libFuzzer's driver.
+    import FuzzSupport
+
+    /// SwiftPM links an executable's entry point as `<module>_main`: it hands over to libFuzzer (`runLibFuzzer`).
     @_cdecl("fuzz_codec_main")
     public func fuzzCodecMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
-        typealias Driver = @convention(c) (
-            UnsafeMutablePointer<CInt>, UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-            @convention(c) (UnsafeRawPointer, Int) -> CInt
-        ) -> CInt
         if argc == 3, let mode = argv[1], String(cString: mode) == "seeds" {
             return FuzzCodecSeeds.write(CommandLine.arguments)
         }
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "LLVMFuzzerRunDriver") else {
-            fatalError("LLVMFuzzerRunDriver is not exported: build with `make fuzz`")
-        }
-        var count = argc
-        var arguments = argv
-        return unsafeBitCast(symbol, to: Driver.self)(&count, &arguments) { start, size in fuzzCodec(start, size) }
+        return runLibFuzzer(argc, argv) { start, size in fuzzCodec(start, size) }
     }
 
     @_cdecl("LLVMFuzzerTestOneInput")

@@ -3,6 +3,7 @@
 // with an in-memory event log and a fixed clock, as the service does after reading it from a socket. Built only
 // by `make fuzz` (-DSMARTSTACK_FUZZ, -sanitize=fuzzer,address); see docs/fuzzing.md.
 #if SMARTSTACK_FUZZ
+    import FuzzSupport
     #if canImport(Glibc)
         import Glibc
     #endif
@@ -13,25 +14,16 @@
     import SmartStackServer
     import SmartStackStore
 
-    /// SwiftPM links an executable's entry point as `<module>_main`: it hands over to libFuzzer's driver.
+    /// SwiftPM links an executable's entry point as `<module>_main`: it hands over to libFuzzer (`runLibFuzzer`).
     @_cdecl("fuzz_dispatch_main")
     public func fuzzDispatchMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
-        typealias Driver = @convention(c) (
-            UnsafeMutablePointer<CInt>, UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-            @convention(c) (UnsafeRawPointer, Int) -> CInt
-        ) -> CInt
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "LLVMFuzzerRunDriver") else {
-            fatalError("LLVMFuzzerRunDriver is not exported: build with `make fuzz`")
-        }
         // Lazily built globals (the parsed interface files, ...) are made once before fuzzing, so libFuzzer's leak
         // check does not take their first use for a leak of that input.
         let warmUp = DispatchFuzzer.warmUp.joined(separator: "\0") + "\0"
         _ = Array(warmUp.utf8).withUnsafeBytes { bytes in
             bytes.baseAddress.map { fuzzDispatch($0, bytes.count) }
         }
-        var count = argc
-        var arguments = argv
-        return unsafeBitCast(symbol, to: Driver.self)(&count, &arguments) { start, size in fuzzDispatch(start, size) }
+        return runLibFuzzer(argc, argv) { start, size in fuzzDispatch(start, size) }
     }
 
     @_cdecl("LLVMFuzzerTestOneInput")

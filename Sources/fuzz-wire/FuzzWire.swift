@@ -1,24 +1,16 @@
 // libFuzzer target (a): the Varlink frame decoder, the JSON parser and writer, and the call and reply envelopes.
 // Built only by `make fuzz` (with -DSMARTSTACK_FUZZ and -sanitize=fuzzer,address); see docs/fuzzing.md.
 #if SMARTSTACK_FUZZ
+    import FuzzSupport
     #if canImport(Glibc)
         import Glibc
     #endif
     import SmartStackProtocol
 
-    /// SwiftPM links an executable's entry point as `<module>_main`: it hands over to libFuzzer's driver.
+    /// SwiftPM links an executable's entry point as `<module>_main`: it hands over to libFuzzer (`runLibFuzzer`).
     @_cdecl("fuzz_wire_main")
     public func fuzzWireMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
-        typealias Driver = @convention(c) (
-            UnsafeMutablePointer<CInt>, UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-            @convention(c) (UnsafeRawPointer, Int) -> CInt
-        ) -> CInt
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "LLVMFuzzerRunDriver") else {
-            fatalError("LLVMFuzzerRunDriver is not exported: build with `make fuzz`")
-        }
-        var count = argc
-        var arguments = argv
-        return unsafeBitCast(symbol, to: Driver.self)(&count, &arguments) { start, size in fuzzWire(start, size) }
+        return runLibFuzzer(argc, argv) { start, size in fuzzWire(start, size) }
     }
 
     @_cdecl("LLVMFuzzerTestOneInput")

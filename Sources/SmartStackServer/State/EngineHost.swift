@@ -202,7 +202,8 @@ public actor EngineHost {
     private func apply(_ event: EngineEvent, indexed: Bool = false) throws(HostError) -> ([EngineEffect], CommitTicket) {
         guard !stopping else { throw .stopping }
         try checkStorage()
-        let event = try admitted(event)
+        // A donation `donateNow` indexed was admitted there.
+        let event = indexed ? event : try admitted(event)
         let effects: [EngineEffect]
         do { effects = try engine.apply(event) } catch { throw .core(error) }
         history.append(event)
