@@ -89,6 +89,16 @@
                         Task {
                             try? await run { parameters in encode(VarlinkReply(parameters: parameters, continues: true)) }
                         })
+                case .boundedStream(let run):
+                    // The service's dispatcher makes none today; run like a stream, its last outcome a plain reply.
+                    streams.append(
+                        Task {
+                            let last = try? await run { parameters in
+                                encode(VarlinkReply(parameters: parameters, continues: true))
+                            }
+                            if case .reply(let parameters)? = last { encode(VarlinkReply(parameters: parameters)) }
+                            if case .failure(let error)? = last { encode(VarlinkReply(error: error)) }
+                        })
                 }
             }
             await host.stop()
