@@ -146,6 +146,20 @@ struct CodecTests {
         #expect(throws: CodecError.self) { try EngineEvent(decoding: writer.bytes) }
     }
 
+    @Test("a stored NaN is an error, not a value that equals nothing (found by fuzz-codec)")
+    func notANumber() {
+        let event = EngineEvent.engage(
+            stack: F.stack("home"), instance: F.instance("w1"), kind: .tap, duration: .nan, at: F.t(0))
+        var writer = ByteWriter()
+        event.encode(into: &writer)
+        #expect(throws: CodecError.self) { try EngineEvent(decoding: writer.bytes) }
+        let fine = EngineEvent.engage(
+            stack: F.stack("home"), instance: F.instance("w1"), kind: .tap, duration: 2.5, at: F.t(0))
+        var again = ByteWriter()
+        fine.encode(into: &again)
+        #expect((try? EngineEvent(decoding: again.bytes)) == fine)
+    }
+
     @Test("integers and doubles round trip at their extremes")
     func primitives() throws {
         var writer = ByteWriter()

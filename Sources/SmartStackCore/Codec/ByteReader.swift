@@ -81,13 +81,16 @@ public struct ByteReader: ~Copyable {
         return narrow
     }
 
-    /// A double from its bit pattern.
+    /// A double from its bit pattern. NaN is refused: no writer stores one (every stored number comes from
+    /// validated input or the engine's arithmetic on it), and a NaN read back would equal nothing, not even itself.
     public mutating func double() throws(CodecError) -> Double {
         guard base.count - offset >= 8 else { throw CodecError("truncated double at offset \(offset)") }
         var bits: UInt64 = 0
         for index in 0..<8 { bits |= UInt64(base[offset + index]) << (8 * UInt64(index)) }
+        let value = Double(bitPattern: bits)
+        guard !value.isNaN else { throw CodecError("not a number at offset \(offset)") }
         offset += 8
-        return Double(bitPattern: bits)
+        return value
     }
 
     /// A boolean (0 or 1).
