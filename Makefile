@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remo
 PYTHON_PACKAGES := varlink==31.0.0 asyncvarlink==0.3.3 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store ctl-docs install-ctl soak fuzz fuzz-build
+.PHONY: run test build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store bench-socket ctl-docs install-ctl soak fuzz fuzz-build
 
 ## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
@@ -83,6 +83,14 @@ bench: release
 ## (50 clients; one client), start-up with 1,000,000 stored donations. See README "Storage benchmark".
 bench-store: release
 	bash bench/storage.sh
+
+## bench-socket: smartstackd beside Redis 7 (AOF everysec, Unix socket), both driven by smartstack-load (the same
+## epoll client, RESP for Redis), interleaved rounds against fresh servers, medians and ratios (BENCHMARKS.md).
+## ROUNDS=3 SECONDS=5 by default; PIN=1 pins the client to CPU 0 and the server to CPU 1.
+bench-socket: release
+	@command -v redis-server >/dev/null || { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
+	bash bench/socket.sh
 
 ## install: everything under $(DESTDIR)$(PREFIX) (default /usr/local): release binaries smartstackd and
 ## smartstackctl (Swift runtime linked in, so they do not need the toolchain), then install-systemd.
