@@ -152,7 +152,8 @@ let package = Package(
         .testTarget(
             name: "SmartStackServerTests",
             dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore",
-                "SmartStackSystemd",
+                "SmartStackSystemd", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict),
         .testTarget(

@@ -84,10 +84,24 @@
                     encode(VarlinkReply(parameters: parameters))
                 case .failure(let error):
                     encode(VarlinkReply(error: error))
+                case .encoded(let reply):
+                    // Decodes as a reply, as the client would read it.
+                    guard reply.frame.last == 0, (try? VarlinkReply(frame: Array(reply.frame.dropLast()))) != nil else {
+                        fatalError("an encoded reply does not decode: \(String(decoding: reply.frame, as: UTF8.self))")
+                    }
                 case .stream(let run):
                     streams.append(
                         Task {
                             try? await run { parameters in encode(VarlinkReply(parameters: parameters, continues: true)) }
+                        })
+                case .frames(let run):
+                    streams.append(
+                        Task {
+                            try? await run { frame in
+                                guard frame.last == 0, (try? VarlinkReply(frame: Array(frame.dropLast()))) != nil else {
+                                    fatalError("a stream's frame does not decode: \(String(decoding: frame, as: UTF8.self))")
+                                }
+                            }
                         })
                 case .boundedStream(let run):
                     // The service's dispatcher makes none today; run like a stream, its last outcome a plain reply.

@@ -43,11 +43,18 @@ struct SmartStackDaemon: AsyncParsableCommand {
     @Flag(name: .long, help: "Run as a user's service (serves only this user and root), even as root.")
     var user = false
 
+    @Flag(name: .long, help: "Print the configuration keys (key, default, values, meaning) as a Markdown table and exit.")
+    var configurationKeys = false
+
     func validate() throws {
         if system && user { throw ValidationError("--system and --user exclude each other") }
     }
 
     func run() async throws {
+        if configurationKeys {
+            print(ServerConfiguration.markdownTable)
+            return
+        }
         // Logging: structured journal entries (stderr lines without a journal) behind a bounded queue, at one
         // shared level that SetLogLevel changes at run time.
         let levels = LogLevelControl(.info)
@@ -100,7 +107,7 @@ struct SmartStackDaemon: AsyncParsableCommand {
                 announce: { target in
                     ServiceAssembly.printAddress(target)
                     listening.fire()
-                })
+                }, serveAfter: ready)
         } catch let failure as StoreFailure {
             logger.critical("cannot load the state database: \(failure)")
             throw ExitCode(65)  // EX_DATAERR

@@ -63,7 +63,22 @@ extension Engine {
     /// decided again. When `false`, `publish(at:)` would publish nothing and fire nothing.
     public func needsPublish(at time: Timestamp) -> Bool {
         if let next = timers.nextTime, next <= time.microseconds { return true }
-        return stacks.values.contains { isStale($0, at: time) }
+        // A loop, not `contains` with a closure: the closure would capture (copy) the engine.
+        for state in stacks.values where isStale(state, at: time) { return true }
+        return false
+    }
+
+    /// The earliest time `needsPublish` can turn true if no event is applied meanwhile (the next timer, or the
+    /// oldest decision reaching `decisionMaxAge`); `nil` when a stack must be decided already. The engine's owner
+    /// uses it to answer reads without looking at every stack each time.
+    public func nextPublishDue() -> Timestamp? {
+        var due = timers.nextTime ?? .max
+        let maxAge = Int64(Self.decisionMaxAge * 1_000_000)
+        for state in stacks.values {
+            guard !state.dirty, state.decidedGeneration == generation, let published = state.published else { return nil }
+            due = min(due, published.time.microseconds &+ maxAge)
+        }
+        return Timestamp(microseconds: due)
     }
 
     /// Decides one stack at `time`. The decision becomes the stack's current one either way (so reads see

@@ -1,6 +1,7 @@
 public import Logging
 public import SmartStackProtocol
 import SmartStackCore
+import SmartStackStore
 
 /// Routes each call to its handler: one function per method, declared by the interface files.
 ///
@@ -20,6 +21,10 @@ public struct ServiceDispatcher: CallHandler {
     let reporter: any ServiceReporter
     /// The per-app limit on recording calls.
     let rateLimiter: RateLimiter
+    /// Decisions encoded as `GetStack` replies, once per decision.
+    let decisionReplies = DecisionReplies()
+    /// Decisions encoded as `Subscribe` stream replies, once per decision.
+    let streamFrames = StreamFrames()
 
     public init(
         host: EngineHost, connections: ConnectionRegistry, levels: LogLevelControl, maxListLimit: Int, logger: Logger,
@@ -40,52 +45,57 @@ public struct ServiceDispatcher: CallHandler {
         ).wireObject
     }
 
+    /// Answers a call from anywhere (tests, fuzzers): the same path as `handleImmediately`, entered on the engine's
+    /// loop, then waiting for what it left (a commit, a call that suspends).
     public func handle(_ call: VarlinkCall, peer: PeerCredentials) async -> CallOutcome {
+        let answer = await host.perform { _ in Pending(handleImmediately(call, peer: peer)) }
+        switch answer {
+        case .done(let outcome):
+            return outcome
+        case .afterCommit(let ticket, let complete):
+            let result: Result<Void, StoreFailure>
+            do throws(StoreFailure) {
+                try await ticket.committed()
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            return await host.perform { _ in complete.value(result) }
+        case .later(let run):
+            return await run()
+        }
+    }
+
+    /// Answers every call on the connection's event loop, which is the engine's actor's executor: reads from the
+    /// current state at once, recording calls applied and logged at once and acknowledged when their commit is known
+    /// (no task, no thread hop). Only what must suspend (deletions' rebuild off the loop, questions about a past
+    /// time, streams' sending) runs as a task (`.later`).
+    public func handleImmediately(_ call: VarlinkCall, peer: PeerCredentials) -> ImmediateOutcome? {
         let request: SmartStackRequest
         let admission = admit(
             call, peer: peer, as: SmartStackMethod(rawValue: call.method),
             decode: { () throws(VarlinkError) in try SmartStackRequest(call: call) }, app: \.providerApp)
         switch admission {
         case .admitted(let admitted): request = admitted
-        case .answered(let outcome): return outcome
-        }
-        do {
-            return try await handle(request, CallContext(call: call, peer: peer))
-        } catch {
-            return failed(call, error)
-        }
-    }
-
-    /// Answers a donation on the connection's event loop, which is the engine's actor's executor: the donation is
-    /// applied and logged at once and acknowledged when its commit is known, with no task and no thread hop.
-    /// Every other call goes to `handle`.
-    public func handleImmediately(_ call: VarlinkCall, peer: PeerCredentials) -> ImmediateOutcome? {
-        guard !call.more, call.method == SmartStackMethod.donate.rawValue else { return nil }
-        let request: DonateRequest
-        // Decoded as a donation directly (skipping the general request's dispatch on the method).
-        let admission = admit(
-            call, peer: peer, as: .donate,
-            decode: { () throws(VarlinkError) in try DonateRequest(parameters: call.parameters) }, app: \.app)
-        switch admission {
-        case .admitted(let admitted): request = admitted
         case .answered(let outcome): return .done(outcome)
         }
         let context = CallContext(call: call, peer: peer)
-        let donation = request.donation(defaultTime: host.now(), generatedID: "generated")
-        let idGiven = request.id != nil
-        let host = self.host
-        let logged = host.assumeIsolated { host in
-            Result { () throws(HostError) in try host.donateNow(donation, idGiven: idGiven) }
-        }
-        switch logged {
-        case .failure(let error):
-            return .done(failed(call, context.error(error)))
-        case .success(let (id, ticket)):
-            return .afterCommit(ticket) { outcome in
-                guard let error = host.assumeIsolated({ $0.acknowledged(outcome) }) else {
-                    return .reply(DonateRequest.reply(id: id))
-                }
-                return .failure(context.error(error))
+        // The answer's completions run on this loop only, never elsewhere: the box carries it out of the closure.
+        return host.assumeIsolated { host in UncheckedBox(answer(request, context, on: host)) }.value
+    }
+
+    /// `ImmediateOutcome` carried out of the host's isolation (its completion is only run back inside it).
+    private enum Pending: Sendable {
+        case done(CallOutcome)
+        case afterCommit(CommitTicket, complete: UncheckedBox<(Result<Void, StoreFailure>) -> CallOutcome>)
+        case later(@Sendable () async -> CallOutcome)
+
+        init(_ outcome: ImmediateOutcome?) {
+            switch outcome {
+            case .done(let outcome): self = .done(outcome)
+            case .afterCommit(let ticket, let complete): self = .afterCommit(ticket, complete: UncheckedBox(complete))
+            case .later(let run): self = .later(run)
+            case nil: self = .done(.failure(.methodNotFound("")))  // never: the dispatcher answers every call
             }
         }
     }
@@ -132,7 +142,7 @@ public struct ServiceDispatcher: CallHandler {
     }
 
     /// A call's typed error, logged at debug level.
-    private func failed(_ call: VarlinkCall, _ error: VarlinkError) -> CallOutcome {
+    func failed(_ call: VarlinkCall, _ error: VarlinkError) -> CallOutcome {
         logger.debug("call failed", metadata: ["method": "\(call.method)", "error": "\(error)"])
         return .failure(error)
     }
@@ -153,6 +163,12 @@ public struct ServiceDispatcher: CallHandler {
             throw context.error(error)
         }
     }
+}
+
+/// A value that is only used inside the isolation it was made in, carried across a boundary that can't tell.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// One call as a handler sees it.

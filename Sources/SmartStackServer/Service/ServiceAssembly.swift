@@ -1,5 +1,6 @@
 public import Logging
 import NIOPosix
+import ServiceLifecycle
 import SmartStackCore
 public import SmartStackStore
 
@@ -22,7 +23,8 @@ public struct ServiceAssembly: Sendable {
         levels: LogLevelControl, logger: Logger, clock: any ServiceClock = SystemServiceClock(),
         log: any EventLog = InMemoryEventLog(),
         access: AccessControl = .unrestricted, reporter: any ServiceReporter = SilentReporter(),
-        announce: @escaping @Sendable (ListenTarget) -> Void = ServiceAssembly.printAddress
+        announce: @escaping @Sendable (ListenTarget) -> Void = ServiceAssembly.printAddress,
+        serveAfter ready: OneShotSignal? = nil
     ) async throws -> ServiceAssembly {
         try StateDirectory.prepare(stateDirectory)
         // One loop serves every connection and runs the engine: calls never wait for another thread.
@@ -46,7 +48,12 @@ public struct ServiceAssembly: Sendable {
             target: target, handler: dispatcher, connections: connections, maxFrameSize: configuration.maxFrameSize,
             socketMode: isSystem ? 0o666 : 0o600, directoryMode: isSystem ? 0o755 : 0o700, logger: logger,
             eventLoop: eventLoop,
-            onListening: { announce(target) }, onShutdown: { await host.stop() }, reporter: reporter)
+            onListening: {
+                announce(target)
+                // Under systemd, a socket it passed is accepted from only once READY=1 was sent: the first reply a
+                // client gets then comes from an active service (calls are answered as soon as they are read).
+                if let ready { await cancelWhenGracefulShutdown { await ready.wait() } }
+            }, onShutdown: { await host.stop() }, reporter: reporter)
         return ServiceAssembly(host: host, connections: connections, dispatcher: dispatcher, listener: listener)
     }
 

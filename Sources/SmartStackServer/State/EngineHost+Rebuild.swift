@@ -36,6 +36,7 @@ extension EngineHost {
             rebuilt.take(history, excluding: doomed)
         }
         let changed = engine.adopt(rebuilt)
+        engineChanged()
         let removed = forget(doomed)
         let ticket = log.delete(donations: removed.map { ($0.app, $0.id) }, engine: engine)
         fanOut(decisions: changed, effects: [])

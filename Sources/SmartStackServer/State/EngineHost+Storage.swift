@@ -43,6 +43,7 @@ extension EngineHost {
             // A new log: its first record is the engine's starting clock, so a replay starts from the same time.
             let mark = EngineEvent.publish(at: engine.now)
             engine.replay(mark)
+            engineChanged()
             history.append(mark)
             _ = log.enqueue([mark])
         }
@@ -79,6 +80,7 @@ extension EngineHost {
         for event in history[first...] { engine.replay(event) }
         let replayed = history.count - first
         self.engine = engine
+        engineChanged()
         self.history = history
         historyEpoch += 1
         latestEventTime = Self.latestEventTime(of: history)

@@ -30,7 +30,12 @@ public actor EngineHost {
     let logger: Logger
     /// Where published decisions and effects are reported (the journal); called inside this isolation.
     let reporter: any ServiceReporter
+    /// The engine. Whatever changes it calls `engineChanged()` (a property observer would make every read of it
+    /// a copy).
     var engine: Engine
+    /// Until when publishing has nothing to do unless the engine changes (`Engine.nextPublishDue`): reads before
+    /// then skip looking at every stack.
+    var publishQuietUntil: Timestamp?
     /// Every retained event in the order applied: what deletions and retention rebuild from.
     var history: [EngineEvent] = []
     /// Each app's stored donations, in the order they were recorded.
@@ -125,6 +130,15 @@ public actor EngineHost {
         return effects
     }
 
+    /// The synchronous half of `record`: applies and logs the event; the call is acknowledged once the ticket has
+    /// committed (`acknowledged`).
+    public func recordNow(_ event: EngineEvent) throws(HostError) -> (effects: [EngineEffect], ticket: CommitTicket) {
+        try apply(event)
+    }
+
+    /// Runs `body` isolated to the host, on its event loop (for callers not on it, such as tests and fuzzers).
+    public func perform<T: Sendable>(_ body: @Sendable (isolated EngineHost) -> T) -> T { body(self) }
+
     /// Stores a donation, making up an id when the app gave none; returns the id.
     ///
     /// An id the app already used is accepted again only for the very same donation (a retried call), which
@@ -206,6 +220,7 @@ public actor EngineHost {
         let event = indexed ? event : try admitted(event)
         let effects: [EngineEffect]
         do { effects = try engine.apply(event) } catch { throw .core(error) }
+        engineChanged()
         history.append(event)
         if event.time > latestEventTime { latestEventTime = event.time }
         if let donation = event.donation {
@@ -255,11 +270,14 @@ public actor EngineHost {
             return .committed
         }
         let time = serviceTime()
+        if let quiet = publishQuietUntil, time < quiet { return .committed }
         guard engine.needsPublish(at: time) else {
             scheduleWakeUp()
+            publishQuietUntil = engine.nextPublishDue()
             return .committed
         }
         let (decisions, effects) = engine.publish(at: time)
+        engineChanged()
         let mark = EngineEvent.publish(at: time)
         history.append(mark)
         let ticket = log.enqueue([mark])
@@ -268,6 +286,9 @@ public actor EngineHost {
         scheduleWakeUp()
         return ticket
     }
+
+    /// Marks the engine changed: a publish may be due (see `publishQuietUntil`).
+    func engineChanged() { publishQuietUntil = nil }
 
     private func nextDonationID() -> String {
         idCounter += 1
@@ -283,12 +304,45 @@ public actor EngineHost {
     /// When that publishes, the reply waits for the publish mark to be stored, so a decision a client saw is
     /// one a restart reproduces.
     public func stack(_ id: StackID) async throws(HostError) -> Decision {
-        let ticket = tick()
+        let ticket = publishForRead()
         // Reads keep working when storage fails: a publish that could not be stored is rolled back first, so the
         // answer is the stored state's.
         do { try await ticket.committed() } catch { recoverIfNeeded() }
+        return try currentDecision(id)
+    }
+
+    /// The synchronous first half of a read of the current state: publishes what time changed; the read is answered
+    /// (`currentDecision`, `currentExplanation`) once the returned ticket resolved, after `readCommitted`.
+    public func publishForRead() -> CommitTicket { tick() }
+
+    /// After a read's publish resolved: a publish that could not be stored is rolled back, so the read answers
+    /// from the stored state.
+    public func readCommitted(_ outcome: Result<Void, StoreFailure>) {
+        if case .failure = outcome { recoverIfNeeded() }
+    }
+
+    /// A stack's published decision (decided now when it has none yet).
+    public func currentDecision(_ id: StackID) throws(HostError) -> Decision {
         if let decision = engine.published(id) { return decision }
         do { return try engine.evaluate(stack: id, at: serviceTime()) } catch { throw .core(error) }
+    }
+
+    /// Whether a question about `time` is answered from the current state (no recorded event is later), so it needs
+    /// no replay of the history.
+    public func isCurrent(_ time: Timestamp) -> Bool { time >= latestEventTime }
+
+    /// The decision a stack would have at `time`, from the current state (only when `isCurrent(time)`).
+    public func currentDecision(_ id: StackID, at time: Timestamp) throws(HostError) -> Decision {
+        do { return try engine.evaluate(stack: id, at: time) } catch { throw .core(error) }
+    }
+
+    /// Why a stack (or one widget) is where it is: at `time` (only when `isCurrent(time)`), or without one for the
+    /// time of the stack's current decision (after `publishForRead`).
+    public func currentExplanation(stack id: StackID, instance: InstanceID?, at time: Timestamp?) throws(HostError)
+        -> StackExplanation
+    {
+        let at = time ?? engine.published(id)?.time ?? serviceTime()
+        do { return try engine.explain(stack: id, instance: instance, at: at) } catch { throw .core(error) }
     }
 
     /// The decision a stack would have at `time`, without publishing anything: from the current state when no

@@ -7,15 +7,34 @@ public import SmartStackStore
 /// What a call produced: a reply, a typed error, or a stream of replies.
 public enum CallOutcome: Sendable {
     case reply(JSONObject)
+    /// A reply already encoded as its frame (a decision encoded once and sent to every caller that asks for it).
+    case encoded(EncodedReply)
     case failure(VarlinkError)
     /// A `more` call's replies: the closure sends each one (as `continues`) until the stream ends or the
     /// task is cancelled (the client went away).
     case stream(@Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void)
+    /// A `more` call's replies, already encoded: the closure sends whole frames (each a reply with `continues`,
+    /// NUL included), so a reply shared by many streams is encoded once.
+    case frames(@Sendable (_ send: @escaping @Sendable ([UInt8]) async throws -> Void) async throws -> Void)
     /// A `more` call's replies that end: the closure sends each reply but the last (as `continues`) and returns
     /// the last one (a reply, sent without `continues`, or an error), after which the connection serves the
     /// calls that follow, as the Varlink specification has it.
     case boundedStream(
         @Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> CallOutcome)
+}
+
+/// A reply's frame, NUL terminator included, as `VarlinkReply(parameters:).encode(into:)` writes it.
+public struct EncodedReply: Sendable {
+    public let frame: [UInt8]
+
+    public init(_ parameters: JSONObject) {
+        var frame: [UInt8] = []
+        VarlinkReply(parameters: parameters).encode(into: &frame)
+        self.frame = frame
+    }
+
+    /// A frame encoded elsewhere (it must be one whole reply, NUL included).
+    public init(frame: [UInt8]) { self.frame = frame }
 }
 
 /// What a call answered on the connection's event loop produced.
@@ -25,6 +44,9 @@ public enum ImmediateOutcome {
     /// The call was applied and logged; its reply is known once `ticket` has committed. `complete` runs on the
     /// event loop with the commit's outcome and gives the reply (or the error when it could not be stored).
     case afterCommit(CommitTicket, complete: (Result<Void, StoreFailure>) -> CallOutcome)
+    /// The call has to suspend: `run` runs as a task on the event loop's executor, and the connection decodes
+    /// nothing further until it is answered.
+    case later(@Sendable () async -> CallOutcome)
 }
 
 /// Answers calls; the service's dispatcher, or a test's.
@@ -85,9 +107,11 @@ final class VarlinkConnection: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
     typealias Send = @Sendable (JSONObject) async throws -> Void
+    typealias SendFrame = @Sendable ([UInt8]) async throws -> Void
 
     private enum Stream {
-        case open(@Sendable (_ send: @escaping Send) async throws -> Void)
+        /// An open stream, sending whole frames.
+        case open(@Sendable (_ send: @escaping SendFrame) async throws -> Void)
         case bounded(@Sendable (_ send: @escaping Send) async throws -> CallOutcome)
     }
 
@@ -255,25 +279,50 @@ final class VarlinkConnection: ChannelInboundHandler {
             }
             switch handler.handleImmediately(call, peer: peer) {
             case .done(let outcome):
-                queue.append(.ready(outcome, oneway: call.oneway))
+                enqueue(outcome, oneway: call.oneway)
             case .afterCommit(let ticket, let complete):
                 queue.append(.waiting(ticket, complete: complete, oneway: call.oneway))
+            case .later(let run):
+                self.run(call) { await run() }
             case nil:
-                run(call)
+                let handler = self.handler
+                let peer = self.peer
+                run(call) { await handler.handle(call, peer: peer) }
             }
         }
     }
 
-    /// Runs a call that may suspend as a task on the loop's executor; the connection waits for its outcome.
-    private func run(_ call: VarlinkCall) {
+    /// Queues a call's outcome in call order; a stream waits for the replies queued before it, and holds the
+    /// connection (an open one) or the calls after it (a bounded one) once it starts.
+    private func enqueue(_ outcome: CallOutcome, oneway: Bool) {
+        switch outcome {
+        case .stream(let run):
+            pendingStream = .open { sendFrame in
+                try await run { parameters in
+                    var frame: [UInt8] = []
+                    VarlinkReply(parameters: parameters, continues: true).encode(into: &frame)
+                    try await sendFrame(frame)
+                }
+            }
+            decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
+        case .frames(let run):
+            pendingStream = .open(run)
+            decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
+        case .boundedStream(let run):
+            pendingStream = .bounded(run)
+        case .reply, .encoded, .failure:
+            queue.append(.ready(outcome, oneway: oneway))
+        }
+    }
+
+    /// Runs a call that suspends as a task on the loop's executor; the connection waits for its outcome.
+    private func run(_ call: VarlinkCall, _ body: @escaping @Sendable () async -> CallOutcome) {
         guard let context else { return }
         running = true
-        let handler = self.handler
-        let peer = self.peer
         let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         Task(executorPreference: executor) {
-            let outcome = await handler.handle(call, peer: peer)
+            let outcome = await body()
             eventLoop.execute { connection.value.finished(call, outcome) }
         }
     }
@@ -281,14 +330,7 @@ final class VarlinkConnection: ChannelInboundHandler {
     private func finished(_ call: VarlinkCall, _ outcome: CallOutcome) {
         running = false
         guard context != nil else { return }
-        if case .stream(let run) = outcome {
-            pendingStream = .open(run)
-            decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
-        } else if case .boundedStream(let run) = outcome {
-            pendingStream = .bounded(run)
-        } else {
-            queue.append(.ready(outcome, oneway: call.oneway))
-        }
+        enqueue(outcome, oneway: call.oneway)
         process()
         drain()
         readIfPossible()
@@ -320,8 +362,9 @@ final class VarlinkConnection: ChannelInboundHandler {
             guard !oneway else { continue }
             switch outcome {
             case .reply(let parameters): VarlinkReply(parameters: parameters).encode(into: &scratch)
+            case .encoded(let reply): scratch += reply.frame
             case .failure(let error): VarlinkReply(error: error).encode(into: &scratch)
-            case .stream, .boundedStream: break  // streams never queue
+            case .stream, .frames, .boundedStream: break  // streams never queue
             }
         }
         if !scratch.isEmpty {
@@ -412,24 +455,30 @@ final class VarlinkConnection: ChannelInboundHandler {
         var frame: [UInt8] = []
         switch outcome {
         case .reply(let parameters): VarlinkReply(parameters: parameters).encode(into: &frame)
+        case .encoded(let reply): frame = reply.frame
         case .failure(let error): VarlinkReply(error: error).encode(into: &frame)
-        case .stream, .boundedStream: VarlinkReply(parameters: [:]).encode(into: &frame)  // not a last reply
+        case .stream, .frames, .boundedStream: VarlinkReply(parameters: [:]).encode(into: &frame)  // not a last reply
         }
         return frame
     }
 
     private static func runStream(
-        _ run: @escaping @Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void,
-        on channel: any Channel, executor: EventLoopTaskExecutor
+        _ run: @escaping @Sendable (_ send: @escaping SendFrame) async throws -> Void, on channel: any Channel,
+        executor: EventLoopTaskExecutor
     ) -> Task<Void, Never> {
         Task(executorPreference: executor) {
-            try? await run { parameters in
-                var frame: [UInt8] = []
-                VarlinkReply(parameters: parameters, continues: true).encode(into: &frame)
-                try await write(frame, to: channel)
-            }
+            try? await run { frame in try await push(frame, to: channel) }
             channel.close(promise: nil)
         }
+    }
+
+    /// Sends a stream's frame: while the socket takes what is written, without waiting for the write (a push to many
+    /// subscribers then costs one write each, not a suspension each); once it is full, waiting for the write, so a
+    /// client that stops reading holds its stream (whose bounded queue then cuts it off), not our memory.
+    private static func push(_ frame: [UInt8], to channel: any Channel) async throws {
+        guard channel.isWritable else { return try await write(frame, to: channel) }
+        try Task.checkCancellation()
+        channel.writeAndFlush(ByteBuffer(bytes: frame), promise: nil)
     }
 
     private static func write(_ frame: [UInt8], to channel: any Channel) async throws {

@@ -1,0 +1,119 @@
+import Logging
+import NIOCore
+import NIOEmbedded
+import SmartStackProtocol
+import SmartStackStore
+import Testing
+
+@testable import SmartStackServer
+
+/// The connection on an `EmbeddedChannel`, with a handler whose answers the test chooses: replies go out in call
+/// order, in one write per read, whether known at once or after a commit; a broken frame ends the connection after
+/// what came before it is answered; oneway calls get no reply.
+@Suite("Varlink connection")
+struct VarlinkConnectionTests {
+    /// Answers `org.example.test.Echo` at once with its parameters, and `test.Commit` once `waiter` resolves (with
+    /// `{"committed": true}` or `StorageFailed`).
+    struct Handler: CallHandler {
+        let waiter: CommitWaiter
+
+        func handle(_ call: VarlinkCall, peer: PeerCredentials) async -> CallOutcome { .failure(.methodNotFound(call.method)) }
+
+        func handleImmediately(_ call: VarlinkCall, peer: PeerCredentials) -> ImmediateOutcome? {
+            switch call.method {
+            case "org.example.test.Echo":
+                return .done(.reply(call.parameters))
+            case "org.example.test.Commit":
+                return .afterCommit(.pending(waiter)) { outcome in
+                    switch outcome {
+                    case .success: .reply(["committed": .bool(true)])
+                    case .failure: .failure(VarlinkError(name: "org.example.test.StorageFailed"))
+                    }
+                }
+            default:
+                return .done(.failure(.methodNotFound(call.method)))
+            }
+        }
+    }
+
+    /// A connection on an embedded channel, active, with `handler`.
+    static func connection(_ handler: any CallHandler) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        let loop = channel.embeddedEventLoop
+        let connection = VarlinkConnection(
+            handler: handler, maxFrameSize: 4_096, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            notifier: CommitNotifier(eventLoop: loop), executor: EventLoopTaskExecutor(loop))
+        try channel.pipeline.syncOperations.addHandler(connection)
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/test.sock")).wait()
+        return channel
+    }
+
+    static func send(_ channel: EmbeddedChannel, _ frames: [String]) throws {
+        var bytes: [UInt8] = []
+        for frame in frames { bytes += Array(frame.utf8) + [0] }
+        try channel.writeInbound(ByteBuffer(bytes: bytes))
+        channel.pipeline.fireChannelReadComplete()
+    }
+
+    /// Every reply written so far, decoded, in order.
+    static func replies(_ channel: EmbeddedChannel) throws -> [VarlinkReply] {
+        var bytes: [UInt8] = []
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { bytes += buffer.readableBytesView }
+        return try bytes.split(separator: 0, omittingEmptySubsequences: true).map { try VarlinkReply(frame: Array($0)) }
+    }
+
+    @Test("pipelined calls are answered in call order, in one write")
+    func pipelined() throws {
+        let channel = try Self.connection(Handler(waiter: CommitWaiter()))
+        try Self.send(channel, (1...5).map { #"{"method":"org.example.test.Echo","parameters":{"n":\#($0)}}"# })
+        var writes = 0
+        var bytes: [UInt8] = []
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
+            writes += 1
+            bytes += buffer.readableBytesView
+        }
+        #expect(writes == 1)
+        let replies = try bytes.split(separator: 0).map { try VarlinkReply(frame: Array($0)) }
+        #expect(replies.map { $0.parameters["n"] } == (1...5).map { .int(Int64($0)) })
+    }
+
+    @Test("a reply waiting for its commit holds the replies after it until the commit is known")
+    func afterCommit() throws {
+        let waiter = CommitWaiter()
+        let channel = try Self.connection(Handler(waiter: waiter))
+        try Self.send(
+            channel,
+            [#"{"method":"org.example.test.Echo","parameters":{"n":1}}"#, #"{"method":"org.example.test.Commit"}"#, #"{"method":"org.example.test.Echo","parameters":{"n":3}}"#])
+        #expect(try Self.replies(channel).map { $0.parameters["n"] } == [.int(1)])
+        waiter.resolve(nil)
+        channel.embeddedEventLoop.run()
+        let rest = try Self.replies(channel)
+        #expect(rest.count == 2)
+        #expect(rest.first?.parameters["committed"] == .bool(true))
+        #expect(rest.last?.parameters["n"] == .int(3))
+    }
+
+    @Test("a failed commit answers its call with the error, and the calls after it still get their replies")
+    func failedCommit() throws {
+        let waiter = CommitWaiter()
+        let channel = try Self.connection(Handler(waiter: waiter))
+        try Self.send(channel, [#"{"method":"org.example.test.Commit"}"#, #"{"method":"org.example.test.Echo","parameters":{"n":2}}"#])
+        #expect(try Self.replies(channel).isEmpty)
+        waiter.resolve(StoreFailure(reason: "disk full"))
+        channel.embeddedEventLoop.run()
+        let replies = try Self.replies(channel)
+        #expect(replies.first?.error?.name == "org.example.test.StorageFailed")
+        #expect(replies.last?.parameters["n"] == .int(2))
+    }
+
+    @Test("oneway calls get no reply; a broken frame closes the connection after what came before is answered")
+    func onewayAndBroken() throws {
+        let channel = try Self.connection(Handler(waiter: CommitWaiter()))
+        try Self.send(
+            channel,
+            [#"{"method":"org.example.test.Echo","parameters":{"n":1},"oneway":true}"#, #"{"method":"org.example.test.Echo","parameters":{"n":2}}"#,
+             "not json", #"{"method":"org.example.test.Echo","parameters":{"n":4}}"#])
+        #expect(try Self.replies(channel).map { $0.parameters["n"] } == [.int(2)])
+        #expect(!channel.isActive)
+    }
+}
