@@ -252,12 +252,6 @@ public struct Engine: Sendable {
         return state.reload.budgetState(at: time)
     }
 
-    /// An instance's relevance at a time.
-    public func relevance(of instance: InstanceID, at time: Timestamp) throws(CoreError) -> RelevanceState {
-        guard let state = instances[instance] else { throw .notFound(kind: "instance", id: instance.rawValue) }
-        return state.relevance.state(at: time)
-    }
-
     /// The latest published decision of a stack.
     public func published(_ stack: StackID) -> Decision? { stacks[stack]?.published }
 }

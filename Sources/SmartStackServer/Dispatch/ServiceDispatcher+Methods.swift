@@ -334,8 +334,9 @@ final class DecisionReplies: @unchecked Sendable {
     }
 }
 
-/// Each stack's latest published decision as an encoded stream reply (with `continues`): a decision published to a
-/// hundred subscribers is encoded once, by the first stream to send it.
+/// Each stack's recent published decisions as encoded stream replies (with `continues`): a decision published to a
+/// hundred subscribers is encoded once, by the first stream to send it. Subscribers read at their own pace, so the
+/// last few revisions of each stack are kept (a subscriber further behind encodes its own).
 final class StreamFrames: Sendable {
     private struct Cached {
         let revision: Int
@@ -343,20 +344,24 @@ final class StreamFrames: Sendable {
         let frame: [UInt8]
     }
 
-    private let byStack = Mutex<[StackID: Cached]>([:])
+    /// Revisions kept per stack.
+    static let depth = 16
+    private let byStack = Mutex<[StackID: [Cached]]>([:])
 
     /// The frame for `decision`, encoded now unless it was already.
     func frame(for decision: Decision) -> [UInt8] {
-        if let cached = byStack.withLock({ $0[decision.stack] }), cached.revision == decision.revision,
-            cached.time == decision.time
-        {
-            return cached.frame
+        let found = byStack.withLock { stacks in
+            stacks[decision.stack]?.first { $0.revision == decision.revision && $0.time == decision.time }
         }
+        if let found { return found.frame }
         let frame = EncodedReply(encoding: decision, continues: true).frame
         let cached = Cached(revision: decision.revision, time: decision.time, frame: frame)
         byStack.withLock { stacks in
-            if stacks.count >= DecisionReplies.capacity { stacks.removeAll(keepingCapacity: true) }
-            stacks[decision.stack] = cached
+            if stacks[decision.stack] == nil, stacks.count >= DecisionReplies.capacity { stacks.removeAll(keepingCapacity: true) }
+            var recent = stacks[decision.stack, default: []]
+            if recent.count >= Self.depth { recent.removeFirst() }
+            recent.append(cached)
+            stacks[decision.stack] = recent
         }
         return frame
     }
