@@ -52,7 +52,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(name: "smartstack-bench", dependencies: ["SmartStackCore"], swiftSettings: strict),
+        // What the benchmarks share: the median and percentile, number formatting, JSON text.
+        .target(name: "BenchSupport", swiftSettings: strict),
+        .executableTarget(name: "smartstack-bench", dependencies: ["SmartStackCore", "BenchSupport"], swiftSettings: strict),
         // Durable state: the event log boundary and its SQLite implementation (WAL, one writer, group commit,
         // engine snapshots), through GRDB.
         .target(
@@ -69,14 +71,14 @@ let package = Package(
         .executableTarget(
             name: "smartstack-store-bench",
             dependencies: [
-                "SmartStackStore", "SmartStackServer", "SmartStackCore",
+                "SmartStackStore", "SmartStackServer", "SmartStackCore", "BenchSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),
         // A socket-level load generator: many concurrent clients against a running smartstackd.
-        .executableTarget(name: "smartstack-load", dependencies: ["CEpoll"], swiftSettings: strict),
+        .executableTarget(name: "smartstack-load", dependencies: ["CEpoll", "BenchSupport"], swiftSettings: strict),
         .systemLibrary(name: "CEpoll"),
         // The service: connections, dispatch, the engine's owner, subscriptions, access policy, lifecycle, and its
         // systemd side (notify, watchdog, socket activation, journal entries).

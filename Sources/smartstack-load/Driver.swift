@@ -4,6 +4,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import BenchSupport
 import CEpoll
 import Synchronization
 
@@ -133,12 +134,8 @@ func runDriver(_ numbers: [Int], subscribers: Int, _ shared: Shared) {
     }
 }
 
-/// The nearest-rank percentile of sorted latencies, in microseconds.
-func percentile(_ sorted: [UInt64], _ p: Double) -> Double {
-    guard !sorted.isEmpty else { return 0 }
-    let rank = Int((Double(sorted.count) * p).rounded(.up))
-    return Double(sorted[min(sorted.count - 1, max(0, rank - 1))]) / 1_000
-}
+/// The nearest-rank percentile (BenchSupport's) of sorted latencies in nanoseconds, in microseconds.
+func percentile(_ sorted: [UInt64], _ p: Double) -> Double { Double(BenchSupport.percentile(sorted: sorted, p)) / 1_000 }
 
 func runLoad(_ options: Options) {
     let shared = Shared(options: options)

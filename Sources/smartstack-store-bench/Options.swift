@@ -48,8 +48,3 @@ func temporaryDirectory() -> String {
     guard let made = mkdtemp(&template) else { fatalError("mkdtemp failed") }
     return String(cString: made)
 }
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-}

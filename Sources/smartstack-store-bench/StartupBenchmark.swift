@@ -1,6 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import BenchSupport
 
 /// Start-up to serving: from spawning smartstackd on a state directory to the first `GetStack` reply over its
 /// socket (the state loaded, the socket bound, a call answered). Each run is stopped with SIGTERM.
