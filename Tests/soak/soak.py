@@ -14,6 +14,11 @@ again on the same state (clients reconnect). Checked:
 Prints a summary and exits 0 when everything held, 1 otherwise.
 
     soak.py --daemon BIN [--seconds 600] [--restart-every 120] [--clients 200] [--idle 2000] [--no-latency-check]
+            [--load-binary smartstack-load [--fast-load 50]]
+
+With --load-binary, smartstack-load (the benchmarks' epoll client) adds a mixed load of --fast-load clients (90%
+GetStack, 9% Donate, 1% SubmitTimeline, each waiting for its reply) beside the Python clients, so the service is
+under thousands of calls a second rather than the few hundred one Python process makes.
 """
 import argparse
 import asyncio
@@ -191,6 +196,11 @@ class Soak:
         self.rss = []  # (life, seconds into the life, MiB)
         self.verified = []
         self.deleted = 0
+        # The epoll load generator beside the Python clients (--load-binary): calls answered, segments cut by a
+        # kill, segments that saw an error reply.
+        self.fast_calls = 0
+        self.fast_cut = 0
+        self.fast_errors = []
 
     async def call(self, connection, method, parameters=None):
         reply = await connection.call(method, parameters)
@@ -210,6 +220,28 @@ class Soak:
                             {"stack": stack, "family": "systemMedium", "widgets": widgets})
         connection.close()
 
+
+    async def fast_load(self):
+        """smartstack-load (the epoll client of the benchmarks) driving the mixed workload (90% GetStack, 9%
+        Donate, 1% SubmitTimeline) with --fast-load clients, in 10-second segments; a segment cut by a kill -9
+        (the generator exits 2 on a closed connection) is counted, not an error; an error reply (exit 1) is."""
+        options = self.options
+        while not self.stopping:
+            await self.paused.wait()
+            if self.stopping:
+                break
+            process = await asyncio.create_subprocess_exec(
+                options.load_binary, "--socket", self.daemon.socket, "--method", "mixed", "--clients",
+                str(options.fast_load), "--window", "1", "--seconds", "10", "--warmup", "0", "--json",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            out, err = await process.communicate()
+            if process.returncode == 0:
+                self.fast_calls += json.loads(out)["callsPerSecond"] * 10
+            elif process.returncode == 2:
+                self.fast_cut += 1
+                await asyncio.sleep(0.2)
+            else:
+                self.fast_errors.append((process.returncode, err.decode()[-300:]))
 
     async def client(self, number):
         rng = random.Random(number)
@@ -347,6 +379,8 @@ class Soak:
         began = time.monotonic()
         tasks = [asyncio.create_task(self.client(number)) for number in range(options.clients)]
         tasks += [asyncio.create_task(self.subscriber(number)) for number in range(5)]
+        if options.load_binary and options.fast_load > 0:
+            tasks.append(asyncio.create_task(self.fast_load()))
         non_readers_cut = []
         try:
             while time.monotonic() - began < options.seconds:
@@ -397,7 +431,7 @@ class Soak:
                              f"{end:.1f} at end, max {max(warm):.1f}")
             flat = flat and end <= start * 1.25 + 8
         checks = {
-            "no unexpected error": not self.unexpected,
+            "no unexpected error": not self.unexpected and not self.fast_errors,
             "every acknowledged donation listed after each restart": all(m == 0 for _, m in self.verified),
             "resident memory flat after warm-up": flat,
             "GetStack p99 within 2x unloaded": self.options.no_latency_check or loaded <= 2 * unloaded + 0.005,
@@ -408,6 +442,12 @@ class Soak:
               f"{self.daemon.lives - 1} kill -9 restarts")
         print(f"calls answered {self.calls} ({self.calls / seconds:.0f}/s), cut by kills {self.cut_calls}, "
               f"subscription updates {self.updates}, donations deleted {self.deleted}")
+        if self.options.load_binary and self.options.fast_load > 0:
+            print(f"epoll load ({self.options.fast_load} clients, mixed 90/9/1): {self.fast_calls:.0f} calls answered "
+                  f"({self.fast_calls / seconds:.0f}/s) in completed segments, {self.fast_cut} segments cut by kills, "
+                  f"{len(self.fast_errors)} with error replies")
+            if self.fast_errors:
+                print(f"epoll load errors, first: {self.fast_errors[:2]}")
         print("acknowledged donations verified after each restart (total, missing): "
               + ", ".join(f"({t}, {m})" for t, m in self.verified))
         print(f"GetStack p99 (a probe process, one call every 10 ms): unloaded {unloaded * 1000:.2f} ms, under load "
@@ -433,6 +473,8 @@ def main():
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--idle", type=int, default=2000)
     parser.add_argument("--pin", action="store_true", help="the daemon on the last core, the load on the others")
+    parser.add_argument("--load-binary", help="smartstack-load, to add an epoll-driven mixed load beside the clients")
+    parser.add_argument("--fast-load", type=int, default=50, help="clients of that load (with --load-binary)")
     parser.add_argument("--no-latency-check", action="store_true",
                         help="report GetStack p99 without judging it (the short run in make test, on a debug build)")
     options = parser.parse_args()
