@@ -24,10 +24,10 @@ struct VarlinkConnectionTests {
             case "org.example.test.Echo":
                 return .done(.reply(call.parameters))
             case "org.example.test.Commit":
-                return .afterCommit(.pending(waiter)) { outcome in
-                    switch outcome {
-                    case .success: .reply(["committed": .bool(true)])
-                    case .failure: .failure(VarlinkError(name: "org.example.test.StorageFailed"))
+                return .waiting(for: waiter) { [waiter] in
+                    switch waiter.outcome {
+                    case .success?: .reply(["committed": .bool(true)])
+                    case .failure?, nil: .failure(VarlinkError(name: "org.example.test.StorageFailed"))
                     }
                 }
             default:
@@ -42,7 +42,7 @@ struct VarlinkConnectionTests {
         let loop = channel.embeddedEventLoop
         let connection = VarlinkConnection(
             handler: handler, maxFrameSize: 4_096, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-            notifier: CommitNotifier(eventLoop: loop), executor: EventLoopTaskExecutor(loop))
+            notifier: GateNotifier(eventLoop: loop), executor: EventLoopTaskExecutor(loop))
         try channel.pipeline.syncOperations.addHandler(connection)
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/test.sock")).wait()
         return channel

@@ -183,11 +183,7 @@ extension ServiceDispatcher {
         _ ticket: CommitTicket, _ context: CallContext, on host: isolated EngineHost, reply: @escaping () -> JSONObject
     ) -> ImmediateOutcome {
         let host = self.host
-        if let outcome = ticket.outcome {
-            if let error = host.assumeIsolated({ $0.acknowledged(outcome) }) { return .done(.failure(context.error(error))) }
-            return .done(.reply(reply()))
-        }
-        return .afterCommit(ticket) { outcome in
+        return ticket.answer { outcome in
             guard let error = host.assumeIsolated({ $0.acknowledged(outcome) }) else { return .reply(reply()) }
             return .failure(context.error(error))
         }
@@ -206,8 +202,7 @@ extension ServiceDispatcher {
                 do throws(HostError) { return try body(host) } catch { return .failure(context.error(error)) }
             }
         }
-        if let outcome = ticket.outcome { return .done(finish(outcome)) }
-        return .afterCommit(ticket, complete: finish)
+        return ticket.answer(finish)
     }
 
     /// Runs a handler that suspends, its error becoming the call's typed error.

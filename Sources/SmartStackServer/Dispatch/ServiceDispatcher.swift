@@ -52,15 +52,9 @@ public struct ServiceDispatcher: CallHandler {
         switch answer {
         case .done(let outcome):
             return outcome
-        case .afterCommit(let ticket, let complete):
-            let result: Result<Void, StoreFailure>
-            do throws(StoreFailure) {
-                try await ticket.committed()
-                result = .success(())
-            } catch {
-                result = .failure(error)
-            }
-            return await host.perform { _ in complete.value(result) }
+        case .waiting(let gate, let then):
+            await withCheckedContinuation { (opened: CheckedContinuation<Void, Never>) in gate.whenOpen { opened.resume() } }
+            return await host.perform { _ in then.value() }
         case .later(let run):
             return await run()
         }
@@ -87,13 +81,13 @@ public struct ServiceDispatcher: CallHandler {
     /// `ImmediateOutcome` carried out of the host's isolation (its completion is only run back inside it).
     private enum Pending: Sendable {
         case done(CallOutcome)
-        case afterCommit(CommitTicket, complete: UncheckedBox<(Result<Void, StoreFailure>) -> CallOutcome>)
+        case waiting(any ReplyGate, then: UncheckedBox<() -> CallOutcome>)
         case later(@Sendable () async -> CallOutcome)
 
         init(_ outcome: ImmediateOutcome?) {
             switch outcome {
             case .done(let outcome): self = .done(outcome)
-            case .afterCommit(let ticket, let complete): self = .afterCommit(ticket, complete: UncheckedBox(complete))
+            case .waiting(let gate, let then): self = .waiting(gate, then: UncheckedBox(then))
             case .later(let run): self = .later(run)
             case nil: self = .done(.failure(.methodNotFound("")))  // never: the dispatcher answers every call
             }

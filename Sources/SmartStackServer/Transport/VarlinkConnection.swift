@@ -2,7 +2,6 @@ import Collections
 import Logging
 import NIOCore
 public import SmartStackProtocol
-public import SmartStackStore
 
 /// What a call produced: a reply, a typed error, or a stream of replies.
 public enum CallOutcome: Sendable {
@@ -41,9 +40,9 @@ public struct EncodedReply: Sendable {
 public enum ImmediateOutcome {
     /// The reply or error is known now.
     case done(CallOutcome)
-    /// The call was applied and logged; its reply is known once `ticket` has committed. `complete` runs on the
-    /// event loop with the commit's outcome and gives the reply (or the error when it could not be stored).
-    case afterCommit(CommitTicket, complete: (Result<Void, StoreFailure>) -> CallOutcome)
+    /// The call's reply is known once `gate` opens (its event committed): `then` runs on the event loop and gives
+    /// the reply (or the error when it could not be stored). The replies after it wait in call order.
+    case waiting(for: any ReplyGate, then: () -> CallOutcome)
     /// The call has to suspend: `run` runs as a task on the event loop's executor, and the connection decodes
     /// nothing further until it is answered.
     case later(@Sendable () async -> CallOutcome)
@@ -61,41 +60,13 @@ extension CallHandler {
     public func handleImmediately(_ call: VarlinkCall, peer: PeerCredentials) -> ImmediateOutcome? { nil }
 }
 
-/// Tells the connections of one event loop when commits resolve: the store's writer hops to the loop once per
-/// commit, however many connections wait for it.
-///
-/// Only used on its event loop (hence `@unchecked Sendable`: it is captured by the hop back to the loop).
-final class CommitNotifier: @unchecked Sendable {
-    let eventLoop: any EventLoop
-    private var waiting: [ObjectIdentifier: [() -> Void]] = [:]
-
-    init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
-
-    /// Runs `action` on the event loop once `waiter` has resolved.
-    func notify(when waiter: CommitWaiter, _ action: @escaping () -> Void) {
-        eventLoop.assertInEventLoop()
-        let key = ObjectIdentifier(waiter)
-        if waiting[key] != nil {
-            waiting[key, default: []].append(action)
-            return
-        }
-        // The waiter stays alive while a connection holds its ticket, so its identifier is not reused meanwhile.
-        waiting[key] = [action]
-        waiter.whenResolved { [self] _ in eventLoop.execute { self.fire(key) } }
-    }
-
-    private func fire(_ key: ObjectIdentifier) {
-        for action in waiting.removeValue(forKey: key) ?? [] { action() }
-    }
-}
-
 /// Serves one client on its channel's event loop: reads frames, answers calls in order, runs streams, and closes
 /// on framing errors.
 ///
-/// Calls that need no suspension (the dispatcher's `handleImmediately`: donations and other recording calls) are
-/// answered inline as they are decoded: applied to the engine and logged at once, their replies queued in call
-/// order until their commit is known, so a call costs no task and no thread hop, and one commit wakes every
-/// connection waiting for it once. Any other call runs as a task, and the connection reads and decodes nothing
+/// Calls that need no suspension (the dispatcher's `handleImmediately`: reads and recording calls) are answered
+/// inline as they are decoded, their replies queued in call order until what they wait for (a commit, an opaque
+/// `ReplyGate` here) is done, so a call costs no task and no thread hop, and one commit wakes every connection
+/// waiting for it once. A call that must suspend runs as a task, and the connection reads and decodes nothing
 /// further until it is answered. The replies to everything one read brought go out in one write.
 ///
 /// Reading pauses while the socket's output is full or many replies wait, so a client that pipelines faster than
@@ -117,7 +88,7 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     private enum Pending {
         case ready(CallOutcome, oneway: Bool)
-        case waiting(CommitTicket, complete: (Result<Void, StoreFailure>) -> CallOutcome, oneway: Bool)
+        case waiting(any ReplyGate, then: () -> CallOutcome, oneway: Bool)
     }
 
     /// Replies queued beyond this stop reading until they are written.
@@ -126,7 +97,7 @@ final class VarlinkConnection: ChannelInboundHandler {
     private let handler: any CallHandler
     private let maxFrameSize: Int
     private let logger: Logger
-    private let notifier: CommitNotifier
+    private let notifier: GateNotifier
     private let executor: EventLoopTaskExecutor
     /// Where the connection's unfinished input is counted against the service's input budget.
     private let registry: ConnectionRegistry?
@@ -134,7 +105,7 @@ final class VarlinkConnection: ChannelInboundHandler {
     private var peer = PeerCredentials.unknown
     private var decoder: VarlinkFrameDecoder
     private var queue: Deque<Pending> = []
-    /// The waiter the connection asked the notifier about (the first queued reply's commit).
+    /// The gate the connection asked the notifier about (the first queued reply's).
     private var watched: ObjectIdentifier?
     private var scratch: [UInt8] = []
     /// Whether the peer's credentials are known (nothing is read before).
@@ -153,7 +124,7 @@ final class VarlinkConnection: ChannelInboundHandler {
     private var streamTask: Task<Void, Never>?
 
     init(
-        handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: CommitNotifier,
+        handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: GateNotifier,
         executor: EventLoopTaskExecutor, registry: ConnectionRegistry? = nil
     ) {
         self.registry = registry
@@ -280,8 +251,8 @@ final class VarlinkConnection: ChannelInboundHandler {
             switch handler.handleImmediately(call, peer: peer) {
             case .done(let outcome):
                 enqueue(outcome, oneway: call.oneway)
-            case .afterCommit(let ticket, let complete):
-                queue.append(.waiting(ticket, complete: complete, oneway: call.oneway))
+            case .waiting(let gate, let then):
+                queue.append(.waiting(gate, then: then, oneway: call.oneway))
             case .later(let run):
                 self.run(call) { await run() }
             case nil:
@@ -350,12 +321,12 @@ final class VarlinkConnection: ChannelInboundHandler {
             case .ready(let known, let isOneway):
                 outcome = known
                 oneway = isOneway
-            case .waiting(let ticket, let complete, let isOneway):
-                guard let result = ticket.outcome else {
-                    watch(ticket)
+            case .waiting(let gate, let then, let isOneway):
+                guard gate.isOpen else {
+                    watch(gate)
                     break replies
                 }
-                outcome = complete(result)
+                outcome = then()
                 oneway = isOneway
             }
             queue.removeFirst()
@@ -381,13 +352,12 @@ final class VarlinkConnection: ChannelInboundHandler {
         }
     }
 
-    /// Asks to be told when the commit of `ticket` resolves (once per commit).
-    private func watch(_ ticket: CommitTicket) {
-        guard let waiter = ticket.waiter else { return }
-        let key = ObjectIdentifier(waiter)
+    /// Asks to be told when `gate` opens (once per gate).
+    private func watch(_ gate: any ReplyGate) {
+        let key = ObjectIdentifier(gate)
         guard watched != key else { return }
         watched = key
-        notifier.notify(when: waiter) { [weak self] in
+        notifier.notify(when: gate) { [weak self] in
             guard let self else { return }
             if watched == key { watched = nil }
             drain()

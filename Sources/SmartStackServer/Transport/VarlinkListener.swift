@@ -38,7 +38,7 @@ public struct VarlinkListener: Service {
     /// The loop that accepts, serves every connection and runs the engine's actor.
     let eventLoop: any EventLoop
     /// Tells the loop's connections of commits (one hop per commit).
-    let notifier: CommitNotifier
+    let notifier: GateNotifier
     /// Runs the connections' tasks (calls that may suspend, streams) on the loop.
     let executor: EventLoopTaskExecutor
 
@@ -51,7 +51,7 @@ public struct VarlinkListener: Service {
     ) {
         self.reporter = reporter
         self.eventLoop = eventLoop
-        self.notifier = CommitNotifier(eventLoop: eventLoop)
+        self.notifier = GateNotifier(eventLoop: eventLoop)
         self.executor = EventLoopTaskExecutor(eventLoop)
         self.target = target
         self.handler = handler
