@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 USAGE_LOG ?= ../shared/data/usage/desktop.tsv
-SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remote git
+SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remote git dbus util-linux
 PYTHON_PACKAGES := varlink==31.0.0 asyncvarlink==0.3.3 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
@@ -11,7 +11,8 @@ SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
 ## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
-## fleet test (journal-upload to journal-remote).
+## fleet test (journal-upload to journal-remote); dbus (dbus-daemon, busctl's peer) for smartstack-desktop's test
+## under a real systemd and system bus (Tests/e2e/test_desktop.py); util-linux for unshare and nsenter.
 deps:
 	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -81,16 +82,18 @@ bench: release
 bench-store: release
 	bash bench/storage.sh
 
-## install: everything under $(DESTDIR)$(PREFIX) (default /usr/local): release binaries smartstackd and
-## smartstackctl (Swift runtime linked in, so they do not need the toolchain), then install-systemd.
+## install: everything under $(DESTDIR)$(PREFIX) (default /usr/local): release binaries smartstackd,
+## smartstackctl and smartstack-desktop (Swift runtime linked in, so they do not need the toolchain), then
+## install-systemd.
 PREFIX ?= /usr/local
 LIBDIR := $(DESTDIR)$(PREFIX)/lib
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 install: deps
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS) --product smartstackd
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS) --product smartstackctl
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS) --product smartstack-desktop
 	install -d $(BINDIR)
-	install -m 755 .build/release/smartstackd .build/release/smartstackctl $(BINDIR)/
+	install -m 755 .build/release/smartstackd .build/release/smartstackctl .build/release/smartstack-desktop $(BINDIR)/
 	$(MAKE) --no-print-directory install-systemd PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) --no-print-directory install-ctl PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
@@ -98,14 +101,15 @@ install: deps
 install-systemd:
 	install -d $(LIBDIR)/systemd/system $(LIBDIR)/systemd/user $(LIBDIR)/systemd/catalog $(LIBDIR)/sysusers.d \
 		$(DESTDIR)$(PREFIX)/share/doc/smartstackd
-	for unit in smartstackd.service smartstackd.socket; do \
+	for unit in smartstackd.service smartstackd.socket smartstack-desktop.service; do \
 		sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/$$unit > $(LIBDIR)/systemd/system/$$unit; \
 		sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/user/$$unit > $(LIBDIR)/systemd/user/$$unit; \
 	done
-	chmod 644 $(LIBDIR)/systemd/system/smartstackd.* $(LIBDIR)/systemd/user/smartstackd.*
+	chmod 644 $(LIBDIR)/systemd/system/smartstack*.* $(LIBDIR)/systemd/user/smartstack*.*
 	sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/smartstackd.catalog > $(LIBDIR)/systemd/catalog/smartstackd.catalog
 	install -m 644 systemd/sysusers.d/smartstackd.conf $(LIBDIR)/sysusers.d/smartstackd.conf
 	install -m 644 docs/systemd.md $(DESTDIR)$(PREFIX)/share/doc/smartstackd/systemd.md
+	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/smartstackd/README.md
 
 ## ctl-docs: smartstackctl's shell completions (bash, zsh, fish) and man page, generated from its command
 ## definitions (ArgumentParser's completion scripts; scripts/smartstackctl-manual.py for roff) into .build/ctl-docs.

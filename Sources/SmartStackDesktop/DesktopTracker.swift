@@ -107,6 +107,24 @@ public struct DesktopTracker: Sendable {
         return .launch(app: app, calls: calls)
     }
 
+    /// At start-up (and a replay's first row): with a fixed list of `apps`, the stack is known before any
+    /// launch, so its kinds are registered and it is configured now; otherwise nothing (the stack comes with
+    /// the first launch).
+    public mutating func prepare(at date: Timestamp) -> [DesktopCall] {
+        guard !configuration.apps.isEmpty, state.stackApps.isEmpty else { return [] }
+        let apps = configuration.apps.map(AppUnit.smartStackAppID)
+        var calls: [DesktopCall] = []
+        for app in apps where !state.registered.contains(app) {
+            state.registered.insert(app)
+            calls.append(
+                .registerWidget(app: app, kind: configuration.kind, displayName: app, family: configuration.family, date: date))
+        }
+        state.stackApps = apps
+        calls.append(
+            .configureStack(stack: configuration.stack, family: configuration.family, kind: configuration.kind, apps: apps, date: date))
+        return calls
+    }
+
     /// The session was unlocked (or became active): a look at the stack, once it exists.
     public mutating func unlocked(at date: Timestamp) -> [DesktopCall] {
         state.stackApps.isEmpty ? [] : [.recordLook(stack: configuration.stack, date: date)]

@@ -31,4 +31,16 @@ public enum CallSender {
             return .refused(remote)
         }
     }
+
+    /// Makes `calls` pipelined on one connection and returns the typed errors, in order (a replay: nothing is
+    /// retried). Throws when the connection breaks.
+    public static func sendAll(_ calls: [DesktopCall], over client: inout VarlinkClient) async throws -> [VarlinkError] {
+        var errors: [VarlinkError] = []
+        try await client.pipeline(count: calls.count, window: 64) { index in
+            (calls[index].method, calls[index].parameters)
+        } reply: { _, result in
+            if case .failure(let error) = result { errors.append(error) }
+        }
+        return errors
+    }
 }

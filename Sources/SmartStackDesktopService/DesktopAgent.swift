@@ -34,6 +34,12 @@ public struct DesktopAgent: Sendable {
     public func run(inputs: AsyncStream<DesktopInput>) async throws {
         var contents = try stateFile?.load() ?? StateFile.Contents()
         var tracker = DesktopTracker(configuration: configuration, state: contents.state)
+        let prepared = tracker.prepare(at: WallClock.now())
+        if !prepared.isEmpty {
+            contents.pending += prepared
+            contents.state = tracker.state
+            save(contents)
+        }
         var iterator = inputs.makeAsyncIterator()
         var backoff = 0.2
         var connectedBefore = false

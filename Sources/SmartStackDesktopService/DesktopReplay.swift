@@ -67,12 +67,18 @@ public enum DesktopReplay {
         var cursors = log.users.map { _ in 0 }
         return try await VarlinkClient.withConnection(path: socket) { client in
             var score = Score()
+            // Calls wait here until a GetStack needs their effect, then go pipelined (Varlink applies and answers
+            // a connection's calls in order, so the service sees exactly the sequence the live agent sends).
+            var queued: [DesktopCall] = []
             func send(_ calls: [DesktopCall], _ client: inout VarlinkClient) async throws {
-                for call in calls {
-                    score.calls += 1
-                    if case .refused(let error) = try await CallSender.send(call, over: &client) {
-                        score.refused[error.name, default: 0] += 1
-                    }
+                queued += calls
+            }
+            func flush(_ client: inout VarlinkClient) async throws {
+                let calls = queued
+                queued.removeAll()
+                score.calls += calls.count
+                for error in try await CallSender.sendAll(calls, over: &client) {
+                    score.refused[error.name, default: 0] += 1
                 }
             }
             while true {
@@ -87,6 +93,7 @@ public enum DesktopReplay {
                 let position = cursors[chosen]
                 cursors[chosen] += 1
                 let event = user.events[position]
+                if position == 0 { try await send(trackers[chosen].prepare(at: event.time), &client) }
                 switch event.kind {
                 case .open(let app):
                     let unit = UnitStart(
@@ -99,6 +106,7 @@ public enum DesktopReplay {
                         let stack = trackers[chosen].state.stackApps
                         var order: [String] = []
                         if !stack.isEmpty {
+                            try await flush(&client)
                             score.calls += 1
                             let reply = try await client.call(
                                 "io.smartstack.Shell.GetStack",
@@ -116,6 +124,7 @@ public enum DesktopReplay {
                     try await send(trackers[chosen].unlocked(at: event.time), &client)
                 }
             }
+            try await flush(&client)
             return score
         }
     }

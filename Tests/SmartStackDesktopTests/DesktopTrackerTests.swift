@@ -115,6 +115,28 @@ struct DesktopTrackerTests {
         #expect(later.map(\.method) == ["io.smartstack.Provider.Donate"])
     }
 
+    @Test func fixedAppsArePreparedAtStartUp() {
+        var configuration = Self.configuration()
+        configuration.apps = ["x", "y"]
+        var tracker = DesktopTracker(configuration: configuration)
+        #expect(tracker.unlocked(at: Self.base).isEmpty)
+        #expect(tracker.prepare(at: Self.base) == [
+            .registerWidget(app: "x", kind: "launch", displayName: "x", family: "systemMedium", date: Self.base),
+            .registerWidget(app: "y", kind: "launch", displayName: "y", family: "systemMedium", date: Self.base),
+            .configureStack(stack: "desktop.apps", family: "systemMedium", kind: "launch", apps: ["x", "y"], date: Self.base),
+        ])
+        #expect(tracker.prepare(at: Self.base).isEmpty, "once")
+        #expect(tracker.unlocked(at: Self.base) == [.recordLook(stack: "desktop.apps", date: Self.base)])
+        guard case .launch(_, let calls) = tracker.unitStarted(Self.start("app-z-1.scope", "1", at: 1)) else {
+            Issue.record("a launch")
+            return
+        }
+        #expect(calls.map(\.method) == ["io.smartstack.Provider.RegisterWidget", "io.smartstack.Provider.Donate"])
+        // An adaptive tracker has nothing to prepare.
+        var adaptive = DesktopTracker(configuration: Self.configuration())
+        #expect(adaptive.prepare(at: Self.base).isEmpty)
+    }
+
     @Test func stateSurvivesARestart() throws {
         var tracker = DesktopTracker(configuration: Self.configuration())
         _ = tracker.unitStarted(Self.start("app-a-1.scope", "i1", at: 0))

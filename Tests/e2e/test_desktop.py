@@ -1,0 +1,442 @@
+"""smartstack-desktop with real components: a real systemd as PID 1 in its own namespaces, a real D-Bus system
+bus (dbus-daemon from dbus.socket/dbus.service), the repository's units for smartstackd and smartstack-desktop,
+and applications launched as transient units exactly as desktops launch them (`systemd-run --scope
+--unit=app-gnome-….scope`, `systemd-run --unit=app-flatpak-…@….service`).
+
+The namespace has no user bus (no user manager runs there), so smartstack-desktop runs as the system instance
+(`systemd/smartstack-desktop.service`, `--system`), watching the system manager on the system bus; no logind
+session can be made either, so the unlock is a real D-Bus signal sent on that bus with `busctl emit`
+(`org.freedesktop.login1.Session.Unlock` and `PropertiesChanged` of `LockedHint`), which smartstack-desktop
+receives through sd-bus as it would logind's.
+
+systemd gets private /tmp, /var/tmp, /run, /etc/systemd/system (and /var/lib, /var/log/journal, /usr/local/bin)
+before it is exec'd, a cgroup2 tree of its own, and only the staged units (SYSTEMD_UNIT_PATH, no generators):
+nothing of the machine's boot runs. The staging folder is under the checkout's .build/, outside every path the
+namespace hides. The namespace is ended with `systemctl poweroff`, and `timeout -s KILL` (or a kill of its
+`unshare`, which takes every process inside with it) ends it whatever happens.
+"""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+import varlink
+
+from conftest import BUILD, DAEMON, ROOT
+
+DESKTOP = pathlib.Path(os.environ.get("SMARTSTACK_DESKTOP", BUILD / "smartstack-desktop"))
+SYSTEMD = "/lib/systemd/systemd"
+UNIT_DIRECTORY = "/lib/systemd/system"
+MESSAGE_IDS = {
+    "desktopBusConnected": None, "desktopBusLost": None, "desktopLaunch": None, "desktopStackChanged": None,
+    "desktopLook": None, "desktopDisconnected": None, "desktopReconnected": None,
+}
+SYSTEM_UNITS = [
+    "sysinit.target", "basic.target", "sockets.target", "shutdown.target", "paths.target", "timers.target",
+    "slices.target", "local-fs.target", "swap.target", "multi-user.target", "systemd-journald.service",
+    "systemd-journald.socket", "systemd-journald-dev-log.socket", "dbus.socket", "dbus.service",
+    "final.target", "poweroff.target", "systemd-poweroff.service", "umount.target",
+]
+
+
+def _message_ids():
+    """The desktop events' MESSAGE_IDs, read from SmartStackEvent.swift (the catalog test keeps both in step)."""
+    source = (ROOT / "Sources" / "SmartStackSystemd" / "SmartStackEvent.swift").read_text()
+    ids = {}
+    for line in source.splitlines():
+        line = line.strip()
+        for name in MESSAGE_IDS:
+            if line.startswith(f"case .{name}:"):
+                ids[name] = line.split('"')[1]
+    return ids
+
+
+def _cgroup2_mount():
+    for line in pathlib.Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split(" ")
+        if "-" in fields:
+            dash = fields.index("-")
+            if len(fields) > dash + 1 and fields[dash + 1] == "cgroup2":
+                return fields[4]
+    return None
+
+
+def _unavailable():
+    if os.geteuid() != 0:
+        return "needs root"
+    for tool in ("unshare", "nsenter", "timeout", "systemctl", "systemd-run", "busctl", "systemd-sysusers",
+                 "dbus-daemon"):
+        if not shutil.which(tool):
+            return f"needs {tool} (make deps installs dbus)"
+    if not os.path.exists(SYSTEMD):
+        return "needs /lib/systemd/systemd"
+    if os.path.exists("/run/systemd/system"):
+        return "the host runs systemd (its cgroups belong to it)"
+    if _cgroup2_mount() is None:
+        return "needs a cgroup2 mount"
+    if not DESKTOP.exists() or not DAEMON.exists():
+        return "needs smartstackd and smartstack-desktop built"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_unavailable() is not None, reason=str(_unavailable()))
+
+OUTER = r"""
+set -u
+dir=$1 cgroot=$2
+cg=$cgroot/smartstack-desktop-test-$$
+mkdir "$cg" && echo $$ > "$cg/cgroup.procs" || exit 2
+timeout -s KILL 150 unshare --mount --pid --fork --kill-child --cgroup --uts --ipc --net --mount-proc \
+    --propagation private sh "$dir/inner.sh" "$dir" &
+echo $! > "$dir/timeout.pid"
+wait $!
+echo $$ > "$cgroot/cgroup.procs"
+for i in 1 2 3 4 5 6 7 8 9 10; do
+    find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null
+    [ -e "$cg" ] || exit 0
+    sleep 0.5
+done
+exit 1
+"""
+
+# Private /run first (the staging folder is bound under it), then /tmp, /var/tmp, /etc/systemd/system and the
+# rest; only then is systemd exec'd.
+INNER = r"""
+set -eu
+mount -t tmpfs tmpfs /run
+mkdir -p /run/smartstack-test && mount --bind "$1" /run/smartstack-test
+dir=/run/smartstack-test
+for d in /tmp /var/tmp /etc/systemd/system /var/lib /var/log/journal /usr/local/bin; do
+    mkdir -p "$d" 2>/dev/null || true
+    mount -t tmpfs tmpfs "$d"
+done
+for f in group gshadow; do mount --bind "$dir/etc/$f" "/etc/$f"; done
+: > "$dir/console" && mount --bind "$dir/console" /dev/console
+umount -R /sys/fs/cgroup
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+cp -a "$dir/units/." /etc/systemd/system/
+install -m 755 "$dir/smartstackd" /usr/local/bin/smartstackd
+install -m 755 "$dir/smartstack-desktop" /usr/local/bin/smartstack-desktop
+install -m 644 "$dir/desktop.conf" /run/smartstack-desktop.conf
+mkdir -p "$dir/empty"
+exec env -i container=smartstack-test SYSTEMD_UNIT_PATH=/etc/systemd/system \
+    SYSTEMD_GENERATOR_PATH="$dir/empty" SYSTEMD_ENVIRONMENT_GENERATOR_PATH="$dir/empty" \
+    PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    /lib/systemd/systemd --system --log-target=journal --show-status=no < /dev/null > "$dir/pid1.log" 2>&1
+"""
+
+CONFIG = """\
+# smartstack-desktop in the test namespace: the system manager, a stack of the 2 most-launched apps.
+bus = system
+stack = desktop.apps
+stackSize = 2
+ignore = org.gnome.Terminal, org.freedesktop.*
+dedupSeconds = 5
+"""
+
+DROP_IN = """\
+[Service]
+ExecStart=
+ExecStart=/usr/local/bin/smartstack-desktop --system --config /run/smartstack-desktop.conf
+"""
+
+
+def _child(pid, deadline):
+    while time.monotonic() < deadline:
+        try:
+            children = pathlib.Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            children = []
+        if children:
+            return int(children[0])
+        time.sleep(0.02)
+    return None
+
+
+class Machine:
+    """A booted namespace: systemd as PID 1 with the staged units."""
+
+    def __init__(self, stage):
+        self.stage = stage
+        self.outer = subprocess.Popen(
+            ["/bin/sh", str(stage / "outer.sh"), str(stage), _cgroup2_mount()],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 15
+        timeout_pid = None
+        while timeout_pid is None and time.monotonic() < deadline:
+            try:
+                timeout_pid = int((stage / "timeout.pid").read_text().strip())
+            except (OSError, ValueError):
+                time.sleep(0.02)
+        self.unshare = _child(timeout_pid, deadline) if timeout_pid else None
+        self.systemd = _child(self.unshare, deadline) if self.unshare else None
+        if self.systemd is None:
+            self.kill()
+            raise AssertionError("no systemd in the namespace")
+        self.socket = f"/proc/{self.systemd}/root/run/smartstack/io.smartstack"
+        self.address = "unix:" + self.socket
+
+    def run(self, *arguments, check=True, timeout=30):
+        result = subprocess.run(
+            ["nsenter", "-t", str(self.systemd), "-m", "-p", *arguments], capture_output=True, text=True,
+            timeout=timeout, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "SYSTEMD_PAGER": "cat",
+                                  "SYSTEMD_COLORS": "0"})
+        if check:
+            assert result.returncode == 0, f"{arguments}: {result.returncode}\n{result.stdout}\n{result.stderr}"
+        return result
+
+    def show(self, unit, prop):
+        return self.run("systemctl", "show", "-P", prop, unit).stdout.strip()
+
+    def wait_running(self):
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
+            state = self.run("systemctl", "is-system-running", check=False).stdout.strip()
+            if state in ("running", "degraded"):
+                return
+            time.sleep(0.1)
+        raise AssertionError("systemd did not finish booting: " + self.run("systemctl", "list-jobs").stdout)
+
+    def journal(self, unit):
+        output = self.run("journalctl", "--no-pager", "-o", "json", "-u", unit).stdout
+        return [json.loads(line) for line in output.splitlines() if line.strip()]
+
+    def poweroff(self):
+        """systemctl poweroff, then wait for the namespace to end; kill it after 30 s."""
+        if self.outer.poll() is None:
+            self.run("systemctl", "poweroff", check=False)
+            try:
+                self.outer.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return self.outer.returncode
+
+    def kill(self):
+        if self.unshare:
+            try:
+                os.kill(self.unshare, 9)
+            except ProcessLookupError:
+                pass
+        try:
+            self.outer.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.outer.kill()
+            self.outer.wait()
+
+
+def _stage(stage):
+    units = stage / "units"
+    (units / "sockets.target.wants").mkdir(parents=True)
+    (stage / "etc").mkdir()
+    for unit in SYSTEM_UNITS:
+        source = pathlib.Path(UNIT_DIRECTORY) / unit
+        if source.exists():
+            shutil.copy(source, units / unit)
+    (units / "default.target").symlink_to("multi-user.target")
+    for socket_unit in ("systemd-journald.socket", "systemd-journald-dev-log.socket", "dbus.socket"):
+        (units / "sockets.target.wants" / socket_unit).symlink_to("../" + socket_unit)
+    # The repository's units, verbatim; smartstack-desktop gets the test's configuration file by a drop-in.
+    for unit in ("smartstackd.service", "smartstackd.socket", "smartstack-desktop.service"):
+        shutil.copy(ROOT / "systemd" / unit, units / unit)
+    (units / "smartstack-desktop.service.d").mkdir()
+    (units / "smartstack-desktop.service.d" / "test.conf").write_text(DROP_IN)
+    (units / "systemd-journald.service.d").mkdir()
+    (units / "systemd-journald.service.d" / "test.conf").write_text(
+        "[Service]\nEnvironment=SYSTEMD_LOG_TARGET=console\n")
+    for name in ("group", "gshadow", "passwd", "shadow"):
+        shutil.copy("/etc/" + name, stage / "etc" / name)
+    subprocess.run(["systemd-sysusers", f"--root={stage}", str(ROOT / "systemd/sysusers.d/smartstackd.conf")],
+                   check=True, capture_output=True, timeout=30)
+    shutil.copy(DAEMON, stage / "smartstackd")
+    shutil.copy(DESKTOP, stage / "smartstack-desktop")
+    (stage / "desktop.conf").write_text(CONFIG)
+    (stage / "outer.sh").write_text(OUTER)
+    (stage / "inner.sh").write_text(INNER)
+
+
+@pytest.fixture
+def machine():
+    base = ROOT / ".build" / "e2e-desktop"
+    base.mkdir(parents=True, exist_ok=True)
+    stage = pathlib.Path(tempfile.mkdtemp(prefix="ns-", dir=base))
+    try:
+        _stage(stage)
+        booted = Machine(stage)
+        try:
+            booted.wait_running()
+            yield booted
+        finally:
+            booted.poweroff()
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _call(machine, interface, method, **parameters):
+    with varlink.Client(address=machine.address) as client:
+        with client.open(interface, namespaced=False) as remote:
+            return getattr(remote, method)(**parameters)
+
+
+def donations(machine, app):
+    try:
+        return _call(machine, "io.smartstack.Provider", "ListDonations", app=app, limit=100)["donations"]
+    except varlink.VarlinkError:
+        return []
+
+
+def eventually(condition, timeout=20.0, interval=0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    return condition()
+
+
+def launch_scope(machine, unit):
+    """What GNOME does: the launcher starts the process and moves it into a transient scope."""
+    machine.run("sh", "-c", f"systemd-run --quiet --scope --unit={unit} sleep 600 >/dev/null 2>&1 &")
+    assert eventually(lambda: machine.show(unit, "ActiveState") == "active", 10), unit
+
+
+def launch_service(machine, unit):
+    """What KDE and flatpak launchers do: a transient service."""
+    machine.run("systemd-run", "--quiet", f"--unit={unit}", "sleep", "600")
+
+
+def entries(machine, name):
+    message_id = _message_ids()[name]
+    return [entry for entry in machine.journal("smartstack-desktop.service") if entry.get("MESSAGE_ID") == message_id]
+
+
+def test_desktop_launches_unlocks_and_restarts_under_real_systemd_and_dbus(machine):
+    started = time.monotonic()
+    machine.run("systemctl", "start", "smartstackd.socket")
+    # Type=notify: start returns once smartstack-desktop is subscribed to the manager on the bus.
+    machine.run("systemctl", "start", "smartstack-desktop.service", timeout=60)
+    assert machine.show("smartstack-desktop.service", "ActiveState") == "active"
+    assert machine.show("smartstack-desktop.service", "StatusText").startswith("watching the system service manager")
+    assert eventually(lambda: entries(machine, "desktopBusConnected"), 10)
+
+    # Launches as desktops make them.
+    for unit in ("app-gnome-org.gnome.Nautilus-1234.scope", "app-gnome-org.gnome.Nautilus-1235.scope",
+                 "app-gnome-org.gnome.Nautilus-1236.scope"):
+        launch_scope(machine, unit)
+    launch_service(machine, "app-flatpak-org.mozilla.firefox@5678.service")
+    # Not applications, and an application on the ignore list (exact and by prefix).
+    launch_service(machine, "backup-job.service")
+    launch_scope(machine, "session-x-9.scope")
+    launch_scope(machine, "app-gnome-org.gnome.Terminal-77.scope")
+    launch_service(machine, "app-org.freedesktop.Notifications@1.service")
+
+    nautilus = eventually(lambda: (lambda d: d if len(d) == 3 else None)(donations(machine, "org.gnome.Nautilus")))
+    assert nautilus, donations(machine, "org.gnome.Nautilus")
+    firefox = eventually(lambda: donations(machine, "org.mozilla.firefox"))
+    assert len(firefox) == 1
+    # Each donation: intent open, id from the unit's invocation id, date = the unit's start time.
+    invocation = machine.show("app-flatpak-org.mozilla.firefox@5678.service", "InvocationID")
+    assert firefox[0]["id"] == "invocation-" + invocation
+    assert firefox[0]["intent"] == "open"
+    entered = machine.show("app-flatpak-org.mozilla.firefox@5678.service", "ActiveEnterTimestamp")
+    assert entered and firefox[0]["date"][:19].replace("T", " ") in entered, (firefox[0]["date"], entered)
+    assert sorted(d["id"] for d in nautilus) == sorted(
+        "invocation-" + machine.show(f"app-gnome-org.gnome.Nautilus-{n}.scope", "InvocationID")
+        for n in (1234, 1235, 1236))
+
+    # The same unit restarted within seconds (a new invocation) counts once.
+    machine.run("systemctl", "restart", "app-flatpak-org.mozilla.firefox@5678.service")
+    assert machine.show("app-flatpak-org.mozilla.firefox@5678.service", "InvocationID") != invocation
+    # Another unit of the same app is another launch.
+    launch_service(machine, "app-flatpak-org.mozilla.firefox@9999.service")
+    assert eventually(lambda: len(donations(machine, "org.mozilla.firefox")) == 2)
+    time.sleep(1.0)
+    assert len(donations(machine, "org.mozilla.firefox")) == 2, "the restart within 5 s was counted"
+
+    # Ignored and non-app units: nothing registered, nothing donated.
+    assert donations(machine, "org.gnome.Terminal") == []
+    assert donations(machine, "org.freedesktop.Notifications") == []
+    stacks = _call(machine, "io.smartstack.Shell", "ListStacks")["stacks"]
+    assert [s["stack"] for s in stacks] == ["desktop.apps"]
+    stack = stacks[0]
+    # K = 2: the two most-launched apps, most first, one launcher widget each.
+    assert [(w["instance"], w["app"], w["kind"]) for w in stack["widgets"]] == [
+        ("desktop.apps/org.gnome.Nautilus", "org.gnome.Nautilus", "launch"),
+        ("desktop.apps/org.mozilla.firefox", "org.mozilla.firefox", "launch")]
+    assert stack["family"] == "systemMedium"
+    order = _call(machine, "io.smartstack.Shell", "GetStack", stack="desktop.apps")["order"]
+    assert sorted(entry["instance"] for entry in order) == [
+        "desktop.apps/org.gnome.Nautilus", "desktop.apps/org.mozilla.firefox"]
+    assert [e.get("SMARTSTACK_ORDER") for e in entries(machine, "desktopStackChanged")] == [
+        "org.gnome.Nautilus", "org.gnome.Nautilus,org.mozilla.firefox"]
+    launches = entries(machine, "desktopLaunch")
+    assert sorted(e["SMARTSTACK_UNIT"] for e in launches) == sorted([
+        "app-gnome-org.gnome.Nautilus-1234.scope", "app-gnome-org.gnome.Nautilus-1235.scope",
+        "app-gnome-org.gnome.Nautilus-1236.scope", "app-flatpak-org.mozilla.firefox@5678.service",
+        "app-flatpak-org.mozilla.firefox@9999.service"])
+
+    # An unlock: logind's Unlock signal, sent on the real system bus; then LockedHint turning false.
+    looks_before = _call(machine, "io.smartstack.Shell", "Explain", stack="desktop.apps")["learnedFromLooks"]
+    machine.run("busctl", "emit", "/org/freedesktop/login1/session/_31", "org.freedesktop.login1.Session", "Unlock")
+    look = eventually(lambda: entries(machine, "desktopLook"), 10)
+    assert look and look[0]["SMARTSTACK_SESSION"] == "_31" and look[0]["SMARTSTACK_STACK"] == "desktop.apps"
+    # What the user opens next after the look teaches the ranking.
+    launch_scope(machine, "app-gnome-org.gnome.Nautilus-2001.scope")
+    assert eventually(lambda: len(donations(machine, "org.gnome.Nautilus")) == 4)
+    assert eventually(lambda: _call(machine, "io.smartstack.Shell", "Explain", stack="desktop.apps")[
+        "learnedFromLooks"] > looks_before, 10)
+    machine.run("busctl", "emit", "/org/freedesktop/login1/session/_31", "org.freedesktop.DBus.Properties",
+                "PropertiesChanged", "sa{sv}as", "org.freedesktop.login1.Session", "1", "LockedHint", "b", "false",
+                "0")
+    assert eventually(lambda: len(entries(machine, "desktopLook")) == 2, 10)
+    # LockedHint turning true is no look.
+    machine.run("busctl", "emit", "/org/freedesktop/login1/session/_31", "org.freedesktop.DBus.Properties",
+                "PropertiesChanged", "sa{sv}as", "org.freedesktop.login1.Session", "1", "LockedHint", "b", "true",
+                "0")
+    time.sleep(1.0)
+    assert len(entries(machine, "desktopLook")) == 2
+
+    counts = {app: len(donations(machine, app)) for app in ("org.gnome.Nautilus", "org.mozilla.firefox")}
+
+    # smartstack-desktop restarts: the units still running are seen again and not donated twice; a launch
+    # made while it was stopped is caught up.
+    machine.run("systemctl", "stop", "smartstack-desktop.service")
+    launch_scope(machine, "app-gnome-org.gnome.gedit-555.scope")
+    machine.run("systemctl", "start", "smartstack-desktop.service", timeout=60)
+    assert eventually(lambda: len(donations(machine, "org.gnome.gedit")) == 1)
+    time.sleep(1.0)
+    assert {app: len(donations(machine, app)) for app in counts} == counts
+
+    # smartstackd goes away (service and socket): a launch meanwhile is kept and sent once it is back.
+    machine.run("systemctl", "stop", "smartstackd.service", "smartstackd.socket")
+    launch_service(machine, "app-org.kde.kate@42.service")
+    assert eventually(lambda: entries(machine, "desktopDisconnected"), 15)
+    machine.run("systemctl", "start", "smartstackd.socket")
+    assert eventually(lambda: len(donations(machine, "org.kde.kate")) == 1, 20)
+    assert eventually(lambda: entries(machine, "desktopReconnected"), 5)
+    assert {app: len(donations(machine, app)) for app in counts} == counts, "no launch donated twice"
+    assert len(donations(machine, "org.gnome.gedit")) == 1
+
+    # A restart of smartstackd alone (socket kept): nothing lost, nothing twice.
+    machine.run("systemctl", "restart", "smartstackd.service")
+    launch_scope(machine, "app-gnome-org.gnome.gedit-556.scope")
+    assert eventually(lambda: len(donations(machine, "org.gnome.gedit")) == 2, 20)
+
+    # The bus restarts: smartstack-desktop reconnects and goes on.
+    machine.run("systemctl", "restart", "dbus.service")
+    assert eventually(lambda: entries(machine, "desktopBusLost"), 10)
+    assert eventually(lambda: len(entries(machine, "desktopBusConnected")) >= 3, 15)
+    launch_scope(machine, "app-gnome-org.gnome.gedit-557.scope")
+    assert eventually(lambda: len(donations(machine, "org.gnome.gedit")) == 3, 20)
+    assert {app: len(donations(machine, app)) for app in counts} == counts
+    assert len(donations(machine, "org.kde.kate")) == 1
+
+    # The stack now follows the counts: gedit (3) and Nautilus (4) are the two most launched.
+    stack = _call(machine, "io.smartstack.Shell", "ListStacks")["stacks"][0]
+    assert [w["app"] for w in stack["widgets"]] == ["org.gnome.Nautilus", "org.gnome.gedit"]
+    assert machine.show("smartstack-desktop.service", "NRestarts") == "0"
+    assert time.monotonic() - started < 120
