@@ -108,6 +108,7 @@ install-systemd:
 	chmod 644 $(LIBDIR)/systemd/system/smartstack*.* $(LIBDIR)/systemd/user/smartstack*.*
 	sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/smartstackd.catalog > $(LIBDIR)/systemd/catalog/smartstackd.catalog
 	install -m 644 systemd/sysusers.d/smartstackd.conf $(LIBDIR)/sysusers.d/smartstackd.conf
+	install -m 644 systemd/sysusers.d/smartstack-desktop.conf $(LIBDIR)/sysusers.d/smartstack-desktop.conf
 	install -m 644 docs/systemd.md $(DESTDIR)$(PREFIX)/share/doc/smartstackd/systemd.md
 	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/smartstackd/README.md
 

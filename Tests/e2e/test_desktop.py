@@ -114,7 +114,7 @@ for d in /tmp /var/tmp /etc/systemd/system /var/lib /var/log/journal /usr/local/
     mkdir -p "$d" 2>/dev/null || true
     mount -t tmpfs tmpfs "$d"
 done
-for f in group gshadow; do mount --bind "$dir/etc/$f" "/etc/$f"; done
+for f in group gshadow passwd shadow; do mount --bind "$dir/etc/$f" "/etc/$f"; done
 : > "$dir/console" && mount --bind "$dir/console" /dev/console
 umount -R /sys/fs/cgroup
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
@@ -249,7 +249,10 @@ def _stage(stage):
         "[Service]\nEnvironment=SYSTEMD_LOG_TARGET=console\n")
     for name in ("group", "gshadow", "passwd", "shadow"):
         shutil.copy("/etc/" + name, stage / "etc" / name)
-    subprocess.run(["systemd-sysusers", f"--root={stage}", str(ROOT / "systemd/sysusers.d/smartstackd.conf")],
+    # The group "smartstack" and the user "smartstack-desktop", added by systemd-sysusers itself to copies of the
+    # user database that the namespace binds over /etc's.
+    subprocess.run(["systemd-sysusers", f"--root={stage}", str(ROOT / "systemd/sysusers.d/smartstackd.conf"),
+                    str(ROOT / "systemd/sysusers.d/smartstack-desktop.conf")],
                    check=True, capture_output=True, timeout=30)
     shutil.copy(DAEMON, stage / "smartstackd")
     shutil.copy(DESKTOP, stage / "smartstack-desktop")
@@ -439,4 +442,10 @@ def test_desktop_launches_unlocks_and_restarts_under_real_systemd_and_dbus(machi
     stack = _call(machine, "io.smartstack.Shell", "ListStacks")["stacks"][0]
     assert [w["app"] for w in stack["widgets"]] == ["org.gnome.Nautilus", "org.gnome.gedit"]
     assert machine.show("smartstack-desktop.service", "NRestarts") == "0"
+    print("donations:", {app: len(donations(machine, app)) for app in (
+        "org.gnome.Nautilus", "org.mozilla.firefox", "org.gnome.gedit", "org.kde.kate", "org.gnome.Terminal")},
+        "stack:", [w["app"] for w in stack["widgets"]], "looks learned from:", looks_before, "->",
+        _call(machine, "io.smartstack.Shell", "Explain", stack="desktop.apps")["learnedFromLooks"],
+        "journal:", {name: len(entries(machine, name)) for name in MESSAGE_IDS},
+        "seconds: %.1f" % (time.monotonic() - started))
     assert time.monotonic() - started < 120
