@@ -29,8 +29,8 @@ public struct DesktopConfiguration: Sendable, Equatable {
     public var apps: [String] = []
     /// `dedupSeconds`: a unit started again within this many seconds of its last counted start counts once.
     public var dedupSeconds = 5.0
-    /// `session`: the logind session whose unlocks are looks (`$XDG_SESSION_ID` when empty; any session when
-    /// neither is set).
+    /// `session`: the logind session whose unlocks are looks (`$XDG_SESSION_ID` when empty; when neither is set,
+    /// every session of the service's own uid for the user bus, every session for the system bus).
     public var session = ""
 
     public init() {}

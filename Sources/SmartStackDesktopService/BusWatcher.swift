@@ -60,7 +60,7 @@ public final class BusWatcher: Sendable {
         while true {
             for connection in connections {
                 while let message = try connection.next(timeout: slice) {
-                    try handle(message, manager: manager)
+                    try handle(message, manager: manager, login: login)
                 }
             }
         }
@@ -86,7 +86,7 @@ public final class BusWatcher: Sendable {
         for start in starts { output.yield(.unitStarted(start)) }
     }
 
-    private func handle(_ message: BusMessage, manager: BusConnection) throws(BusError) {
+    private func handle(_ message: BusMessage, manager: BusConnection, login: BusConnection?) throws(BusError) {
         switch (message.interface, message.member) {
         case (Self.manager, "JobRemoved"):
             _ = try message.readUInt32()
@@ -96,9 +96,12 @@ public final class BusWatcher: Sendable {
             guard result == "done", unit.hasPrefix("app-") else { return }
             if let start = started(unit, manager: manager) { output.yield(.unitStarted(start)) }
         case (Self.sessionInterface, "Unlock"):
-            if let session = accepted(message.path) { output.yield(.unlocked(WallClock.now(), session: session)) }
+            if let session = accepted(message.path, login: login) {
+                output.yield(.unlocked(WallClock.now(), session: session))
+            }
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
-            guard let session = accepted(message.path), try message.readString() == Self.sessionInterface else { return }
+            guard let session = accepted(message.path, login: login), try message.readString() == Self.sessionInterface
+            else { return }
             try message.enter("a", "{sv}")
             while try message.enter("e", "sv") {
                 let name = try message.readString()
@@ -118,12 +121,24 @@ public final class BusWatcher: Sendable {
         }
     }
 
-    /// The session id of a logind session path this service listens to, or `nil`.
-    private func accepted(_ path: String?) -> String? {
+    /// The session id of a logind session path this service listens to, or `nil`: the configured session, or
+    /// else (watching the user's manager) any session of this uid, as logind's `User` property says; the
+    /// system instance (a kiosk) takes every session.
+    private func accepted(_ path: String?, login: BusConnection?) -> String? {
         guard let path, path.hasPrefix(Self.sessionPrefix + "/") else { return nil }
         let id = String(path.dropFirst(Self.sessionPrefix.count + 1))
-        if session.isEmpty { return id }
-        return BusConnection.objectPath(prefix: Self.sessionPrefix, id: session) == path ? id : nil
+        if !session.isEmpty { return BusConnection.objectPath(prefix: Self.sessionPrefix, id: session) == path ? id : nil }
+        guard bus == .user else { return id }
+        guard let login else { return nil }
+        do throws(BusError) {
+            let user = try login.property(
+                destination: "org.freedesktop.login1", path: path, interface: Self.sessionInterface, name: "User",
+                type: "(uo)")
+            try user.enter("r", "uo")
+            return try user.readUInt32() == getuid() ? id : nil
+        } catch {
+            return nil
+        }
     }
 
     /// The unit's start as the manager reports it, or `nil` when it is not active (a stop job ended).
