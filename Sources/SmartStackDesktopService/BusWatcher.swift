@@ -56,13 +56,13 @@ public final class BusWatcher: Sendable {
         output.yield(.busConnected(bus == .user ? "user" : "system"))
         try catchUp(manager)
         let connections = login.map { $0 === manager ? [manager] : [manager, $0] } ?? [manager]
-        let slice: Duration = connections.count == 1 ? .seconds(5) : .milliseconds(200)
         while true {
             for connection in connections {
-                while let message = try connection.next(timeout: slice) {
+                while let message = try connection.nextPending() {
                     try handle(message, manager: manager, login: login)
                 }
             }
+            try BusConnection.wait(connections, timeout: .seconds(5))
         }
     }
 

@@ -21,7 +21,7 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
 /// One connection to a D-Bus bus through sd-bus, used from one thread.
 ///
 /// Signals are received by adding match rules (`AddMatch` on the bus driver) and reading every message
-/// that no call is waiting for from ``next(timeout:)``: no C callbacks.
+/// that no call is waiting for from ``nextPending()`` after ``wait(_:timeout:)``: no C callbacks.
 public final class BusConnection {
     /// Which bus.
     public enum Kind: Sendable, Equatable {
@@ -97,9 +97,8 @@ public final class BusConnection {
         return reply
     }
 
-    /// The next message no call waited for (signals), waiting at most `timeout`; `nil` when none came.
-    /// Throws when the connection is lost (the bus went away).
-    public func next(timeout: Duration) throws(BusError) -> BusMessage? {
+    /// The next message no call waited for, without waiting; `nil` when none is queued.
+    public func nextPending() throws(BusError) -> BusMessage? {
         while true {
             var message: OpaquePointer?
             let processed = sd_bus_process(bus, &message)
@@ -107,14 +106,27 @@ public final class BusConnection {
                 throw BusError(name: "", message: "the bus connection failed", errno: Errno(systemdReturn: processed))
             }
             if let message { return BusMessage(owning: message) }
-            if processed > 0 { continue }
-            let microseconds = UInt64(timeout.components.seconds) * 1_000_000
-                + UInt64(timeout.components.attoseconds / 1_000_000_000_000)
-            let waited = sd_bus_wait(bus, microseconds)
-            if waited < 0 && waited != -Errno.interrupted.rawValue {
-                throw BusError(name: "", message: "waiting on the bus failed", errno: Errno(systemdReturn: waited))
+            if processed == 0 { return nil }
+        }
+    }
+
+    /// Waits until any of `connections` has something to process, or `timeout` passes (one `poll` over
+    /// their descriptors, with the events each one wants).
+    public static func wait(_ connections: [BusConnection], timeout: Duration) throws(BusError) {
+        var descriptors: [pollfd] = []
+        for connection in connections {
+            let descriptor = sd_bus_get_fd(connection.bus)
+            let events = sd_bus_get_events(connection.bus)
+            if descriptor < 0 || events < 0 {
+                throw BusError(name: "", message: "the bus connection failed",
+                    errno: Errno(systemdReturn: descriptor < 0 ? descriptor : events))
             }
-            if waited == 0 { return nil }
+            descriptors.append(pollfd(fd: descriptor, events: Int16(truncatingIfNeeded: events), revents: 0))
+        }
+        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let result = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+        if result < 0 && errno != EINTR {
+            throw BusError(name: "", message: "poll failed", errno: Errno(rawValue: errno))
         }
     }
 

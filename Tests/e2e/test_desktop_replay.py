@@ -36,7 +36,7 @@ def test_live_path_scores_as_smartstack_eval(daemon):
     match = LINE.search(result.stdout)
     assert match, result.stdout
     moments, counted, hit1, hit3, mrr, calls, refused = match.groups()
-    print(f"live path: hit@1 {hit1} MRR {mrr} ({counted} counted); smartstack-eval: hit@1 {engine['hit1']} "
+    print(f"live path: hit@1 {hit1} hit@3 {hit3} MRR {mrr} ({counted} counted); smartstack-eval: hit@1 {engine['hit1']} "
           f"MRR {engine['mrr']} ({expected['counted']} counted)")
     assert refused == "none"
     assert int(moments) == expected["moments"]
