@@ -3,11 +3,13 @@ bus (dbus-daemon from dbus.socket/dbus.service), the repository's units for smar
 and applications launched as transient units exactly as desktops launch them (`systemd-run --scope
 --unit=app-gnome-….scope`, `systemd-run --unit=app-flatpak-…@….service`).
 
-The namespace has no user bus (no user manager runs there), so smartstack-desktop runs as the system instance
-(`systemd/smartstack-desktop.service`, `--system`), watching the system manager on the system bus; no logind
-session can be made either, so the unlock is a real D-Bus signal sent on that bus with `busctl emit`
-(`org.freedesktop.login1.Session.Unlock` and `PropertiesChanged` of `LockedHint`), which smartstack-desktop
-receives through sd-bus as it would logind's.
+Two scenarios. The system instance (`systemd/smartstack-desktop.service`, `--system`) watches the system manager
+on the system bus: launches, donation ids and dates, dedup, the ignore list, the stack, and restarts of
+smartstack-desktop, smartstackd and dbus; its unlocks are real D-Bus signals sent on that bus with `busctl emit`
+(`org.freedesktop.login1.Session.Unlock`, `PropertiesChanged` of `LockedHint`), as no logind runs there. The user
+instance runs as on a desktop: systemd-logind, a real login session through PAM (pam_systemd), root's user
+manager and user bus (dbus-user-session), the repository's user units, apps launched as the user's transient
+units, and unlocks that logind itself signals (`loginctl unlock-session`, `SetLockedHint`).
 
 systemd gets private /tmp, /var/tmp, /run, /etc/systemd/system (and /var/lib, /var/log/journal, /usr/local/bin)
 before it is exec'd, a cgroup2 tree of its own, and only the staged units (SYSTEMD_UNIT_PATH, no generators):
@@ -40,6 +42,11 @@ SYSTEM_UNITS = [
     "slices.target", "local-fs.target", "swap.target", "multi-user.target", "systemd-journald.service",
     "systemd-journald.socket", "systemd-journald-dev-log.socket", "dbus.socket", "dbus.service",
     "final.target", "poweroff.target", "systemd-poweroff.service", "umount.target",
+]
+# For a real logind session and the user's own service manager and bus.
+SESSION_UNITS = [
+    "systemd-logind.service", "dbus-org.freedesktop.login1.service", "user@.service", "user-runtime-dir@.service",
+    "user.slice", "systemd-user-sessions.service",
 ]
 
 
@@ -110,7 +117,7 @@ set -eu
 mount -t tmpfs tmpfs /run
 mkdir -p /run/smartstack-test && mount --bind "$1" /run/smartstack-test
 dir=/run/smartstack-test
-for d in /tmp /var/tmp /etc/systemd/system /var/lib /var/log/journal /usr/local/bin; do
+for d in /tmp /var/tmp /etc/systemd/system /etc/systemd/user /var/lib /var/log/journal /usr/local/bin /root; do
     mkdir -p "$d" 2>/dev/null || true
     mount -t tmpfs tmpfs "$d"
 done
@@ -119,6 +126,7 @@ for f in group gshadow passwd shadow; do mount --bind "$dir/etc/$f" "/etc/$f"; d
 umount -R /sys/fs/cgroup
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 cp -a "$dir/units/." /etc/systemd/system/
+cp -a "$dir/user-units/." /etc/systemd/user/
 install -m 755 "$dir/smartstackd" /usr/local/bin/smartstackd
 install -m 755 "$dir/smartstack-desktop" /usr/local/bin/smartstack-desktop
 install -m 644 "$dir/desktop.conf" /run/smartstack-desktop.conf
@@ -232,10 +240,19 @@ def _stage(stage):
     units = stage / "units"
     (units / "sockets.target.wants").mkdir(parents=True)
     (stage / "etc").mkdir()
-    for unit in SYSTEM_UNITS:
+    for unit in SYSTEM_UNITS + SESSION_UNITS:
         source = pathlib.Path(UNIT_DIRECTORY) / unit
-        if source.exists():
+        if source.is_symlink():  # an alias stays an alias
+            (units / unit).symlink_to(os.readlink(source))
+        elif source.exists():
             shutil.copy(source, units / unit)
+    for folder in ("user@.service.d", "user-.slice.d", "user@0.service.d"):
+        if (pathlib.Path(UNIT_DIRECTORY) / folder).is_dir():
+            shutil.copytree(pathlib.Path(UNIT_DIRECTORY) / folder, units / folder)
+    # The repository's user units, for the user's manager (which reads /etc/systemd/user, private here).
+    (stage / "user-units").mkdir()
+    for unit in ("smartstackd.service", "smartstackd.socket", "smartstack-desktop.service"):
+        shutil.copy(ROOT / "systemd" / "user" / unit, stage / "user-units" / unit)
     (units / "default.target").symlink_to("multi-user.target")
     for socket_unit in ("systemd-journald.socket", "systemd-journald-dev-log.socket", "dbus.socket"):
         (units / "sockets.target.wants" / socket_unit).symlink_to("../" + socket_unit)
@@ -334,9 +351,14 @@ def launch_service(machine, unit):
     machine.run("systemd-run", "--quiet", f"--unit={unit}", "sleep", "600")
 
 
-def entries(machine, name):
+def entries(machine, name, user=False):
     message_id = _message_ids()[name]
-    return [entry for entry in machine.journal("smartstack-desktop.service") if entry.get("MESSAGE_ID") == message_id]
+    if user:
+        output = machine.run("journalctl", "--no-pager", "-o", "json", "--user-unit", "smartstack-desktop.service").stdout
+        journal = [json.loads(line) for line in output.splitlines() if line.strip()]
+    else:
+        journal = machine.journal("smartstack-desktop.service")
+    return [entry for entry in journal if entry.get("MESSAGE_ID") == message_id]
 
 
 def test_desktop_launches_unlocks_and_restarts_under_real_systemd_and_dbus(machine):
@@ -492,3 +514,110 @@ def scenario(machine):
         "journal:", {name: len(entries(machine, name)) for name in MESSAGE_IDS},
         "seconds: %.1f" % (time.monotonic() - started))
     assert time.monotonic() - started < 120
+
+
+USER_ENVIRONMENT = ("env", "XDG_RUNTIME_DIR=/run/user/0", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus")
+
+
+def test_user_session_with_real_logind(machine):
+    """The user instance as on a desktop: a real logind session (a PAM login through pam_systemd) starts root's
+    user manager and user bus (dbus-user-session); smartstackd and smartstack-desktop run from the repository's
+    user units under it; apps are launched as the user's transient units; `loginctl unlock-session` makes
+    logind itself send Unlock, and SetLockedHint makes it send PropertiesChanged of LockedHint. An unlock of
+    another user's session is no look. /root is private to the namespace, so the user's state stays there."""
+    try:
+        user_scenario(machine)
+    except AssertionError:
+        output = machine.run("journalctl", "--no-pager", "-o", "short-precise", "-n", "200", check=False).stdout
+        print(output[-8000:])
+        raise
+
+
+def user_scenario(machine):
+    machine.run("systemctl", "start", "systemd-logind.service")
+    machine.run("systemd-run", "--quiet", "--unit=console-login", "-p", "PAMName=login", "-p", "User=root",
+                "sleep", "600")
+
+    def root_session():
+        for line in machine.run("loginctl", "list-sessions", "--no-legend").stdout.splitlines():
+            fields = line.split()
+            if len(fields) >= 3 and fields[1] == "0":
+                return fields[0]
+        return None
+    session = eventually(root_session, 15)
+    assert session, machine.run("loginctl", "list-sessions").stdout
+    assert eventually(lambda: machine.show("user@0.service", "ActiveState") == "active", 20)
+    assert eventually(lambda: os.path.exists(f"/proc/{machine.systemd}/root/run/user/0/bus"), 10)
+
+    machine.run(*USER_ENVIRONMENT, "systemctl", "--user", "start", "smartstackd.socket")
+    machine.run(*USER_ENVIRONMENT, "systemctl", "--user", "start", "smartstack-desktop.service", timeout=60)
+    status = machine.run(*USER_ENVIRONMENT, "systemctl", "--user", "show", "-P", "StatusText",
+                         "smartstack-desktop.service").stdout.strip()
+    assert status == "watching the user service manager"
+    address = f"unix:/proc/{machine.systemd}/root/run/user/0/smartstack/io.smartstack"
+    # StateDirectory= of a user unit: $XDG_STATE_HOME from systemd 254 on, $XDG_CONFIG_HOME before.
+    home = pathlib.Path(f"/proc/{machine.systemd}/root/root")
+    state_paths = [home / folder / "smartstack-desktop" / "desktop-state.json" for folder in (".local/state", ".config")]
+
+    def user_call(interface, method, **parameters):
+        with varlink.Client(address=address) as client:
+            with client.open(interface, namespaced=False) as remote:
+                return getattr(remote, method)(**parameters)
+
+    def settled(unit):
+        invocation = eventually(lambda: machine.run(
+            *USER_ENVIRONMENT, "systemctl", "--user", "show", "-P", "InvocationID", unit).stdout.strip(), 10)
+        assert invocation, unit
+
+        def done():
+            try:
+                current = json.loads(next(path for path in state_paths if path.exists()).read_text())
+            except (StopIteration, OSError, ValueError):
+                return False
+            return invocation in current["state"]["invocations"] and current["pending"] == []
+        return eventually(done, 20)
+
+    machine.run("sh", "-c", "XDG_RUNTIME_DIR=/run/user/0 systemd-run --user --quiet --scope "
+                "--unit=app-gnome-org.gnome.Nautilus-1234.scope sleep 600 >/dev/null 2>&1 &")
+    assert settled("app-gnome-org.gnome.Nautilus-1234.scope")
+    machine.run(*USER_ENVIRONMENT, "systemd-run", "--user", "--quiet",
+                "--unit=app-flatpak-org.mozilla.firefox@5678.service", "sleep", "600")
+    assert settled("app-flatpak-org.mozilla.firefox@5678.service")
+    for app in ("org.gnome.Nautilus", "org.mozilla.firefox"):
+        listed = user_call("io.smartstack.Provider", "ListDonations", app=app)["donations"]
+        assert [d["intent"] for d in listed] == ["open"], app
+    stack = user_call("io.smartstack.Shell", "ListStacks")["stacks"][0]
+    assert stack["stack"] == "desktop.apps"
+    assert [w["app"] for w in stack["widgets"]] == ["org.gnome.Nautilus", "org.mozilla.firefox"]
+
+    # logind's own signals: Unlock from loginctl unlock-session, PropertiesChanged from SetLockedHint.
+    machine.run("loginctl", "unlock-session", session)
+    looks = eventually(lambda: entries(machine, "desktopLook", user=True), 10)
+    assert looks and len(looks) == 1
+    path = machine.run("busctl", "call", "org.freedesktop.login1", "/org/freedesktop/login1",
+                       "org.freedesktop.login1.Manager", "GetSession", "s", session).stdout.split()[1].strip('"')
+    assert looks[0]["SMARTSTACK_SESSION"] == path.rsplit("/", 1)[1]
+    machine.run("busctl", "call", "org.freedesktop.login1", path, "org.freedesktop.login1.Session",
+                "SetLockedHint", "b", "true")
+    machine.run("busctl", "call", "org.freedesktop.login1", path, "org.freedesktop.login1.Session",
+                "SetLockedHint", "b", "false")
+    assert eventually(lambda: len(entries(machine, "desktopLook", user=True)) == 2, 10)
+
+    # Another user's session unlocking is not this user's look.
+    machine.run("systemd-run", "--quiet", "--unit=other-login", "-p", "PAMName=login", "-p", "User=nobody",
+                "sleep", "600")
+
+    def other_session():
+        for line in machine.run("loginctl", "list-sessions", "--no-legend").stdout.splitlines():
+            fields = line.split()
+            if len(fields) >= 3 and fields[1] == "65534":
+                return fields[0]
+        return None
+    other = eventually(other_session, 15)
+    assert other, machine.run("loginctl", "list-sessions").stdout
+    machine.run("loginctl", "unlock-session", other)
+    machine.run("loginctl", "unlock-session", session)
+    assert eventually(lambda: len(entries(machine, "desktopLook", user=True)) == 3, 10)
+    time.sleep(1.0)
+    sessions = [e["SMARTSTACK_SESSION"] for e in entries(machine, "desktopLook", user=True)]
+    assert len(sessions) == 3 and set(sessions) == {path.rsplit("/", 1)[1]}, sessions
