@@ -519,6 +519,20 @@ def scenario(machine):
 USER_ENVIRONMENT = ("env", "XDG_RUNTIME_DIR=/run/user/0", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus")
 
 
+def _no_user_session():
+    if not os.path.exists("/lib/systemd/systemd-logind"):
+        return "needs systemd-logind"
+    if not os.path.exists("/usr/lib/systemd/user/dbus.socket"):
+        return "needs dbus-user-session (make deps)"
+    try:
+        if "pam_systemd" not in pathlib.Path("/etc/pam.d/common-session").read_text():
+            return "needs pam_systemd in /etc/pam.d/common-session (libpam-systemd, make deps)"
+    except OSError:
+        return "needs /etc/pam.d/common-session"
+    return None
+
+
+@pytest.mark.skipif(_no_user_session() is not None, reason=str(_no_user_session()))
 def test_user_session_with_real_logind(machine):
     """The user instance as on a desktop: a real logind session (a PAM login through pam_systemd) starts root's
     user manager and user bus (dbus-user-session); smartstackd and smartstack-desktop run from the repository's
