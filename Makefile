@@ -3,7 +3,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 USAGE_LOG ?= ../shared/data/usage/desktop.tsv
-SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remote git
+SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remote git dbus util-linux \
+	libpam-systemd dbus-user-session
 PYTHON_PACKAGES := varlink==31.0.0 asyncvarlink==0.3.3 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
@@ -11,7 +12,9 @@ SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
 ## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
-## fleet test (journal-upload to journal-remote).
+## fleet test (journal-upload to journal-remote); dbus (dbus-daemon, busctl's peer) for smartstack-desktop's test
+## under a real systemd and system bus (Tests/e2e/test_desktop.py); util-linux for unshare and nsenter; libpam-systemd
+## and dbus-user-session for its user-session scenario (a PAM login registered with logind, the user's bus).
 deps:
 	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -92,16 +95,18 @@ bench-socket: release
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
 	bash bench/socket.sh
 
-## install: everything under $(DESTDIR)$(PREFIX) (default /usr/local): release binaries smartstackd and
-## smartstackctl (Swift runtime linked in, so they do not need the toolchain), then install-systemd.
+## install: everything under $(DESTDIR)$(PREFIX) (default /usr/local): release binaries smartstackd,
+## smartstackctl and smartstack-desktop (Swift runtime linked in, so they do not need the toolchain), then
+## install-systemd.
 PREFIX ?= /usr/local
 LIBDIR := $(DESTDIR)$(PREFIX)/lib
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 install: deps
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS) --product smartstackd
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS) --product smartstackctl
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS) --product smartstack-desktop
 	install -d $(BINDIR)
-	install -m 755 .build/release/smartstackd .build/release/smartstackctl $(BINDIR)/
+	install -m 755 .build/release/smartstackd .build/release/smartstackctl .build/release/smartstack-desktop $(BINDIR)/
 	$(MAKE) --no-print-directory install-systemd PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) --no-print-directory install-ctl PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
@@ -109,14 +114,16 @@ install: deps
 install-systemd:
 	install -d $(LIBDIR)/systemd/system $(LIBDIR)/systemd/user $(LIBDIR)/systemd/catalog $(LIBDIR)/sysusers.d \
 		$(DESTDIR)$(PREFIX)/share/doc/smartstackd
-	for unit in smartstackd.service smartstackd.socket; do \
+	for unit in smartstackd.service smartstackd.socket smartstack-desktop.service; do \
 		sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/$$unit > $(LIBDIR)/systemd/system/$$unit; \
 		sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/user/$$unit > $(LIBDIR)/systemd/user/$$unit; \
 	done
-	chmod 644 $(LIBDIR)/systemd/system/smartstackd.* $(LIBDIR)/systemd/user/smartstackd.*
+	chmod 644 $(LIBDIR)/systemd/system/smartstack*.* $(LIBDIR)/systemd/user/smartstack*.*
 	sed -e 's|/usr/local/|$(PREFIX)/|g' systemd/smartstackd.catalog > $(LIBDIR)/systemd/catalog/smartstackd.catalog
 	install -m 644 systemd/sysusers.d/smartstackd.conf $(LIBDIR)/sysusers.d/smartstackd.conf
+	install -m 644 systemd/sysusers.d/smartstack-desktop.conf $(LIBDIR)/sysusers.d/smartstack-desktop.conf
 	install -m 644 docs/systemd.md $(DESTDIR)$(PREFIX)/share/doc/smartstackd/systemd.md
+	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/smartstackd/README.md
 
 ## ctl-docs: smartstackctl's shell completions (bash, zsh, fish) and man page, generated from its command
 ## definitions (ArgumentParser's completion scripts; scripts/smartstackctl-manual.py for roff) into .build/ctl-docs.

@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "smartstack-bench", targets: ["smartstack-bench"]),
         .executable(name: "smartstackd", targets: ["smartstackd"]),
         .executable(name: "smartstackctl", targets: ["smartstackctl"]),
+        .executable(name: "smartstack-desktop", targets: ["smartstack-desktop"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -115,6 +116,30 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // smartstack-desktop's core: application unit names, launch counting and dedup, the stack of the
+        // most-launched apps, and events → smartstackd calls. No I/O.
+        .target(name: "SmartStackDesktop", dependencies: ["SmartStackCore", "SmartStackProtocol"], swiftSettings: strict),
+        // smartstack-desktop's I/O: the sd-bus watcher (service manager, logind), the agent that sends the core's
+        // calls to smartstackd and keeps them until acknowledged, the state file, and the usage-log replay.
+        .target(
+            name: "SmartStackDesktopService",
+            dependencies: [
+                "SmartStackDesktop", "SmartStackClient", "SmartStackSystemd", "SmartStackEval", "SmartStackCore",
+                "SmartStackProtocol",
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "smartstack-desktop",
+            dependencies: [
+                "SmartStackDesktopService", "SmartStackDesktop", "SmartStackSystemd", "SmartStackEval",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SmartStackDesktopTests", dependencies: ["SmartStackDesktop", "SmartStackCore", "SmartStackProtocol"],
+            swiftSettings: strict),
         // Reads smartstackd's decision entries from the journal and aggregates them: summaries, JSON, HTML/SVG.
         .target(
             name: "SmartStackAnalysis",

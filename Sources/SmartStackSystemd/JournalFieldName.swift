@@ -86,10 +86,20 @@ extension JournalFieldName {
     public static let error = JournalFieldName(unchecked: "SMARTSTACK_ERROR")
     /// `SMARTSTACK_TRUNCATED`: the fields whose values were cut to fit, separated by commas.
     public static let truncated = JournalFieldName(unchecked: "SMARTSTACK_TRUNCATED")
+    /// `SMARTSTACK_UNIT`: the service manager's unit an entry is about (smartstack-desktop).
+    public static let unit = JournalFieldName(unchecked: "SMARTSTACK_UNIT")
+    /// `SMARTSTACK_INVOCATION`: the unit's invocation id.
+    public static let invocation = JournalFieldName(unchecked: "SMARTSTACK_INVOCATION")
+    /// `SMARTSTACK_DATE`: when the event happened (RFC 3339).
+    public static let date = JournalFieldName(unchecked: "SMARTSTACK_DATE")
+    /// `SMARTSTACK_SESSION`: the logind session.
+    public static let session = JournalFieldName(unchecked: "SMARTSTACK_SESSION")
+    /// `SMARTSTACK_BUS`: the bus watched (user or system).
+    public static let bus = JournalFieldName(unchecked: "SMARTSTACK_BUS")
 
     /// The named constants above, for the test that validates them.
     static let constants: [JournalFieldName] = [
         stack, revision, order, previousOrder, top, reason, scores, widget, kind, app, count, clientUID, clientPID,
-        method, error, truncated,
+        method, error, truncated, unit, invocation, date, session, bus,
     ]
 }

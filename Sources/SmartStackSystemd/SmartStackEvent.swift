@@ -22,6 +22,20 @@ public enum SmartStackEvent: String, Sendable, CaseIterable {
     case clientRejected
     /// The periodic summary with counters.
     case periodicSummary
+    /// smartstack-desktop connected (again) to the service manager and logind over D-Bus.
+    case desktopBusConnected
+    /// smartstack-desktop lost a D-Bus connection and reconnects.
+    case desktopBusLost
+    /// smartstack-desktop donated an application launch (`SMARTSTACK_APP`, `SMARTSTACK_UNIT`).
+    case desktopLaunch
+    /// smartstack-desktop changed the apps of its stack.
+    case desktopStackChanged
+    /// smartstack-desktop recorded a look at its stack on an unlock.
+    case desktopLook
+    /// smartstack-desktop cannot reach smartstackd and retries.
+    case desktopDisconnected
+    /// smartstack-desktop reached smartstackd again and resent what was not acknowledged.
+    case desktopReconnected
 
     /// The `MESSAGE_ID` of this event type.
     public var messageID: MessageID {
@@ -41,6 +55,13 @@ public enum SmartStackEvent: String, Sendable, CaseIterable {
         case .reloadWithheld: "e8e74928e7d3428daf2d415ecf85e6e9"
         case .clientRejected: "234a632a5b4149ad9bed534fc82f615e"
         case .periodicSummary: "bdd41a8c415140d7aae33742debafbc3"
+        case .desktopBusConnected: "9beb9c376c1346d9a24d8de45927c365"
+        case .desktopBusLost: "c1125ae16a6e43c6bab6b85f5cedcd94"
+        case .desktopLaunch: "0d56f87b925942e3acac5cdb14e91f48"
+        case .desktopStackChanged: "0e94dfab62c446f89bf2aa02fc929f11"
+        case .desktopLook: "4386854a752d47eda07159f785b07531"
+        case .desktopDisconnected: "89dd89b949304815b342012a1f5927ee"
+        case .desktopReconnected: "e97158912bb14f01ba149baa756a02d5"
         }
     }
 

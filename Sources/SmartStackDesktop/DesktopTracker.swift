@@ -1,0 +1,158 @@
+public import SmartStackCore
+
+/// A unit of the service manager that became active: what the D-Bus handlers (or a replay) hand the tracker.
+public struct UnitStart: Sendable, Equatable {
+    /// The unit name, e.g. `app-gnome-org.gnome.Nautilus-1234.scope`.
+    public var name: String
+    /// The unit's `InvocationID` (32 hex digits), empty when the manager has none.
+    public var invocationID: String
+    /// When the unit became active (`ActiveEnterTimestamp`), with the local UTC offset.
+    public var date: Timestamp
+
+    public init(name: String, invocationID: String, date: Timestamp) {
+        self.name = name
+        self.invocationID = invocationID
+        self.date = date
+    }
+}
+
+/// What the tracker made of one unit start.
+public enum LaunchOutcome: Sendable, Equatable {
+    /// A launch of `app`: the calls to make, in order.
+    case launch(app: String, calls: [DesktopCall])
+    /// Not an application unit.
+    case notAnApp
+    /// An application on the ignore list.
+    case ignored(applicationID: String)
+    /// This invocation was counted already (seen again after a restart or reconnect).
+    case sameInvocation(app: String)
+    /// The same unit started again within `dedupSeconds` of its last counted start.
+    case repeatedWithin(app: String, seconds: Double)
+}
+
+/// The pure core of smartstack-desktop: turns unit starts and unlocks into smartstackd calls, and keeps the
+/// launch counts behind the stack of most-launched apps.
+///
+/// No I/O and no clock: every event carries its time, so a replay of a usage log and the live service take
+/// the same path. The state is a value that the service stores between runs.
+public struct DesktopTracker: Sendable {
+    /// What the tracker keeps between runs.
+    public struct State: Sendable, Equatable, Codable {
+        /// Counted launches by app id.
+        public var launches: [String: Int] = [:]
+        /// The order apps were first launched in (ties of the most-launched order).
+        public var firstSeen: [String: Int] = [:]
+        /// Apps whose launcher widget kind is registered.
+        public var registered: Set<String> = []
+        /// The apps of the stack as last configured, in its order; empty before the first configuration.
+        public var stackApps: [String] = []
+        /// Invocation ids counted recently, oldest first (at most ``invocationMemory``).
+        public var invocations: [String] = []
+        /// The last counted start of each unit name within the dedup window, in microseconds.
+        public var lastStart: [String: Int64] = [:]
+
+        public init() {}
+    }
+
+    /// How many invocation ids are remembered to recognise a unit seen again.
+    public static let invocationMemory = 4096
+
+    public let configuration: DesktopConfiguration
+    public private(set) var state: State
+    private var invocationSet: Set<String>
+
+    public init(configuration: DesktopConfiguration, state: State = State()) {
+        self.configuration = configuration
+        self.state = state
+        self.invocationSet = Set(state.invocations)
+    }
+
+    /// A unit of the manager became active.
+    public mutating func unitStarted(_ unit: UnitStart) -> LaunchOutcome {
+        guard let appUnit = AppUnit(unitName: unit.name) else { return .notAnApp }
+        if configuration.ignores(appUnit.applicationID) { return .ignored(applicationID: appUnit.applicationID) }
+        let app = AppUnit.smartStackAppID(appUnit.applicationID)
+        if !unit.invocationID.isEmpty, invocationSet.contains(unit.invocationID) { return .sameInvocation(app: app) }
+        // An invocation is seen once, whether it counts or not: seen again, it never counts.
+        if !unit.invocationID.isEmpty { remember(unit.invocationID) }
+        let window = Int64(configuration.dedupSeconds * 1_000_000)
+        state.lastStart = state.lastStart.filter { unit.date.microseconds - $0.value < window }
+        if let last = state.lastStart[unit.name], abs(unit.date.microseconds - last) < window {
+            return .repeatedWithin(app: app, seconds: Double(unit.date.microseconds - last) / 1_000_000)
+        }
+        if window > 0 { state.lastStart[unit.name] = unit.date.microseconds }
+
+        state.launches[app, default: 0] += 1
+        if state.firstSeen[app] == nil { state.firstSeen[app] = state.firstSeen.count }
+        var calls: [DesktopCall] = []
+        let wanted = configuration.apps.isEmpty ? mostLaunched() : configuration.apps.map(AppUnit.smartStackAppID)
+        for candidate in [app] + wanted where !state.registered.contains(candidate) {
+            state.registered.insert(candidate)
+            calls.append(
+                .registerWidget(
+                    app: candidate, kind: configuration.kind,
+                    displayName: candidate == app ? appUnit.applicationID : candidate,
+                    family: configuration.family, date: unit.date))
+        }
+        // Reconfigure only when the set of apps changes: ConfigureStack keeps what smartstackd learned about
+        // every widget that keeps its instance id, kind and configuration, and the instance ids are stable.
+        if Set(wanted) != Set(state.stackApps) {
+            state.stackApps = wanted
+            calls.append(
+                .configureStack(
+                    stack: configuration.stack, family: configuration.family, kind: configuration.kind, apps: wanted,
+                    date: unit.date))
+        }
+        calls.append(.donate(app: app, id: Self.donationID(unit), date: unit.date))
+        return .launch(app: app, calls: calls)
+    }
+
+    /// At start-up (and a replay's first row): with a fixed list of `apps`, the stack is known before any
+    /// launch, so its kinds are registered and it is configured now; otherwise nothing (the stack comes with
+    /// the first launch).
+    public mutating func prepare(at date: Timestamp) -> [DesktopCall] {
+        guard !configuration.apps.isEmpty, state.stackApps.isEmpty else { return [] }
+        let apps = configuration.apps.map(AppUnit.smartStackAppID)
+        var calls: [DesktopCall] = []
+        for app in apps where !state.registered.contains(app) {
+            state.registered.insert(app)
+            calls.append(
+                .registerWidget(app: app, kind: configuration.kind, displayName: app, family: configuration.family, date: date))
+        }
+        state.stackApps = apps
+        calls.append(
+            .configureStack(stack: configuration.stack, family: configuration.family, kind: configuration.kind, apps: apps, date: date))
+        return calls
+    }
+
+    /// The session was unlocked (or became active): a look at the stack, once it exists.
+    public mutating func unlocked(at date: Timestamp) -> [DesktopCall] {
+        state.stackApps.isEmpty ? [] : [.recordLook(stack: configuration.stack, date: date)]
+    }
+
+    /// The K most-launched apps, most first, ties by first launch.
+    public func mostLaunched() -> [String] {
+        let ranked = state.launches.sorted { left, right in
+            left.value != right.value
+                ? left.value > right.value : (state.firstSeen[left.key] ?? 0) < (state.firstSeen[right.key] ?? 0)
+        }
+        return ranked.prefix(configuration.stackSize).map(\.key)
+    }
+
+    /// The donation id of a unit start: its invocation id, so a launch donated again after a restart of
+    /// either service is the same donation; the unit name and start time when the manager gave none.
+    public static func donationID(_ unit: UnitStart) -> String {
+        if !unit.invocationID.isEmpty { return "invocation-" + unit.invocationID }
+        return String(("unit-" + AppUnit.smartStackAppID(unit.name) + "-" + String(unit.date.microseconds)).prefix(255))
+    }
+
+    private mutating func remember(_ invocation: String) {
+        state.invocations.append(invocation)
+        invocationSet.insert(invocation)
+        let excess = state.invocations.count - Self.invocationMemory
+        if excess > 0 {
+            for old in state.invocations.prefix(excess) { invocationSet.remove(old) }
+            state.invocations.removeFirst(excess)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+public import SmartStackCore
+public import SmartStackDesktop
+
+/// What the D-Bus side hands the agent: the events of the session, and how the buses are doing.
+public enum DesktopInput: Sendable {
+    /// A unit of the watched manager became active.
+    case unitStarted(UnitStart)
+    /// The session was unlocked or its lock hint went false.
+    case unlocked(Timestamp, session: String)
+    /// Connected (again) to the buses and subscribed.
+    case busConnected(String)
+    /// A bus connection was lost; the watcher reconnects.
+    case busLost(String)
+}
+
+/// The system's real-time clock with the local UTC offset.
+public enum WallClock {
+    /// Now.
+    public static func now() -> Timestamp {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return at(microseconds: Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000)
+    }
+
+    /// A realtime instant in microseconds, with the local UTC offset at that instant.
+    public static func at(microseconds: Int64) -> Timestamp {
+        var seconds = time_t(microseconds / 1_000_000)
+        var local = tm()
+        localtime_r(&seconds, &local)
+        return Timestamp(microseconds: microseconds, utcOffsetSeconds: Int32(local.tm_gmtoff))
+    }
+}
+
+#if canImport(Glibc)
+    import Glibc
+#endif
