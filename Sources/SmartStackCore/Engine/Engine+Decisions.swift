@@ -254,7 +254,8 @@ extension Engine {
                 entries.append(
                     DecisionEntry(
                         instance: "liveActivity:\(activity.app)/\(activity.id)", kind: nil, position: 0, score: 0,
-                        suggested: false, pinned: false, reason: .liveActivity, contributions: SignalShares()))
+                        suggested: false, pinned: false, reason: .liveActivity, contributions: SignalShares(),
+                        liveActivity: LiveActivityEntry(activity: activity, state: activity.phase(at: time))))
             }
         }
         for index in order {

@@ -65,6 +65,7 @@ public enum ExplainRenderer {
             lines.append("(the stack shows nothing)")
         }
 
+        lines += LiveActivityRenderer.render(order, reference: reference, style: style)
         let sorted = widgets.sorted { position($0) < position($1) }
         for widget in sorted {
             lines.append("")
