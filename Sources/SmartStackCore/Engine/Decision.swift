@@ -2,9 +2,11 @@
 public enum DecisionReason: String, Sendable, Hashable, CaseIterable, Codable {
     /// Surfaced by the provider's timeline relevance or a relevant context.
     case relevance
-    /// Placed by what the user does with the apps (recency, frequency, time, sequence, context).
+    /// Placed by what the user does with the apps (recency, frequency, time, sequence, context, and what the user
+    /// opened after looking at the stack).
     case behaviour
-    /// Placed mostly by engagement with the stack (taps, swipes, what the user went to after looking).
+    /// Placed mostly by engagement: the user tapped or swiped to this widget, and that (with what the user opened
+    /// after looking at the stack) leads its score. Never for a widget without a tap or swipe to it.
     case engagement
     /// Pinned on top by the shell.
     case pinned

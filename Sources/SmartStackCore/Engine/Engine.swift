@@ -288,6 +288,8 @@ struct InstanceState: Sendable, Hashable {
     var group: String?
     /// Times this widget was rotated to the top in the last 24 hours (at most the daily limit are kept).
     var rotations: [Timestamp] = []
+    /// Taps, ignored impressions and swipes away the shell reported for this widget.
+    var engagement = WidgetEngagement()
 }
 
 /// A look at a stack whose outcome (the widget the user goes to next) is not known yet.

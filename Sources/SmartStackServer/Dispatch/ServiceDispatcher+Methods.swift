@@ -74,6 +74,14 @@ extension ServiceDispatcher {
             let revision = try await host(context) { host throws(HostError) in try await host.stack(request.stack) }
                 .revision
             return .reply(ConfigureStackRequest.reply(revision: revision))
+        case .changeStack(let request):
+            let kinds = await host.kinds(request.add.map(\.kind))
+            let change = try request.change { kinds[$0] }
+            let date = request.date ?? host.now()
+            let revision = try await host(context) { host throws(HostError) in
+                try await host.changeStack(request.stack, change, at: date)
+            }
+            return .reply(ChangeStackRequest.reply(revision: revision))
         case .getStack(let request):
             let decision = try await host(context) { host throws(HostError) in
                 if let at = request.at { return try await host.stack(request.stack, at: at) }

@@ -125,6 +125,17 @@ public actor EngineHost {
         return effects
     }
 
+    /// Changes a stack (settings, pin, order, single widgets) as one `configureStack` event with the configuration
+    /// the change gives, read and recorded with no suspension between (so no other call changes the stack in the
+    /// meantime); returns the stack's revision once stored. Widgets that stay keep what was learned about them.
+    public func changeStack(_ id: StackID, _ change: StackChange, at time: Timestamp) async throws(HostError) -> Int {
+        guard let current = engine.configuration(of: id) else { throw .core(.notFound(kind: "stack", id: id.rawValue)) }
+        let configuration: StackConfiguration
+        do { configuration = try change.applied(to: current) } catch { throw .core(error) }
+        try await record(.configureStack(configuration, at: time))
+        return try await stack(id).revision
+    }
+
     /// Stores a donation, making up an id when the app gave none; returns the id.
     ///
     /// An id the app already used is accepted again only for the very same donation (a retried call), which
