@@ -62,7 +62,7 @@ public struct WidgetEngagement: Sendable, Hashable {
     public var isEmpty: Bool { updated == nil && demotedUntil == nil }
 
     /// Records one engagement at `time`.
-    mutating func record(_ kind: EngagementKind, at time: Timestamp) {
+    public mutating func record(_ kind: EngagementKind, at time: Timestamp) {
         let (taps, ignored) = decayed(at: time)
         self.taps = taps
         self.ignored = ignored
