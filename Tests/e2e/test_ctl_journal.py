@@ -8,6 +8,7 @@ journal (as systemd would connect it) while `smartstackctl replay` feeds it a us
 are copied out, and analyze reads them again from outside (`--directory`, `--file`) as from another machine.
 """
 import collections
+import datetime
 import html.parser
 import json
 import os
@@ -247,3 +248,51 @@ kill -TERM $daemon; wait $daemon || true
     copied = ctl_json("analyze", "--directory", str(machine))
     assert copied["stacks"] == local["stacks"]
     check_html(workdir, widgets_by_stack(workdir))
+
+
+def log_spans(path):
+    """Each person's first and last time in a usage log, in µs since the epoch."""
+    spans = {}
+    for line in path.read_text().splitlines():
+        if line.startswith("#") or line.startswith("user\t") or not line.strip():
+            continue
+        user, moment = line.split("\t")[:2]
+        micros = int(datetime.datetime.fromisoformat(moment).timestamp() * 1_000_000)
+        first, last = spans.get(user, (micros, micros))
+        spans[user] = (min(first, micros), max(last, micros))
+    return spans
+
+
+@needs_journald
+@pytest.mark.skipif(not USAGE_LOG.exists(), reason="needs the shared usage log desktop.tsv")
+def test_a_replay_is_reported_on_the_logs_own_time(workdir):
+    """Issue 12: the whole desktop.tsv through the daemon into a real journald, stopped at once: analyze reports
+    each person over the log's own span (decision entries carry the engine time they were decided for), and
+    the HTML report is written."""
+    body = r"""
+mkdir -p "$out/run" "$out/state"
+systemd-cat -t smartstackd sh -c 'JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" "$@"' \
+    "$DAEMON" --listen "$out/run/io.smartstack" --state "$out/state" & daemon=$!
+i=0; until [ -S "$out/run/io.smartstack" ]; do i=$((i+1)); [ $i -lt 3000 ] || exit 4; sleep 0.01; done
+"$CTL" --address "unix:$out/run/io.smartstack" --json replay "$LOG" > "$out/replay.json"
+kill -TERM $daemon; wait $daemon || true
+"""
+    run_in_namespace(workdir, body, {"DAEMON": str(DAEMON), "LOG": str(USAGE_LOG)}, timeout=900)
+    local = json.loads((pathlib.Path(workdir) / "analyze-local.json").read_text())
+    spans = log_spans(USAGE_LOG)
+    orders = journal_entries(workdir, "orderChanged")
+    assert orders and all("SMARTSTACK_ENGINE_TIME" in entry for entry in orders)
+    reported = {stack["stack"]: stack for stack in local["stacks"]}
+    assert set(reported) == set(spans), (set(reported), set(spans))
+    for person, (first, last) in spans.items():
+        days = (last - first) / 86_400e6
+        assert 41 <= days <= 57, (person, days)
+        stack = reported[person]
+        times = [int(datetime.datetime.fromisoformat(entry["SMARTSTACK_ENGINE_TIME"]).timestamp() * 1e6)
+                 for entry in orders if entry["SMARTSTACK_STACK"] == person]
+        # Every decision is dated within the person's log (not at the replay's wall clock).
+        assert first <= min(times) and max(times) <= last + 1_000_000, person
+        assert (max(times) - min(times)) / 86_400e6 > days - 2, (person, days)
+        assert abs(sum(share["share"] for share in stack["timeOnTop"]) - 1) < 1e-6
+    shutil.copy(pathlib.Path(workdir) / "report.html", os.environ.get("SMARTSTACK_REPORT_COPY", "/tmp/smartstack-replay-report.html"))
+    shutil.copy(pathlib.Path(workdir) / "analyze-local.json", "/tmp/smartstack-replay-analyze.json")

@@ -59,6 +59,10 @@ public actor EngineHost {
     /// The latest time of a recorded event (publish marks aside): a question about an earlier time is answered
     /// from the history up to it (`pastEngine`), a later one from the current state.
     var latestEventTime = Timestamp(microseconds: .min)
+    /// Per stack, the latest date of the backfilled events (dated before the service's time) about it (its
+    /// configuration, looks, engagement, its apps' donations): the engine time its decisions are journaled for,
+    /// until an event about it comes with the service's time.
+    var backfilledUntil: [StackID: Timestamp] = [:]
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
@@ -219,6 +223,10 @@ public actor EngineHost {
         do { effects = try engine.apply(event) } catch { throw .core(error) }
         history.append(event)
         if event.time > latestEventTime { latestEventTime = event.time }
+        let backfilled = event.time.seconds(since: serviceTime()) < -1
+        for stack in engine.stacks(affectedBy: event) {
+            backfilledUntil[stack] = backfilled ? max(backfilledUntil[stack] ?? event.time, event.time) : nil
+        }
         if let donation = event.donation {
             if !indexed { donations[donation.app, default: [:]][donation.id] = donation }
             donationCount += 1
@@ -271,11 +279,23 @@ public actor EngineHost {
             return .committed
         }
         let (decisions, effects) = engine.publish(at: time)
+        // After backfilled events (a replay, a queued donation) the journal gets each decision as the engine
+        // decides it for their latest date, so `analyze` reports the events' own time (docs/smartstackctl.md).
+        var reported: [Decision]?
+        if !backfilledUntil.isEmpty, !decisions.isEmpty {
+            reported = decisions.map { decision in
+                guard let until = backfilledUntil[decision.stack], until < time,
+                    var past = try? engine.evaluate(stack: decision.stack, at: until)
+                else { return decision }
+                past.revision = decision.revision
+                return past
+            }
+        }
         let mark = EngineEvent.publish(at: time)
         history.append(mark)
         let ticket = log.enqueue([mark])
         if log.snapshotDue { log.snapshot(engine) }
-        fanOut(decisions: decisions, effects: effects)
+        fanOut(decisions: decisions, effects: effects, reported: reported)
         scheduleWakeUp()
         return ticket
     }
