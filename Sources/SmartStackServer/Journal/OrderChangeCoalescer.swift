@@ -37,19 +37,27 @@ public struct OrderChangeCoalescer: Sendable {
         self.window = window
     }
 
-    /// Takes a published decision; returns the entry to write now, or `nil` when it is held.
+    /// Takes a published decision; returns the entry to write now, or `nil` when it is held (the last of
+    /// ``take(_:previousOrder:at:)``'s entries).
     public mutating func record(
         _ decision: Decision, previousOrder: [String]?, at now: ContinuousClock.Instant
     ) -> Change? {
+        take(decision, previousOrder: previousOrder, at: now).last
+    }
+
+    /// Takes a published decision; returns the entries to write now, in order: none when it is held; one; or,
+    /// when it is decided for a window or more after the last entry while changes are held, the held ones as one
+    /// entry (at their own engine time) and then it.
+    public mutating func take(
+        _ decision: Decision, previousOrder: [String]?, at now: ContinuousClock.Instant
+    ) -> [Change] {
         let engineWindow = Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18
         if var slot = slots[decision.stack] {
             // Decided for a time a window or more after the last entry: written now (with what was held).
             if decision.time.seconds(since: slot.lastWritten) >= engineWindow {
-                var change = slot.held ?? Change(decision: decision, previousOrder: previousOrder, count: 0)
-                change.decision = decision
-                change.count += 1
                 slots[decision.stack] = Slot(windowEnd: now + window, held: nil, lastWritten: decision.time)
-                return change
+                let change = Change(decision: decision, previousOrder: slot.held?.decision.order ?? previousOrder, count: 1)
+                return (slot.held.map { [$0] } ?? []) + [change]
             }
             if now < slot.windowEnd {
                 if var held = slot.held {
@@ -60,18 +68,18 @@ public struct OrderChangeCoalescer: Sendable {
                     slot.held = Change(decision: decision, previousOrder: previousOrder, count: 1)
                 }
                 slots[decision.stack] = slot
-                return nil
+                return []
             }
             // The window ended before anyone asked for what it held: write both as one entry.
             if var held = slot.held {
                 held.decision = decision
                 held.count += 1
                 slots[decision.stack] = Slot(windowEnd: now + window, held: nil, lastWritten: decision.time)
-                return held
+                return [held]
             }
         }
         slots[decision.stack] = Slot(windowEnd: now + window, held: nil, lastWritten: decision.time)
-        return Change(decision: decision, previousOrder: previousOrder, count: 1)
+        return [Change(decision: decision, previousOrder: previousOrder, count: 1)]
     }
 
     /// The held changes whose window ended by `now`, by stack id; each opens a new window.

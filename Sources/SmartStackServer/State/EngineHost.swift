@@ -63,6 +63,8 @@ public actor EngineHost {
     /// configuration, looks, engagement, its apps' donations): the engine time its decisions are journaled for,
     /// until an event about it comes with the service's time.
     var backfilledUntil: [StackID: Timestamp] = [:]
+    /// Per backfilled stack, the order last journaled for it at an event's time.
+    var journaledOrder: [StackID: [String]] = [:]
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
@@ -224,9 +226,18 @@ public actor EngineHost {
         history.append(event)
         if event.time > latestEventTime { latestEventTime = event.time }
         let backfilled = event.time.seconds(since: serviceTime()) < -1
+        var journaled: [Decision] = []
         for stack in engine.stacks(affectedBy: event) {
             backfilledUntil[stack] = backfilled ? max(backfilledUntil[stack] ?? event.time, event.time) : nil
+            // A backfilled event (a replay) is journaled as the engine decides the stack at the event's own time,
+            // one decision per event as the engine makes them, when the order changed.
+            guard backfilled, var decision = try? engine.evaluate(stack: stack, at: event.time) else { continue }
+            guard decision.order != journaledOrder[stack] else { continue }
+            journaledOrder[stack] = decision.order
+            decision.revision = engine.published(stack)?.revision ?? decision.revision
+            journaled.append(decision)
         }
+        if !journaled.isEmpty { reporter.published(decisions: journaled, effects: []) }
         if let donation = event.donation {
             if !indexed { donations[donation.app, default: [:]][donation.id] = donation }
             donationCount += 1
@@ -279,17 +290,10 @@ public actor EngineHost {
             return .committed
         }
         let (decisions, effects) = engine.publish(at: time)
-        // After backfilled events (a replay, a queued donation) the journal gets each decision as the engine
-        // decides it for their latest date, so `analyze` reports the events' own time (docs/smartstackctl.md).
+        // Stacks whose latest events are backfilled were journaled at those events' times (`apply`).
         var reported: [Decision]?
         if !backfilledUntil.isEmpty, !decisions.isEmpty {
-            reported = decisions.map { decision in
-                guard let until = backfilledUntil[decision.stack], until < time,
-                    var past = try? engine.evaluate(stack: decision.stack, at: until)
-                else { return decision }
-                past.revision = decision.revision
-                return past
-            }
+            reported = decisions.filter { backfilledUntil[$0.stack].map { $0 >= time } ?? true }
         }
         let mark = EngineEvent.publish(at: time)
         history.append(mark)
