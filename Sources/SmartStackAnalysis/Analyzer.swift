@@ -219,7 +219,9 @@ public struct Analyzer: Sendable {
             }
         }
         summary.medianTimeOnTop = Self.median(summary.tenures.filter(\.closed).map(\.seconds))
-        if let spanStart = start, let end, end > spanStart {
+        // Over the stack's own span: from --since, else from its first entry (stacks of a replay, or of a fleet,
+        // start at different times).
+        if let spanStart = since ?? summary.first ?? start, let end, end > spanStart {
             summary.topChangesPerHour = Double(summary.topChanges) / (Double(end - spanStart) / 3_600_000_000)
         }
         for widget in lanes where widgets[widget] == nil {

@@ -294,5 +294,8 @@ kill -TERM $daemon; wait $daemon || true
         assert first <= min(times) and max(times) <= last + 1_000_000, person
         assert (max(times) - min(times)) / 86_400e6 > days - 2, (person, days)
         assert abs(sum(share["share"] for share in stack["timeOnTop"]) - 1) < 1e-6
-    shutil.copy(pathlib.Path(workdir) / "report.html", os.environ.get("SMARTSTACK_REPORT_COPY", "/tmp/smartstack-replay-report.html"))
-    shutil.copy(pathlib.Path(workdir) / "analyze-local.json", "/tmp/smartstack-replay-analyze.json")
+    # Kept for a person to look at (SMARTSTACK_REPORT_DIR): the HTML report, the JSON and the text.
+    keep = os.environ.get("SMARTSTACK_REPORT_DIR")
+    if keep:
+        for name in ("report.html", "analyze-local.json", "analyze-local.txt"):
+            shutil.copy(pathlib.Path(workdir) / name, pathlib.Path(keep) / name)
