@@ -227,7 +227,13 @@ public actor EngineHost {
         if event.time > latestEventTime { latestEventTime = event.time }
         let backfilled = event.time.seconds(since: serviceTime()) < -1
         var journaled: [Decision] = []
-        for stack in engine.stacks(affectedBy: event) {
+        var affected = engine.stacks(affectedBy: event)
+        // Any app's donation moves every stack's signals (the app in front, the idle gap): a backfilled one also
+        // concerns the stacks being backfilled.
+        if backfilled, event.donation != nil {
+            for stack in backfilledUntil.keys.sorted() where !affected.contains(stack) { affected.append(stack) }
+        }
+        for stack in affected {
             backfilledUntil[stack] = backfilled ? max(backfilledUntil[stack] ?? event.time, event.time) : nil
             // A backfilled event (a replay) is journaled as the engine decides the stack at the event's own time,
             // one decision per event as the engine makes them, when the order changed.
