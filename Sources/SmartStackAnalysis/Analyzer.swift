@@ -66,8 +66,15 @@ public struct Analyzer: Sendable {
         }
         var stacks: [String: StackSummary] = [:]
         for (stack, stackRecords) in perStack {
-            stacks[stack] = summarize(
-                stack: stack, stackRecords, start: report.start, end: report.end, widgets: &widgets)
+            // A stack whose entries end more than a day before the report's (a replayed log on its own time, a
+            // stack no longer used) is counted to its own last entry, not to the others' end.
+            var end = report.end
+            if until == nil, let last = stackRecords.last?.time, let reportEnd = report.end,
+                reportEnd - last > Self.staleStackSpan
+            {
+                end = last
+            }
+            stacks[stack] = summarize(stack: stack, stackRecords, start: report.start, end: end, widgets: &widgets)
         }
 
         var unplaced = 0
@@ -110,6 +117,9 @@ public struct Analyzer: Sendable {
         }
         return report
     }
+
+    /// How much older than the report's end a stack's last entry may be before its time on top ends there: a day.
+    static let staleStackSpan: Int64 = 86_400 * 1_000_000
 
     /// One stack's summary from its records in time order; updates the widgets it touches.
     private func summarize(
@@ -209,7 +219,9 @@ public struct Analyzer: Sendable {
             }
         }
         summary.medianTimeOnTop = Self.median(summary.tenures.filter(\.closed).map(\.seconds))
-        if let spanStart = start, let end, end > spanStart {
+        // Over the stack's own span: from --since, else from its first entry (stacks of a replay, or of a fleet,
+        // start at different times).
+        if let spanStart = since ?? summary.first ?? start, let end, end > spanStart {
             summary.topChangesPerHour = Double(summary.topChanges) / (Double(end - spanStart) / 3_600_000_000)
         }
         for widget in lanes where widgets[widget] == nil {

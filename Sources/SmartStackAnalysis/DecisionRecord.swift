@@ -1,4 +1,5 @@
 public import SmartStackSystemd
+import SmartStackCore
 
 /// One of smartstackd's journal entries that the analysis reads, reduced to what it needs.
 ///
@@ -7,7 +8,8 @@ public import SmartStackSystemd
 /// `SMARTSTACK_ENGAGEMENT` (`tap`, `swipeTo`, `swipeAway`, `impression`), `SMARTSTACK_STACK` and
 /// `SMARTSTACK_WIDGET` counts as one (the daemon writes one at info level for every `RecordEngagement`).
 public struct DecisionRecord: Sendable, Hashable {
-    /// When journald received the entry: microseconds since the Unix epoch.
+    /// The engine time the entry is for (`SMARTSTACK_ENGINE_TIME`: when the decision was decided for, a
+    /// replay's log time included), else when journald received it: microseconds since the Unix epoch.
     public var time: Int64
     /// What the entry says.
     public var event: Event
@@ -105,7 +107,8 @@ public struct DecisionRecord: Sendable, Hashable {
             guard let value = fields[name.rawValue], !value.isEmpty else { return nil }
             return value
         }
-        self.time = time
+        self.time =
+            fields[JournalFieldName.engineTime.rawValue].flatMap { try? Timestamp(rfc3339: $0) }?.microseconds ?? time
         self.machineID = fields[MachineField.machineID] ?? ""
         self.hostname = fields[MachineField.hostname] ?? ""
         let event = fields["MESSAGE_ID"].flatMap(MessageID.init).flatMap(SmartStackEvent.init(messageID:))

@@ -184,7 +184,11 @@ public struct HTMLReport: Sendable {
 
     /// The SVG timeline of one stack.
     func timeline(_ stack: StackSummary, colours: [String: String]) -> String {
-        guard let start = report.start, let end = report.end else { return "<p>No entries.</p>\n" }
+        guard let reportStart = report.start, let reportEnd = report.end else { return "<p>No entries.</p>\n" }
+        // Each stack on its own span: from --since (else its first entry) to --until (else the end its time on
+        // top was counted to), so a replayed person's weeks fill the width however long the whole journal is.
+        let start = report.since ?? stack.first ?? reportStart
+        let end = max(start + 1, report.until ?? stack.tenures.map(\.end).max() ?? stack.last ?? reportEnd)
         let span = max(1, Double(end - start))
         let lanes = stack.lanes
         let laneIndex = Dictionary(lanes.enumerated().map { ($0.element, $0.offset) }) { first, _ in first }

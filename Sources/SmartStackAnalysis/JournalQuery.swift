@@ -69,15 +69,21 @@ public struct JournalQuery: Sendable {
         for match in groups[1] { try reader.addMatch(match.field, match.value) }
         try reader.addConjunction()
         for match in groups[2] { try reader.addMatch(match.field, match.value) }
-        try reader.seek(realtimeMicroseconds: since.map { UInt64(max(0, $0)) })
+        // The range is over each entry's engine time (`SMARTSTACK_ENGINE_TIME`, which a replay sets to the log's
+        // times, long before the journal received them), so every matching entry is read and filtered by it.
+        try reader.seek(realtimeMicroseconds: nil)
         var records: [DecisionRecord] = []
         var unreadable = 0
         while let entry = try reader.next() {
-            let time = Int64(clamping: entry.realtimeMicroseconds)
-            if let since, time < since { continue }
-            if let until, time > until { break }
-            if let record = DecisionRecord(entry) { records.append(record) } else { unreadable += 1 }
+            guard let record = DecisionRecord(entry) else {
+                unreadable += 1
+                continue
+            }
+            if let since, record.time < since { continue }
+            if let until, record.time > until { continue }
+            records.append(record)
         }
+        records.sort { $0.time < $1.time }
         return Result(records: records, unreadable: unreadable)
     }
 }

@@ -30,6 +30,9 @@ public struct EngineRanker: MomentRanker {
         engine.rankingPrior = prior
     }
 
+    /// The app on top of the engine's latest published order (what the daemon would journal), if any.
+    public var publishedTop: String? { engine.published(stackID)?.top.flatMap { instanceToApp[$0] } }
+
     /// The weights the stack's learned ranker has now, by feature name; `nil` before the first row.
     public var learnedWeights: [(name: String, weight: Double)]? { engine.learnedWeights(of: stackID) }
 

@@ -58,6 +58,9 @@ extension JournalFieldName {
     public static let stack = JournalFieldName(unchecked: "SMARTSTACK_STACK")
     /// `SMARTSTACK_REVISION`: the stack's order revision after the change.
     public static let revision = JournalFieldName(unchecked: "SMARTSTACK_REVISION")
+    /// `SMARTSTACK_ENGINE_TIME`: the engine time a decision was decided for (RFC 3339): the service's time, or
+    /// for a decision that follows backfilled events (a replay) the latest of their dates.
+    public static let engineTime = JournalFieldName(unchecked: "SMARTSTACK_ENGINE_TIME")
     /// `SMARTSTACK_ORDER`: the new order, widget ids separated by commas.
     public static let order = JournalFieldName(unchecked: "SMARTSTACK_ORDER")
     /// `SMARTSTACK_PREVIOUS_ORDER`: the order before the change.

@@ -46,6 +46,11 @@ struct SmartStackEvalCommand: ParsableCommand {
         help: "Score every person under a prior fitted on everyone else (leave one person out).")
     var crossFit = false
 
+    @Flag(
+        name: .customLong("top-shares"),
+        help: "Print each person's share of time on top per app from the engine's own decisions, as JSON.")
+    var topShares = false
+
     @Argument(help: ArgumentHelp("smartstack-usage/1 log files.", valueName: "file"))
     var files: [String]
 
@@ -68,6 +73,15 @@ struct SmartStackEvalCommand: ParsableCommand {
         }
 
         let options = EvaluationOptions(stackSize: stackSize)
+        if topShares {
+            var object: [String: [String: Double]] = [:]
+            for (user, shares) in TopShares.run(logs: logs, options: options) { object[user] = shares }
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+                fail("cannot encode the shares")
+            }
+            print(String(decoding: data, as: UTF8.self))
+            return
+        }
         if let fitPrior {
             let names = files.map { $0.split(separator: "/").last.map(String.init) ?? $0 }
             let id = "fit-\(PriorFit.version) " + names.joined(separator: "+")

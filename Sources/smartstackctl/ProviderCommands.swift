@@ -204,7 +204,7 @@ struct TimelineCommand: AsyncParsableCommand {
         @Option(
             name: .customLong("entry"),
             help:
-                "An entry as DATE or DATE,SCORE,DURATION (RFC 3339; duration in seconds, 0 = until the next); repeatable."
+                "An entry as DATE or DATE,SCORE,DURATION (a time as for --date; duration in seconds, 0 = until the next); repeatable."
         )
         var entries: [String] = []
         @Option(help: "Reload policy: atEnd, never, or after=DATE.") var policy: String?
@@ -212,6 +212,8 @@ struct TimelineCommand: AsyncParsableCommand {
 
         func validate() throws {
             if entries.isEmpty { throw ValidationError("give at least one --entry") }
+            // Here rather than in run(): a bad entry is then reported with this command's usage.
+            for entry in entries { _ = try Self.entry(entry) }
         }
 
         func run() async throws {
@@ -234,16 +236,30 @@ struct TimelineCommand: AsyncParsableCommand {
             }
         }
 
+        /// `DATE[,SCORE,DURATION]`, the date in the one time syntax of the command line; each part that does not
+        /// read says which and why.
         static func entry(_ text: String) throws -> JSONObject {
-            let parts = text.split(separator: ",").map(String.init)
-            var entry: JSONObject = ["date": .string(parts.first ?? "")]
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 1 || parts.count == 3 else {
+                throw ValidationError(
+                    "--entry '\(text)' has \(parts.count) comma-separated parts; it must be DATE or DATE,SCORE,DURATION "
+                        + "(e.g. 2030-01-01T09:00:00Z,0.8,3600)")
+            }
+            guard let date = TimeArgument(argument: parts[0]) else {
+                throw ValidationError(
+                    "--entry '\(text)': the date '\(parts[0])' is not a time (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', "
+                        + "now, today, -1h or '2d ago')")
+            }
+            var entry: JSONObject = ["date": .string(date.rfc3339)]
             if parts.count == 3 {
-                guard let score = Double(parts[1]), let duration = Double(parts[2]) else {
-                    throw ValidationError("--entry score and duration must be numbers, got '\(text)'")
+                guard let score = Double(parts[1]), score.isFinite else {
+                    throw ValidationError("--entry '\(text)': the score '\(parts[1])' is not a number")
+                }
+                guard let duration = Double(parts[2]), duration.isFinite, duration >= 0 else {
+                    throw ValidationError(
+                        "--entry '\(text)': the duration '\(parts[2])' is not a number of seconds (0 or more)")
                 }
                 entry["relevance"] = .object(["score": .double(score), "duration": .double(duration)])
-            } else if parts.count != 1 {
-                throw ValidationError("--entry must be DATE or DATE,SCORE,DURATION, got '\(text)'")
             }
             return entry
         }
@@ -347,7 +363,13 @@ struct RelevanceCommand: AsyncParsableCommand {
             Arguments.add("date", date, to: &fields)
             let reply = try await global.call("io.smartstack.Provider.DeclareRelevance", fields)
             global.emit(reply) {
-                "declared \(contexts.count) relevant context\(contexts.count == 1 ? "" : "s") for \(target.app)/\(target.kind)"
+                var parts: [String] = []
+                if !contexts.isEmpty || group == nil {
+                    parts.append("\(contexts.count) relevant context\(contexts.count == 1 ? "" : "s")")
+                }
+                if let group { parts.append("relevance group \(group)") }
+                return "declared " + parts.joined(separator: " and ") + " for \(target.app)/\(target.kind)"
+                    + (contexts.isEmpty && group == nil ? " (clears any declared before)" : "")
             }
         }
     }

@@ -17,8 +17,9 @@ struct Stacks: AsyncParsableCommand {
 
 struct StackCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "stack", abstract: "Show, configure or remove a stack.",
-        subcommands: [Show.self, Configure.self, Remove.self], defaultSubcommand: Show.self)
+        commandName: "stack", abstract: "Show, configure, change or remove a stack.",
+        subcommands: [Show.self, Configure.self, SetSettings.self, Add.self, RemoveWidget.self, Remove.self],
+        defaultSubcommand: Show.self)
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -45,7 +46,10 @@ struct StackCommand: AsyncParsableCommand {
             discussion: """
                 Each --widget is INSTANCE=APP/KIND, optionally followed by ?NAME=VALUE&NAME=VALUE for the \
                 configuration (text forms), in the user's order, e.g. \
-                --widget 'weather-paris=org.example.weather/forecast?city=Paris'.
+                --widget 'weather-paris=org.example.weather/forecast?city=Paris'. Widgets that keep their \
+                instance, kind and configuration keep what was learned about them. Without --widget or \
+                --widgets-json it refuses (that would empty the stack) unless --empty is given; to change \
+                settings and keep the widgets use 'stack set', 'stack add' and 'stack remove-widget'.
                 """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The stack id.") var stack: String
@@ -60,6 +64,7 @@ struct StackCommand: AsyncParsableCommand {
             true
         @Flag(help: "Lift the stability limits so providers can test their relevance.") var developerMode = false
         @Option(help: "An instance of the stack to keep on top.") var pin: String?
+        @Flag(help: "Configure the stack with no widgets (replacing any it has).") var empty = false
         @Option(parsing: .unconditional, help: "When the stack was configured (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
@@ -75,6 +80,12 @@ struct StackCommand: AsyncParsableCommand {
                 list = array
             } else {
                 list = try widgets.map { .object(try Self.widget($0)) }
+            }
+            if list.isEmpty, !empty {
+                throw ValidationError(
+                    "no widgets given: this would empty stack '\(stack)'. Give them with --widget or --widgets-json, "
+                        + "pass --empty for a stack without widgets, or change settings keeping the widgets with "
+                        + "'smartstackctl stack set \(stack) …'")
             }
             var parameters: JSONObject = [
                 "stack": .string(stack), "family": .string(family), "widgets": .array(list),

@@ -89,7 +89,7 @@ struct SmartStackDaemon: AsyncParsableCommand {
         let listening = OneShotSignal()
         let ready = OneShotSignal()
         // State: the event log in the state directory; refused (naming the file) rather than replaced.
-        let stateDirectory = state ?? defaults.stateDirectory
+        let stateDirectory = state.map(Self.absolute) ?? defaults.stateDirectory
         let log: SQLiteEventLog
         do {
             log = try ServiceAssembly.openLog(
@@ -170,7 +170,19 @@ struct SmartStackDaemon: AsyncParsableCommand {
                 "systemd passed sockets but none named varlink; binding the socket path instead",
                 metadata: ["names": "\(passed.sockets.map(\.name).joined(separator: ","))"])
         }
-        return .path(listen ?? defaults.socketPath)
+        return .path(listen.map(Self.absolute) ?? defaults.socketPath)
+    }
+
+    /// `path` against the working directory when it is relative (as a shell user means `--state state` or
+    /// `--listen run/sock`), else as given.
+    static func absolute(_ path: String) -> String {
+        guard !path.isEmpty, !path.hasPrefix("/") else { return path }
+        let directory: String? = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 4_096) { buffer in
+            guard let base = buffer.baseAddress, getcwd(base, buffer.count) != nil else { return nil }
+            return String(cString: base)
+        }
+        guard let directory else { return path }
+        return (directory.hasSuffix("/") ? directory : directory + "/") + path
     }
 
     /// A user service serves its own user and root; the system service follows the configured policy.

@@ -67,6 +67,11 @@ enum Examples {
                      {"key":"location","value":"home"}],"group":"weather"}
         """,
         .configureStack: configureHome,
+        .changeStack: """
+        {"stack":"home","developerMode":false,"pin":"w4","remove":["w3"],
+         "add":[{"instance":"w4","app":"com.example.notes","kind":"main"}],"order":["w4","w1","w2"],
+         "date":"2024-03-04T08:05:00-08:00"}
+        """,
         .getStack: #"{"stack":"home","at":"2024-03-04T09:30:00-08:00"}"#,
         .subscribe: #"{"stacks":["home","work","home"]}"#,
         .listStacks: "{}",

@@ -29,7 +29,7 @@ struct MethodCoverageTests {
                 "io.smartstack.Provider.WatchReloads", "io.smartstack.Provider.StartLiveActivity",
                 "io.smartstack.Provider.UpdateLiveActivity", "io.smartstack.Provider.EndLiveActivity",
                 "io.smartstack.Provider.DeclareRelevance", "io.smartstack.Shell.ConfigureStack",
-                "io.smartstack.Shell.GetStack", "io.smartstack.Shell.Subscribe", "io.smartstack.Shell.ListStacks",
+                "io.smartstack.Shell.ChangeStack", "io.smartstack.Shell.GetStack", "io.smartstack.Shell.Subscribe", "io.smartstack.Shell.ListStacks",
                 "io.smartstack.Shell.RemoveStack", "io.smartstack.Shell.RecordEngagement",
                 "io.smartstack.Shell.RecordLook", "io.smartstack.Shell.SetContext", "io.smartstack.Shell.Explain",
                 "io.smartstack.Shell.GetBudget", "io.smartstack.Admin.GetStatistics",

@@ -144,6 +144,10 @@ struct RequestErrorTests {
         (.declareRelevance, #"{\#(w),"kind":"k","contexts":[{"key":"a"}]}"#, "contexts[0].value"),
         (.declareRelevance, #"{\#(w),"kind":"k","contexts":[{"key":"","value":"b"}]}"#, "contexts[0].key"),
         (.declareRelevance, #"{\#(w),"kind":"k","group":""}"#, "group"),
+        (.changeStack, #"{"stack":"home","family":"tiny"}"#, "family"),
+        (.changeStack, #"{"stack":"home","remove":["a b"]}"#, "remove[0]"),
+        (.changeStack, #"{"stack":"home","order":["a",""]}"#, "order[1]"),
+        (.changeStack, #"{"stack":"home","add":[{"instance":"a","kind":"k"}]}"#, "add[0].app"),
         (.configureStack, #"{"stack":"home","family":"tiny","widgets":[]}"#, "family"),
         (.configureStack, #"{"stack":"my home","family":"systemSmall","widgets":[]}"#, "stack"),
         (

@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 
-from conftest import DAEMON, ROOT
+from conftest import CTL, DAEMON, ROOT
 
 GIT = shutil.which("git")
 HERE = pathlib.Path(__file__).resolve()
@@ -46,10 +46,11 @@ def test_the_other_uid_tests_pass_from_a_clone_in_a_private_directory():
                 target = clone / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, target)
-        # The clone's own build directory, as after `swift build` there (only the binary these tests start).
+        # The clone's own build directory, as after `swift build` there (only the binaries these tests start).
         build = clone / ".build" / "debug"
         build.mkdir(parents=True)
         shutil.copy2(DAEMON, build / "smartstackd")
+        shutil.copy2(CTL, build / "smartstackctl")
         assert oct(os.stat(private).st_mode & 0o777) == "0o700"
 
         environment = {key: value for key, value in os.environ.items()

@@ -149,7 +149,7 @@ def test_provider_verbs(daemon):
     declared = ctl(daemon, "relevance", "declare", "org.example.weather", "forecast", "--config", "city=Paris",
                    "--context", "location=airport", "--context", f"{now_plus(0)}/{now_plus(600)}",
                    "--group", "travel").stdout
-    assert declared.strip() == "declared 2 relevant contexts for org.example.weather/forecast"
+    assert declared.strip() == "declared 2 relevant contexts and relevance group travel for org.example.weather/forecast"
     assert ctl_json(daemon, "relevance", "declare", "org.example.weather", "forecast", "--instance",
                     "weather-paris") == {}
 

@@ -8,6 +8,7 @@ journal (as systemd would connect it) while `smartstackctl replay` feeds it a us
 are copied out, and analyze reads them again from outside (`--directory`, `--file`) as from another machine.
 """
 import collections
+import datetime
 import html.parser
 import json
 import os
@@ -247,3 +248,75 @@ kill -TERM $daemon; wait $daemon || true
     copied = ctl_json("analyze", "--directory", str(machine))
     assert copied["stacks"] == local["stacks"]
     check_html(workdir, widgets_by_stack(workdir))
+
+
+def log_spans(path):
+    """Each person's first and last time in a usage log, in µs since the epoch."""
+    spans = {}
+    for line in path.read_text().splitlines():
+        if line.startswith("#") or line.startswith("user\t") or not line.strip():
+            continue
+        user, moment = line.split("\t")[:2]
+        micros = int(datetime.datetime.fromisoformat(moment).timestamp() * 1_000_000)
+        first, last = spans.get(user, (micros, micros))
+        spans[user] = (min(first, micros), max(last, micros))
+    return spans
+
+
+def identifier(text):
+    """ReplayPlan.identifier: bytes outside [A-Za-z0-9.-] as _HH."""
+    return "".join(chr(b) if chr(b).isascii() and (chr(b).isalnum() or chr(b) in ".-") else "_%02X" % b
+                   for b in text.encode())
+
+
+@needs_journald
+@pytest.mark.skipif(not USAGE_LOG.exists(), reason="needs the shared usage log desktop.tsv")
+def test_a_replay_is_reported_on_the_logs_own_time(workdir):
+    """Issue 12: desktop.tsv through the daemon into a real journald, each person replayed into a fresh daemon
+    (as smartstack-eval scores each person with an engine of their own) and stopped at once: analyze reports each
+    person over the log's own span (decision entries carry the engine time they were decided for), and each
+    widget's share of time on top agrees within 1 percentage point with the engine's own decisions
+    (smartstack-eval --top-shares)."""
+    spans = log_spans(USAGE_LOG)
+    header = "user\ttime\tapp\tevent\n"
+    lines = USAGE_LOG.read_text().splitlines()
+    for person in spans:
+        rows = [line for line in lines if line.startswith(person + "\t")]
+        (pathlib.Path(workdir) / f"{person}.tsv").write_text(header + "\n".join(rows) + "\n")
+    body = r"""
+for person in $PEOPLE; do
+mkdir -p "$out/$person/run" "$out/$person/state"
+systemd-cat -t smartstackd sh -c 'JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" "$@"' \
+    "$DAEMON" --listen "$out/$person/run/io.smartstack" --state "$out/$person/state" & daemon=$!
+i=0; until [ -S "$out/$person/run/io.smartstack" ]; do i=$((i+1)); [ $i -lt 3000 ] || exit 4; sleep 0.01; done
+"$CTL" --address "unix:$out/$person/run/io.smartstack" --json replay "$out/$person.tsv" > "$out/$person/replay.json"
+kill -TERM $daemon; wait $daemon || true
+done
+"""
+    run_in_namespace(workdir, body, {"DAEMON": str(DAEMON), "PEOPLE": " ".join(spans)}, timeout=900)
+    local = json.loads((pathlib.Path(workdir) / "analyze-local.json").read_text())
+    orders = journal_entries(workdir, "orderChanged")
+    assert orders and all("SMARTSTACK_ENGINE_TIME" in entry for entry in orders)
+    reported = {stack["stack"]: stack for stack in local["stacks"]}
+    assert set(reported) == set(spans), (set(reported), set(spans))
+    engine = json.loads(subprocess.run(
+        [str(BUILD / "smartstack-eval"), "--top-shares", str(USAGE_LOG)], capture_output=True, text=True,
+        check=True, timeout=600).stdout)
+    for person, (first, last) in spans.items():
+        days = (last - first) / 86_400e6
+        assert 41 <= days <= 57, (person, days)
+        stack = reported[person]
+        times = [int(datetime.datetime.fromisoformat(entry["SMARTSTACK_ENGINE_TIME"]).timestamp() * 1e6)
+                 for entry in orders if entry["SMARTSTACK_STACK"] == person]
+        # Every decision is dated within the person's log (not at the replay's wall clock), over its span.
+        assert first <= min(times) and max(times) <= last + 1_000_000, person
+        assert (max(times) - min(times)) / 86_400e6 > days - 2, (person, days)
+        shares = {share["widget"]: share["share"] for share in stack["timeOnTop"]}
+        expected = {identifier(person) + "." + identifier(app): share for app, share in engine[person].items()}
+        for widget in set(shares) | set(expected):
+            assert abs(shares.get(widget, 0) - expected.get(widget, 0)) <= 0.01, (person, widget, shares, expected)
+    # Kept for a person to look at (SMARTSTACK_REPORT_DIR): the HTML report, the JSON and the text.
+    keep = os.environ.get("SMARTSTACK_REPORT_DIR")
+    if keep:
+        for name in ("report.html", "analyze-local.json", "analyze-local.txt"):
+            shutil.copy(pathlib.Path(workdir) / name, pathlib.Path(keep) / name)

@@ -2,9 +2,11 @@
 public enum DecisionReason: String, Sendable, Hashable, CaseIterable, Codable {
     /// Surfaced by the provider's timeline relevance or a relevant context.
     case relevance
-    /// Placed by what the user does with the apps (recency, frequency, time, sequence, context).
+    /// Placed by what the user does with the apps (recency, frequency, time, sequence, context, and what the user
+    /// opened after looking at the stack).
     case behaviour
-    /// Placed mostly by engagement with the stack (taps, swipes, what the user went to after looking).
+    /// Placed mostly by engagement: the user tapped or swiped to this widget, and that (with what the user opened
+    /// after looking at the stack) leads its score. Never for a widget without a tap or swipe to it.
     case engagement
     /// Pinned on top by the shell.
     case pinned
@@ -40,6 +42,37 @@ public struct DecisionEntry: Sendable, Hashable {
     /// Each signal's share of the score: behaviour signals as their share of the widget's log-odds against
     /// the stack's average widget, `relevance` as the relevance added.
     public var contributions: SignalShares
+    /// For a Live Activity entry: the activity as a shell draws it, with its state at the decision's time.
+    public var liveActivity: LiveActivityEntry?
+
+    /// An entry with every field given; `liveActivity` only for a Live Activity entry.
+    public init(
+        instance: String, kind: WidgetKindID?, position: Int, score: Double, suggested: Bool, pinned: Bool,
+        reason: DecisionReason, contributions: SignalShares, liveActivity: LiveActivityEntry? = nil
+    ) {
+        self.instance = instance
+        self.kind = kind
+        self.position = position
+        self.score = score
+        self.suggested = suggested
+        self.pinned = pinned
+        self.reason = reason
+        self.contributions = contributions
+        self.liveActivity = liveActivity
+    }
+}
+
+/// A Live Activity as an entry of a stack's order shows it: what a shell needs to draw it.
+public struct LiveActivityEntry: Sendable, Hashable {
+    /// The activity: app, id, attributes, content state, start, last update, end and removal dates.
+    public var activity: LiveActivity
+    /// `active` or `ended` at the decision's time (a removed activity has no entry).
+    public var state: LiveActivity.Phase
+
+    public init(activity: LiveActivity, state: LiveActivity.Phase) {
+        self.activity = activity
+        self.state = state
+    }
 }
 
 /// The order of a stack at a time.
@@ -60,13 +93,13 @@ public struct Decision: Sendable, Hashable {
     /// Scores closer than this count as the same when deciding whether a decision is new.
     public static let scoreResolution = 0.001
 
-    /// Same order, reasons and scores (to `scoreResolution`): what a reader of the decision would see as
-    /// unchanged. The revision, the time and the contributions aside.
+    /// Same order, reasons, scores (to `scoreResolution`) and Live Activities (state, content, dates): what a
+    /// reader of the decision would see as unchanged. The revision, the time and the contributions aside.
     public func hasSameContent(as other: Decision?) -> Bool {
         guard let other, other.entries.count == entries.count else { return false }
         for (a, b) in zip(entries, other.entries) {
             guard a.instance == b.instance, a.reason == b.reason, a.pinned == b.pinned, a.suggested == b.suggested,
-                abs(a.score - b.score) < Self.scoreResolution
+                abs(a.score - b.score) < Self.scoreResolution, a.liveActivity == b.liveActivity
             else { return false }
         }
         return true

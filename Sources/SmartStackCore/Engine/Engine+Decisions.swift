@@ -152,6 +152,8 @@ extension Engine {
             }
             var relevance = relevanceState.status == .relevant ? relevanceState.normalized : 0
             if let active { relevance = max(relevance, max(0.5, 1 - 0.1 * Double(active))) }
+            // A widget the user swiped away is not surfaced by relevance while it is demoted.
+            if relevance > 0, instances.slots[Int(slot)]?.engagement.isDemoted(at: time) == true { relevance = 0 }
             var shares = SignalShares()
             if relevance > 0 { shares[.relevance] = relevance }
             standings.append(
@@ -189,6 +191,8 @@ extension Engine {
             }
             // The model's published top stays unless a challenger is clearly likelier (`TopHysteresis`).
             if choice == .model { holdPublishedTop(of: state, standings: &standings) }
+            // What the user did with each widget in the stack (taps, ignored impressions, swipes away).
+            applyEngagement(at: time, to: &standings)
             // A candidate is suggested when the user is more likely to want it than every placed widget.
             if let best = candidates.indices.max(by: { probabilities[n + $0] < probabilities[n + $1] }),
                 probabilities[n + best] > (probabilities.prefix(n).max() ?? 0)
@@ -223,10 +227,14 @@ extension Engine {
         // time on top, or when the widget has used its rotations for the day. Developer mode lifts both.
         // Only what happened at or before `time` counts: a question about an earlier time than the last
         // publish sees the stability state as it was then (`StackState.asOf`).
+        // A manual swipe's grace holds the top as well: relevance does not rotate another widget up meanwhile.
         var limited: Set<Int> = []
         let publishedTop = state.publishedTop(asOf: time)
         let topCanRotate = configuration.developerMode
             || state.lastRotation(asOf: time).map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
+        let relevanceCanRotate =
+            topCanRotate
+            && (configuration.developerMode || state.manualSwipe(asOf: time, grace: settings.swipeGracePeriod) == nil)
         if configuration.smartRotate, !configuration.developerMode {
             while let first = order.first, standings[first].relevance > 0,
                 state.instances[first].rawValue != publishedTop
@@ -240,7 +248,7 @@ extension Engine {
                 guard beaten || standings[first].relevance >= own else { break }
                 let rotations = instances.slots[Int(standings[first].slot)]?.rotations ?? []
                 let rotationsToday = Self.rotationsInDay(rotations, before: time)
-                guard !topCanRotate || rotationsToday >= settings.maxRotationsPerWidgetPerDay else { break }
+                guard !relevanceCanRotate || rotationsToday >= settings.maxRotationsPerWidgetPerDay else { break }
                 limited.insert(first)
                 standings[first].relevance = 0
                 scores[first] = standings[first].score
@@ -269,7 +277,8 @@ extension Engine {
                 entries.append(
                     DecisionEntry(
                         instance: "liveActivity:\(activity.app)/\(activity.id)", kind: nil, position: 0, score: 0,
-                        suggested: false, pinned: false, reason: .liveActivity, contributions: SignalShares()))
+                        suggested: false, pinned: false, reason: .liveActivity, contributions: SignalShares(),
+                        liveActivity: LiveActivityEntry(activity: activity, state: activity.phase(at: time))))
             }
         }
         for index in order {
@@ -369,13 +378,57 @@ extension Engine {
         case .expired: return .expired
         case .none, .relevant: break
         }
-        // Engagement leads when its share is positive and above every other behaviour signal's.
+        // Engagement leads when its share is positive and above every other behaviour signal's, and the user did
+        // engage with this widget (a tap or a swipe to it): otherwise the share is what the user opened after
+        // looking at the stack, which is behaviour.
         let engagement = standing.contributions.share(at: Signal.engagement.index)
-        guard engagement > 0 else { return .behaviour }
+        guard engagement > 0, (instances.slots[Int(standing.slot)]?.engagement.decayed(at: time).taps ?? 0) >= 0.01
+        else { return .behaviour }
         for index in 0..<SignalShares.capacity where index != Signal.engagement.index && index != Signal.relevance.index {
             if standing.contributions.share(at: index) >= engagement { return .behaviour }
         }
         return .engagement
+    }
+
+    /// Scales each widget's behaviour by its engagement (`WidgetEngagement.factor`), normalises the widgets
+    /// again, and adds each factor's log against the stack's mean to the widget's `engagement` share.
+    func applyEngagement(at time: Timestamp, to standings: inout [WidgetStanding]) {
+        let n = standings.count
+        var factors = [Double](repeating: 1, count: n)
+        var engaged = false
+        for i in 0..<n {
+            guard let engagement = instances.slots[Int(standings[i].slot)]?.engagement, !engagement.isEmpty else {
+                continue
+            }
+            factors[i] = engagement.factor(at: time)
+            engaged = true
+        }
+        guard engaged else { return }
+        var adjusted = (0..<n).map { standings[$0].behaviour * factors[$0] }
+        // A widget swiped away goes below every widget that is not: at most half the lowest of theirs.
+        var demoted: [Int] = []
+        for i in 0..<n where instances.slots[Int(standings[i].slot)]?.engagement.isDemoted(at: time) == true {
+            demoted.append(i)
+        }
+        if !demoted.isEmpty, demoted.count < n {
+            var lowest = Double.infinity
+            for i in 0..<n where !demoted.contains(i) { lowest = min(lowest, adjusted[i]) }
+            for i in demoted where adjusted[i] > lowest / 2 {
+                adjusted[i] = lowest / 2
+                factors[i] = standings[i].behaviour > 0 ? adjusted[i] / standings[i].behaviour : factors[i]
+            }
+        }
+        var total = 0.0
+        for i in 0..<n { total += adjusted[i] }
+        guard total > 0 else { return }
+        var meanLog = 0.0
+        for i in 0..<n { meanLog += safeLog(factors[i]) / Double(n) }
+        for i in 0..<n {
+            standings[i].behaviour = adjusted[i] / total
+            let share = safeLog(factors[i]) - meanLog
+            guard share != 0 else { continue }
+            standings[i].contributions[.engagement] = (standings[i].contributions[.engagement] ?? 0) + share
+        }
     }
 
     /// How long a candidate may be suggested after its last donation.

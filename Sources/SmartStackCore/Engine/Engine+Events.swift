@@ -123,12 +123,16 @@ extension Engine {
         guard state.instances.contains(instance), let widget = instances[instance] else {
             throw .invalidParameter(parameter: "instance", reason: "instance '\(instance)' is not in stack '\(id)'")
         }
-        usage.recordEngagement(key: widget.key, kind: kind, at: time)
+        // Engagement reaches the ranking only through the widget's own bounded adjustment (`WidgetEngagement`),
+        // not as features of the learned model, whose first steps on a new feature are large: two taps there
+        // outweighed weeks of donations.
+        instances[instance]?.engagement.record(kind, at: time)
         var effects: [EngineEffect?] = []
         switch kind {
         case .tap:
-            // A tap is the clearest answer to "what did the user go to after looking".
-            closeLook(of: id, at: time) { _ in widget.key }
+            // The tap counts as engagement only (above). The look it follows is answered, as every look is, by the
+            // open the tap causes (the app's donation): counted once, and as the behaviour model learns from
+            // opens, so one tap cannot turn a habit of weeks (the model follows the last look's target closely).
             // A reload caused by the user interacting with the widget is exempt from the budget.
             if widget.relevance.timeline != nil {
                 effects.append(reloadEffect(instance, instances[instance]?.reload.request(at: time, reason: .userInteraction), at: time))
@@ -140,6 +144,7 @@ extension Engine {
             timers.schedule(.stack(id), at: time.adding(seconds: settings.swipeGracePeriod))
         case .swipeAway:
             if state.manualSwipe?.instance == instance { stacks[id]?.manualSwipe = nil }
+            timers.schedule(.stack(id), at: time.adding(seconds: WidgetEngagement.swipeAwayDemotion))
         case .impression:
             try look(at: id, time: time)
         }

@@ -21,6 +21,13 @@ public struct WidgetExplanation: Sendable, Hashable {
     public var rotationLimited: Bool
     public var rotationsToday: Int
     public var rotationsLeftToday: Int
+    /// What withholds its rotation to the top, when `rotationLimited`.
+    public var rotationLimitedBy: RotationLimit?
+    /// When it may next be rotated to the top: the later of the stack's next allowed rotation and, once its
+    /// rotations for the day are used, 24 hours after the oldest of them.
+    public var nextRotationAllowed: Timestamp
+    /// What the shell reported about it (taps, ignored impressions, a swipe away) and the resulting factor.
+    public var engagement: EngagementState
     /// Seconds it has been on top, when it is on top.
     public var timeOnTop: Double?
     public var pinned: Bool
@@ -31,6 +38,28 @@ public struct WidgetExplanation: Sendable, Hashable {
     public var nextReload: Timestamp?
 }
 
+/// The stability limit that withholds a widget's rotation to the top.
+public enum RotationLimit: String, Sendable, Hashable, CaseIterable {
+    /// The stack's last rotation is younger than the minimum time on top.
+    case minimumTimeOnTop
+    /// A manual swipe keeps another widget on top for the grace period.
+    case manualSwipe
+    /// The widget has used its rotations for the day.
+    case dailyLimit
+}
+
+/// A widget's engagement at a time, as `WidgetEngagement` counts it.
+public struct EngagementState: Sendable, Hashable {
+    /// Decayed taps (a swipe to it counts half).
+    public var taps: Double
+    /// Decayed impressions since its last tap.
+    public var ignoredImpressions: Double
+    /// Until when a swipe away demotes it, while it does.
+    public var demotedUntil: Timestamp?
+    /// The multiplier of its behaviour probability (before the stack is normalised again).
+    public var factor: Double
+}
+
 /// Why a stack shows what it shows.
 public struct StackExplanation: Sendable, Hashable {
     public var decision: Decision
@@ -39,7 +68,8 @@ public struct StackExplanation: Sendable, Hashable {
     public var developerMode: Bool
     /// When the top last changed by rotation, suggestion or manual swipe.
     public var lastRotation: Timestamp?
-    /// When the next rotation may happen (now, unless the minimum time on top holds it back).
+    /// When the next rotation may happen: now, unless the minimum time on top or a manual swipe's grace period
+    /// holds it back (the later of the two). A widget's own daily limit is in its `nextRotationAllowed`.
     public var nextRotationAllowed: Timestamp
     /// Looks at the stack the ranker has learned from.
     public var learnedFromLooks: Int
@@ -64,17 +94,34 @@ extension Engine {
         let result = evaluation(of: state, at: time, scratch: &matrix)
         let developer = state.configuration.developerMode
         let lastRotation = state.lastRotation(asOf: time)
-        let nextRotation = developer ? time : max(time, lastRotation?.adding(seconds: settings.minimumTimeOnTop) ?? time)
+        let swipe = state.manualSwipe(asOf: time, grace: settings.swipeGracePeriod)
+        let minimumEnd = lastRotation?.adding(seconds: settings.minimumTimeOnTop) ?? time
+        let graceEnd = swipe?.time.adding(seconds: settings.swipeGracePeriod) ?? time
+        let nextRotation = developer ? time : max(time, minimumEnd, graceEnd)
         var widgets: [WidgetExplanation] = []
         for standing in result.standings where instance == nil || state.instances[standing.index] == instance {
             let id = state.instances[standing.index]
             guard let widget = instances[id] else { continue }
             let position = result.decision.entries.firstIndex { $0.instance == id.rawValue } ?? -1
             let rotations = Self.rotationsInDay(widget.rotations, before: time)
-            let swipe = state.manualSwipe(asOf: time, grace: settings.swipeGracePeriod).flatMap { swipe in
+            let swipeUntil = swipe.flatMap { swipe in
                 swipe.instance == id ? swipe.time.adding(seconds: settings.swipeGracePeriod) : nil
             }
             let isTop = result.decision.top == id.rawValue
+            var widgetNext = nextRotation
+            let dailyLimitReached = !developer && rotations >= settings.maxRotationsPerWidgetPerDay
+            if dailyLimitReached, let oldest = widget.rotations.filter({ $0 <= time && time.seconds(since: $0) < 86_400 }).min() {
+                widgetNext = max(widgetNext, oldest.adding(seconds: 86_400))
+            }
+            var limitedBy: RotationLimit?
+            if result.limited.contains(standing.index) {
+                limitedBy = dailyLimitReached ? .dailyLimit : (swipe != nil && graceEnd >= minimumEnd) ? .manualSwipe : .minimumTimeOnTop
+            }
+            let (taps, ignored) = widget.engagement.decayed(at: time)
+            let engagement = EngagementState(
+                taps: taps, ignoredImpressions: ignored,
+                demotedUntil: widget.engagement.isDemoted(at: time) ? widget.engagement.demotedUntil : nil,
+                factor: widget.engagement.factor(at: time))
             widgets.append(
                 WidgetExplanation(
                     instance: id, kind: state.kinds[standing.index], position: position,
@@ -86,9 +133,10 @@ extension Engine {
                     rotationLimited: result.limited.contains(standing.index), rotationsToday: rotations,
                     rotationsLeftToday: developer ? settings.maxRotationsPerWidgetPerDay
                         : max(0, settings.maxRotationsPerWidgetPerDay - rotations),
+                    rotationLimitedBy: limitedBy, nextRotationAllowed: widgetNext, engagement: engagement,
                     timeOnTop: isTop && state.publishedTop(asOf: time) == id.rawValue
                         ? state.topSince.flatMap { $0 <= time ? time.seconds(since: $0) : nil } : nil,
-                    pinned: state.configuration.pinned == id, manualSwipeUntil: swipe,
+                    pinned: state.configuration.pinned == id, manualSwipeUntil: swipeUntil,
                     budget: widget.reload.budgetState(at: time),
                     nextReload: widget.reload.withheldUntil ?? widget.reload.dueDate))
         }

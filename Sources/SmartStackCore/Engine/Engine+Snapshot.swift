@@ -8,7 +8,7 @@
 /// `CodecError`, and the service replays its log instead.
 extension Engine {
     /// The layout version of ``snapshot()``.
-    public static let snapshotFormat: UInt64 = 5
+    public static let snapshotFormat: UInt64 = 6
     private static let magic: [UInt8] = Array("SSES".utf8)
 
     /// The engine's state as bytes.
@@ -205,6 +205,10 @@ extension ByteWriter {
         array(value.relevantContexts) { $0.relevantContext($1) }
         optional(value.group) { $0.string($1) }
         array(value.rotations) { $0.timestamp($1) }
+        double(value.engagement.taps)
+        double(value.engagement.ignored)
+        optional(value.engagement.updated) { $0.timestamp($1) }
+        optional(value.engagement.demotedUntil) { $0.timestamp($1) }
     }
 }
 
@@ -298,6 +302,9 @@ extension ByteReader {
         for _ in 0..<(try count()) { state.relevantContexts.append(try relevantContext()) }
         state.group = try optionalString()
         for _ in 0..<(try count()) { state.rotations.append(try timestamp()) }
+        state.engagement = WidgetEngagement(
+            taps: try double(), ignored: try double(), updated: try optionalTimestamp(),
+            demotedUntil: try optionalTimestamp())
         return state
     }
 }

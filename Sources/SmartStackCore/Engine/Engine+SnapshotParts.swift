@@ -15,6 +15,10 @@ extension ByteWriter {
             writer.bool(entry.pinned)
             writer.string(entry.reason.rawValue)
             writer.shares(entry.contributions)
+            writer.optional(entry.liveActivity) { writer, live in
+                writer.liveActivity(live.activity)
+                writer.string(live.state.rawValue)
+            }
         }
     }
 
@@ -100,16 +104,20 @@ extension ByteWriter {
             count(activities.count)
             for id in activities.keys.sorted() {
                 guard let activity = activities[id] else { continue }
-                string(activity.id)
-                self.app(activity.app)
-                strings(activity.attributes)
-                strings(activity.contentState)
-                timestamp(activity.started)
-                timestamp(activity.updated)
-                optional(activity.endedExplicitly) { $0.timestamp($1) }
-                optional(activity.dismissal) { $0.timestamp($1) }
+                liveActivity(activity)
             }
         }
+    }
+
+    mutating func liveActivity(_ activity: LiveActivity) {
+        string(activity.id)
+        app(activity.app)
+        strings(activity.attributes)
+        strings(activity.contentState)
+        timestamp(activity.started)
+        timestamp(activity.updated)
+        optional(activity.endedExplicitly) { $0.timestamp($1) }
+        optional(activity.dismissal) { $0.timestamp($1) }
     }
 
     mutating func timers(_ value: TimerQueue) {
@@ -147,10 +155,20 @@ extension ByteReader {
             let pinned = try bool()
             let name = try string()
             guard let reason = DecisionReason(rawValue: name) else { throw CodecError("unknown reason '\(name)'") }
+            let contributions = try shares()
+            var live: LiveActivityEntry?
+            if try present() {
+                let activity = try liveActivity()
+                let stateName = try string()
+                guard let state = LiveActivity.Phase(rawValue: stateName) else {
+                    throw CodecError("unknown Live Activity state '\(stateName)'")
+                }
+                live = LiveActivityEntry(activity: activity, state: state)
+            }
             entries.append(
                 DecisionEntry(
                     instance: instance, kind: kind, position: position, score: score, suggested: suggested,
-                    pinned: pinned, reason: reason, contributions: try shares()))
+                    pinned: pinned, reason: reason, contributions: contributions, liveActivity: live))
         }
         return Decision(stack: stack, revision: revision, time: time, entries: entries)
     }
@@ -282,16 +300,20 @@ extension ByteReader {
         return value
     }
 
+    mutating func liveActivity() throws(CodecError) -> LiveActivity {
+        LiveActivity(
+            id: try string(), app: try app(), attributes: try strings(), contentState: try strings(),
+            started: try timestamp(), updated: try timestamp(), endedExplicitly: try optionalTimestamp(),
+            dismissal: try optionalTimestamp())
+    }
+
     mutating func liveActivities() throws(CodecError) -> LiveActivityRegistry {
         var value = LiveActivityRegistry(maxPerApp: try integer())
         for _ in 0..<(try count()) {
             let app = try app()
             var activities: [String: LiveActivity] = [:]
             for _ in 0..<(try count()) {
-                let activity = LiveActivity(
-                    id: try string(), app: try self.app(), attributes: try strings(), contentState: try strings(),
-                    started: try timestamp(), updated: try timestamp(), endedExplicitly: try optionalTimestamp(),
-                    dismissal: try optionalTimestamp())
+                let activity = try liveActivity()
                 activities[activity.id] = activity
             }
             value.byApp[app] = activities

@@ -238,6 +238,18 @@ public struct Engine: Sendable {
     /// A stack's configuration.
     public func configuration(of stack: StackID) -> StackConfiguration? { stacks[stack]?.configuration }
 
+    /// The stacks an event is about: the stack it names, or for a donation every stack with a widget of its app.
+    public func stacks(affectedBy event: EngineEvent) -> [StackID] {
+        switch event {
+        case .configureStack(let configuration, _): return [configuration.id]
+        case .removeStack(let id, _), .look(let id, _): return [id]
+        case .engage(let stack, _, _, _, _): return [stack]
+        case .donate(let donation):
+            return stacks.compactMap { id, state in state.kinds.contains { $0.app == donation.app } ? id : nil }
+        default: return []
+        }
+    }
+
     /// A registered widget kind.
     public func kind(_ id: WidgetKindID) -> WidgetKind? { kinds[id] }
 
@@ -282,6 +294,8 @@ struct InstanceState: Sendable, Hashable {
     var group: String?
     /// Times this widget was rotated to the top in the last 24 hours (at most the daily limit are kept).
     var rotations: [Timestamp] = []
+    /// Taps, ignored impressions and swipes away the shell reported for this widget.
+    var engagement = WidgetEngagement()
 }
 
 /// A look at a stack whose outcome (the widget the user goes to next) is not known yet.

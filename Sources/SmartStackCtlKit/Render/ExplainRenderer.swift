@@ -65,6 +65,7 @@ public enum ExplainRenderer {
             lines.append("(the stack shows nothing)")
         }
 
+        lines += LiveActivityRenderer.render(order, reference: reference, style: style)
         let sorted = widgets.sorted { position($0) < position($1) }
         for widget in sorted {
             lines.append("")
@@ -147,7 +148,35 @@ public enum ExplainRenderer {
                         + Format.timeAndRelative(until, reference: reference)))
         }
         if widget.bool("rotationLimited") == true {
-            lines.append(row("", style.warn("a stability limit withheld its rotation to the top")))
+            let limit: String
+            switch widget.string("rotationLimitedBy") {
+            case "dailyLimit": limit = "its daily limit of rotations"
+            case "manualSwipe": limit = "the manual swipe's grace period"
+            case "minimumTimeOnTop": limit = "the minimum time on top"
+            default: limit = "a stability limit"
+            }
+            var text = "\(limit) withheld its rotation to the top"
+            if let next = widget.time("nextRotationAllowed"), next > reference {
+                text += "; it may rotate up " + Format.timeAndRelative(next, reference: reference)
+            }
+            lines.append(row("", style.warn(text)))
+        } else if widget.string("reason") != "pinned", let next = widget.time("nextRotationAllowed"), next > reference,
+            (widget.int("rotationsLeftToday") ?? 1) == 0
+        {
+            lines.append(
+                row("", "its daily rotations are used: it may rotate up " + Format.timeAndRelative(next, reference: reference)))
+        }
+        if let engagement = widget.object("engagement"), let factor = engagement.double("factor"), factor != 1 {
+            var parts: [String] = []
+            if let taps = engagement.double("taps"), taps >= 0.01 { parts.append("taps \(Format.number(taps, decimals: 2))") }
+            if let ignored = engagement.double("ignoredImpressions"), ignored >= 0.01 {
+                parts.append("impressions without a tap \(Format.number(ignored, decimals: 2))")
+            }
+            if let until = engagement.time("demotedUntil") {
+                parts.append(style.warn("swiped away: demoted until " + Format.timeAndRelative(until, reference: reference)))
+            }
+            parts.append("behaviour ×\(Format.number(factor, decimals: 2))")
+            lines.append(row("Engagement", parts.joined(separator: " · ")))
         }
         lines.append(row("Budget", budgetText(widget.object("budget"), reference: reference, style: style)))
         if let next = widget.time("nextReload") {

@@ -19,6 +19,7 @@ public enum OrderRenderer {
             var flags: [String] = []
             if entry.bool("pinned") == true { flags.append(style.accent("pinned")) }
             if entry.bool("suggested") == true { flags.append(style.accent("suggested")) }
+            if let state = entry.object("liveActivity")?.string("state") { flags.append(style.accent(state)) }
             let kind = [entry.string("app"), entry.string("kind")].compactMap { $0 }.joined(separator: "/")
             let position = entry.int("position").map { String($0 + 1) } ?? ""
             table.append([
@@ -28,6 +29,7 @@ public enum OrderRenderer {
             ])
         }
         lines.append(table.render(style: style))
+        lines += LiveActivityRenderer.render(entries, reference: reply.time("date"), style: style)
         return lines.joined(separator: "\n")
     }
 

@@ -39,14 +39,19 @@ public enum ReasonText {
     public static func describe(_ reason: String) -> String {
         switch reason {
         case "relevance": "surfaced by the provider's timeline relevance or a relevant context"
-        case "behaviour": "placed by what the user does with the apps (recency, frequency, time, sequence, context)"
-        case "engagement": "placed mostly by engagement with the stack (taps, swipes)"
+        case "behaviour":
+            "placed by what the user does with the apps (recency, frequency, time, sequence, context, what the user "
+                + "opened after looking at the stack)"
+        case "engagement":
+            "placed mostly by the user's taps and swipes to this widget (with what the user opened after looking)"
         case "pinned": "pinned on top by the shell"
         case "userOrder": "Smart Rotate is off: the user's own order"
         case "manualSwipe": "the user swiped to it; it keeps the top for the grace period"
         case "suggestion": "inserted temporarily by Widget Suggestions"
         case "liveActivity": "a Live Activity of one of the stack's apps"
-        case "rotationLimited": "relevance would have rotated it up, but a stability limit withheld the rotation"
+        case "rotationLimited":
+            "relevance would have rotated it up, but a stability limit (minimum time on top, a manual swipe's grace "
+                + "period or its daily limit) withheld the rotation"
         case "notRelevant": "its timeline says it is not relevant now"
         case "expired": "its relevance duration ended"
         default: reason

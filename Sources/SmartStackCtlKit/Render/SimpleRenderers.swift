@@ -10,24 +10,63 @@ public enum KeyValueRenderer {
     }
 }
 
-/// `GetStatistics`.
+/// `GetStatistics` as one table of labelled values in three groups (the engine, the service, storage), every
+/// value readable: counts with separators, bytes and durations with units, commit latency as percentiles.
 public enum StatisticsRenderer {
     public static func render(_ reply: JSONObject, style: Style = .plain) -> String {
-        var pairs: [(String, String)] = []
-        let names: [(String, String)] = [
-            ("stacks", "Stacks"), ("widgets", "Widgets"), ("kinds", "Kinds"), ("donations", "Donations"),
-            ("liveActivities", "Live Activities"), ("subscribers", "Subscribers"),
-            ("reloadWatchers", "Reload watchers"),
-            ("connections", "Connections"), ("calls", "Calls"), ("logLevel", "Log level"),
-        ]
-        for (key, label) in names {
-            guard let value = reply[key], !value.isNull else { continue }
-            pairs.append((label, value.intValue.map { Format.count(Int($0)) } ?? value.cellText))
+        var rows: [(String, String)] = []
+        func count(_ key: String, _ label: String) {
+            guard let value = reply[key], !value.isNull else { return }
+            rows.append((label, value.intValue.map { Format.count(Int($0)) } ?? value.cellText))
         }
-        if let uptime = reply.double("uptimeSeconds") { pairs.append(("Uptime", Format.duration(uptime))) }
-        let known = Set(names.map(\.0) + ["uptimeSeconds"])
-        for (key, value) in reply where !known.contains(key) && !value.isNull { pairs.append((key, value.cellText)) }
-        return KeyValueRenderer.render(pairs, style: style)
+        for (key, label) in [
+            ("stacks", "Stacks"), ("widgets", "Widgets"), ("kinds", "Kinds"), ("donations", "Donations"),
+            ("liveActivities", "Live Activities"),
+        ] { count(key, label) }
+        for (key, label) in [
+            ("connections", "Connections"), ("subscribers", "Subscribers"), ("reloadWatchers", "Reload watchers"),
+            ("calls", "Calls answered"), ("connectionsRefused", "Connections refused"),
+            ("connectionsClosedForInput", "Closed for input"),
+        ] { count(key, label) }
+        if let bytes = reply.int("inputBytes") { rows.append(("Unanswered input", Self.bytes(bytes))) }
+        if let uptime = reply.double("uptimeSeconds") { rows.append(("Uptime", Format.duration(uptime))) }
+        if let level = reply.string("logLevel") { rows.append(("Log level", level)) }
+        count("journalEntriesDropped", "Journal entries dropped")
+        count("storedEvents", "Stored events")
+        count("storedDonations", "Stored donations")
+        if let bytes = reply.int("databaseBytes") { rows.append(("Database size", Self.bytes(bytes))) }
+        if reply["lastSnapshot"] != nil || reply["storedEvents"] != nil {
+            rows.append(("Last snapshot", reply.time("lastSnapshot").map { Format.time($0) } ?? "none yet"))
+        }
+        count("commits", "Commits")
+        if let latency = reply.object("commitLatency") {
+            let parts = ["p50", "p90", "p99", "max"].compactMap { key in
+                latency.double(key).map { "\(key) \(Format.number($0, decimals: 2)) ms" }
+            }
+            let samples = latency.int("samples").map { " (\(Format.count($0)) calls)" } ?? ""
+            rows.append(("Commit latency", parts.joined(separator: ", ") + samples))
+        }
+        let known: Set<String> = [
+            "stacks", "widgets", "kinds", "donations", "liveActivities", "connections", "subscribers",
+            "reloadWatchers", "calls", "connectionsRefused", "connectionsClosedForInput", "inputBytes",
+            "uptimeSeconds", "logLevel", "journalEntriesDropped", "storedEvents", "storedDonations", "databaseBytes",
+            "lastSnapshot", "commits", "commitLatency",
+        ]
+        for (key, value) in reply where !known.contains(key) && !value.isNull { rows.append((key, value.cellText)) }
+        return KeyValueRenderer.render(rows, style: style)
+    }
+
+    /// `1,234 B`, `12.3 KiB`, `4.5 MiB`, `1.2 GiB`.
+    static func bytes(_ value: Int) -> String {
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        guard value >= 1_024 else { return "\(value) B" }
+        var amount = Double(value) / 1_024
+        var unit = 0
+        while amount >= 1_024, unit < units.count - 1 {
+            amount /= 1_024
+            unit += 1
+        }
+        return "\(Format.number(amount, decimals: 1)) \(units[unit])"
     }
 }
 

@@ -39,9 +39,9 @@ extension Decision {
 }
 
 extension DecisionEntry {
-    /// `{instance, position, score, suggested, pinned, reason, contributions, app?, kind?}`.
+    /// `{instance, position, score, suggested, pinned, reason, contributions, app?, kind?, liveActivity?}`.
     public var wireObject: JSONObject {
-        var object = JSONObject(minimumCapacity: 9)
+        var object = JSONObject(minimumCapacity: 10)
         object.appendNew("instance", .string(instance))
         object.appendNew("position", .int(Int64(position)))
         object.appendNew("score", .double(score))
@@ -53,6 +53,7 @@ extension DecisionEntry {
             object.appendNew("app", .string(app))
             if let kind { object.appendNew("kind", .string(kind.kind)) }
         }
+        if let liveActivity { object.appendNew("liveActivity", .object(liveActivity.wireObject)) }
         return object
     }
 
@@ -71,7 +72,7 @@ extension DecisionEntry {
         let strings =
             JSONWriter.bound(instance)
             + (kind.map { JSONWriter.bound($0.app.rawValue) + JSONWriter.bound($0.kind) } ?? JSONWriter.bound(instance))
-        return 200 + strings + SignalShares.wireBound
+        return 200 + strings + SignalShares.wireBound + (liveActivity.map { 16 + JSONWriter.bound($0.wireObject) } ?? 0)
     }
 
     func encode(into output: inout RawOutput) {
@@ -95,7 +96,35 @@ extension DecisionEntry {
                 output.writeString(kind.kind)
             }
         }
+        if let liveActivity {
+            output.literal(#","liveActivity":"#)
+            output.write(liveActivity.wireObject)
+        }
         output.byte(Byte.closeBrace)
+    }
+}
+
+extension LiveActivityEntry {
+    /// `{app, id, state, attributes, contentState, started, updated, ends, removed}`: what a shell draws.
+    public var wireObject: JSONObject {
+        var object = JSONObject(minimumCapacity: 9)
+        object.appendNew("app", .string(activity.app.rawValue))
+        object.appendNew("id", .string(activity.id))
+        object.appendNew("state", .string(state.rawValue))
+        object.appendNew("attributes", .object(Self.strings(activity.attributes)))
+        object.appendNew("contentState", .object(Self.strings(activity.contentState)))
+        object.appendNew("started", activity.started.wireValue)
+        object.appendNew("updated", activity.updated.wireValue)
+        object.appendNew("ends", activity.endDate.wireValue)
+        object.appendNew("removed", activity.removalDate.wireValue)
+        return object
+    }
+
+    /// Keys in sorted order, so the same activity always serialises to the same bytes.
+    private static func strings(_ values: [String: String]) -> JSONObject {
+        var object = JSONObject(minimumCapacity: values.count)
+        for key in values.keys.sorted() { object.appendNew(key, .string(values[key] ?? "")) }
+        return object
     }
 }
 

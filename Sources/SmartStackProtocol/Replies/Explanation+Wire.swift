@@ -28,7 +28,7 @@ extension StackExplanation {
 extension WidgetExplanation {
     /// One widget of the `Explain` reply.
     public var wireObject: JSONObject {
-        var object = JSONObject(minimumCapacity: 21)
+        var object = JSONObject(minimumCapacity: 24)
         object.appendNew("instance", .string(instance.rawValue))
         object.appendNew("app", .string(kind.app.rawValue))
         object.appendNew("kind", .string(kind.kind))
@@ -45,6 +45,14 @@ extension WidgetExplanation {
         object.appendNew("rotationLimited", .bool(rotationLimited))
         object.appendNew("rotationsToday", .int(Int64(rotationsToday)))
         object.appendNew("rotationsLeftToday", .int(Int64(rotationsLeftToday)))
+        object.appendNew("rotationLimitedBy", rotationLimitedBy.map { .string($0.rawValue) } ?? .null)
+        object.appendNew("nextRotationAllowed", nextRotationAllowed.wireValue)
+        object.appendNew(
+            "engagement",
+            .object([
+                "taps": .double(engagement.taps), "ignoredImpressions": .double(engagement.ignoredImpressions),
+                "demotedUntil": engagement.demotedUntil.wireValue, "factor": .double(engagement.factor),
+            ]))
         object.appendNew("timeOnTop", timeOnTop.map(JSONValue.double) ?? .null)
         object.appendNew("pinned", .bool(pinned))
         object.appendNew("manualSwipeUntil", manualSwipeUntil.wireValue)

@@ -18,6 +18,7 @@ public enum SmartStackMethod: String, CaseIterable, Sendable, Hashable {
     case declareRelevance = "io.smartstack.Provider.DeclareRelevance"
 
     case configureStack = "io.smartstack.Shell.ConfigureStack"
+    case changeStack = "io.smartstack.Shell.ChangeStack"
     case getStack = "io.smartstack.Shell.GetStack"
     case subscribe = "io.smartstack.Shell.Subscribe"
     case listStacks = "io.smartstack.Shell.ListStacks"
@@ -58,7 +59,7 @@ public enum SmartStackMethod: String, CaseIterable, Sendable, Hashable {
     public var records: Bool {
         switch self {
         case .registerWidget, .donate, .submitTimeline, .reloadTimelines, .startLiveActivity, .updateLiveActivity,
-            .endLiveActivity, .declareRelevance, .configureStack, .removeStack, .recordEngagement, .recordLook,
+            .endLiveActivity, .declareRelevance, .configureStack, .changeStack, .removeStack, .recordEngagement, .recordLook,
             .setContext:
             true
         default:
@@ -83,6 +84,7 @@ public enum SmartStackMethod: String, CaseIterable, Sendable, Hashable {
         case .endLiveActivity: EndLiveActivityRequest.self
         case .declareRelevance: DeclareRelevanceRequest.self
         case .configureStack: ConfigureStackRequest.self
+        case .changeStack: ChangeStackRequest.self
         case .getStack: GetStackRequest.self
         case .subscribe: SubscribeRequest.self
         case .listStacks: ListStacksRequest.self
@@ -136,6 +138,7 @@ public enum SmartStackRequest: Sendable {
     case endLiveActivity(EndLiveActivityRequest)
     case declareRelevance(DeclareRelevanceRequest)
     case configureStack(ConfigureStackRequest)
+    case changeStack(ChangeStackRequest)
     case getStack(GetStackRequest)
     case subscribe(SubscribeRequest)
     case listStacks(ListStacksRequest)
@@ -174,6 +177,7 @@ public enum SmartStackRequest: Sendable {
         case .endLiveActivity: self = .endLiveActivity(try .init(parameters: parameters))
         case .declareRelevance: self = .declareRelevance(try .init(parameters: parameters))
         case .configureStack: self = .configureStack(try .init(parameters: parameters))
+        case .changeStack: self = .changeStack(try .init(parameters: parameters))
         case .getStack: self = .getStack(try .init(parameters: parameters))
         case .subscribe: self = .subscribe(try .init(parameters: parameters))
         case .listStacks: self = .listStacks(try .init(parameters: parameters))
@@ -205,6 +209,7 @@ public enum SmartStackRequest: Sendable {
         case .endLiveActivity: .endLiveActivity
         case .declareRelevance: .declareRelevance
         case .configureStack: .configureStack
+        case .changeStack: .changeStack
         case .getStack: .getStack
         case .subscribe: .subscribe
         case .listStacks: .listStacks

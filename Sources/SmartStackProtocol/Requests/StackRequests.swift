@@ -77,6 +77,84 @@ public struct ConfigureStackRequest: VarlinkMethodRequest {
     public static func reply(revision: Int) -> JSONObject { ["revision": .int(Int64(revision))] }
 }
 
+/// `io.smartstack.Shell.ChangeStack`.
+public struct ChangeStackRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.changeStack
+
+    public var stack: StackID
+    public var family: WidgetFamily?
+    public var smartRotate: Bool?
+    public var suggestions: Bool?
+    public var liveActivities: Bool?
+    public var developerMode: Bool?
+    public var pin: InstanceID?
+    public var unpin: Bool
+    /// Widgets to add, their configurations still in wire form.
+    public var add: [WirePlacement]
+    public var remove: [InstanceID]
+    public var order: [InstanceID]?
+    public var date: Timestamp?
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(
+            parameters,
+            allowed: [
+                "stack", "family", "smartRotate", "suggestions", "liveActivities", "developerMode", "pin", "unpin",
+                "add", "remove", "order", "date",
+            ])
+        stack = try p.stackID()
+        if let familyName = try p.optionalString("family") {
+            family = try Self.core { () throws(CoreError) in try WidgetFamily(parsing: familyName, parameter: "family") }
+        }
+        smartRotate = try p.optionalBool("smartRotate")
+        suggestions = try p.optionalBool("suggestions")
+        liveActivities = try p.optionalBool("liveActivities")
+        developerMode = try p.optionalBool("developerMode")
+        pin = try p.optionalInstanceID("pin")
+        unpin = try p.optionalBool("unpin") ?? false
+        add = []
+        for widget in try p.structs("add", allowed: ["instance", "app", "kind", "configuration"], optional: true) {
+            add.append(
+                WirePlacement(
+                    instance: try widget.instanceID(),
+                    kind: try widget.kindID(app: try widget.appID()),
+                    configuration: try widget.optionalObject("configuration") ?? [:]))
+        }
+        remove = try Self.instances(try p.optionalStringArray("remove") ?? [], parameter: "remove")
+        if let names = try p.optionalStringArray("order") { order = try Self.instances(names, parameter: "order") }
+        date = try p.optionalTimestamp("date")
+    }
+
+    private static func instances(_ names: [String], parameter: String) throws(VarlinkError) -> [InstanceID] {
+        var result: [InstanceID] = []
+        for (index, name) in names.enumerated() {
+            result.append(try core { () throws(CoreError) in try InstanceID(name, parameter: "\(parameter)[\(index)]") })
+        }
+        return result
+    }
+
+    /// The change, each added widget's values read against its kind from `kinds` (errors name
+    /// `add[i].configuration.NAME`; a kind `kinds` does not know is `NotFound(widgetKind)`).
+    public func change(kinds: (WidgetKindID) -> WidgetKind?) throws(VarlinkError) -> StackChange {
+        var placements: [WidgetPlacement] = []
+        for (index, widget) in add.enumerated() {
+            guard let kind = kinds(widget.kind) else {
+                throw Self.wire(.notFound(kind: "widgetKind", id: widget.kind.description))
+            }
+            let values = try Self.core { () throws(CoreError) in
+                try WireConfiguration.decode(widget.configuration, kind: kind, path: "add[\(index)].configuration")
+            }
+            placements.append(WidgetPlacement(instance: widget.instance, kind: widget.kind, configuration: values))
+        }
+        return StackChange(
+            family: family, smartRotate: smartRotate, suggestions: suggestions, liveActivities: liveActivities,
+            developerMode: developerMode, pin: pin, unpin: unpin, add: placements, remove: remove, order: order)
+    }
+
+    /// The reply: `{revision}`.
+    public static func reply(revision: Int) -> JSONObject { ["revision": .int(Int64(revision))] }
+}
+
 /// `io.smartstack.Shell.GetStack`.
 public struct GetStackRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.getStack

@@ -46,9 +46,10 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible {
         VarlinkError(name: "org.varlink.service.ExpectedMore")
     }
 
-    /// `org.varlink.service.PermissionDenied`: the caller may not make this call.
-    public static func permissionDenied() -> VarlinkError {
-        VarlinkError(name: "org.varlink.service.PermissionDenied")
+    /// `org.varlink.service.PermissionDenied`: the caller may not make this call, and why (when given).
+    public static func permissionDenied(reason: String? = nil) -> VarlinkError {
+        VarlinkError(
+            name: "org.varlink.service.PermissionDenied", parameters: reason.map { ["reason": .string($0)] } ?? [:])
     }
 
     /// Maps a Core error to the errors of `interface` (such as `io.smartstack.Shell`).

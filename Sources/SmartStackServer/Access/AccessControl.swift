@@ -174,7 +174,7 @@ public final class AccessControl: Sendable {
             switch method {
             case .getInfo, .getInterfaceDescription: self = .introspection
             case .getStack, .listStacks, .explain, .getBudget, .subscribe: self = .shell(readOnly: true)
-            case .configureStack, .removeStack, .recordEngagement, .recordLook, .setContext:
+            case .configureStack, .changeStack, .removeStack, .recordEngagement, .recordLook, .setContext:
                 self = .shell(readOnly: false)
             case .registerWidget, .donate, .deleteDonations, .listDonations, .submitTimeline, .reloadTimelines,
                 .watchReloads, .startLiveActivity, .updateLiveActivity, .endLiveActivity, .declareRelevance:

@@ -84,12 +84,20 @@ extension ServiceDispatcher {
         // io.smartstack.Shell
         case .configureStack(let request):
             let kinds = host.kinds(request.widgets.map(\.kind))
+            return try recordStackChange(request.stack, context, on: host) { now throws(VarlinkError) in
+                try request.event(defaultTime: now) { kinds[$0] }
+            } reply: { ConfigureStackRequest.reply(revision: $0) }
+        case .changeStack(let request):
+            let kinds = host.kinds(request.add.map(\.kind))
+            let change = try request.change { kinds[$0] }
             let stack = request.stack
-            return try record(context, on: host, { now throws(VarlinkError) in try request.event(defaultTime: now) { kinds[$0] } }) {
-                _ in
-                let revision = self.host.assumeIsolated { host in (try? host.currentDecision(stack))?.revision } ?? 0
-                return ConfigureStackRequest.reply(revision: revision)
-            }
+            return try recordStackChange(stack, context, on: host) { now throws(VarlinkError) in
+                do throws(HostError) {
+                    return try host.stackChange(stack, change, at: request.date ?? now)
+                } catch {
+                    throw context.error(error)
+                }
+            } reply: { ChangeStackRequest.reply(revision: $0) }
         case .getStack(let request):
             if let at = request.at {
                 guard host.isCurrent(at) else {
@@ -175,6 +183,23 @@ extension ServiceDispatcher {
         do throws(HostError) { recorded = try host.recordNow(event) } catch { throw context.error(error) }
         let effects = recorded.effects
         return acknowledge(recorded.ticket, context, on: host) { reply(effects) }
+    }
+
+    /// Records a change of a stack and publishes it at once, so the reply carries the stack's revision with the
+    /// change; acknowledged once the publish (after the change in the log, so its commit covers both) is stored.
+    private func recordStackChange(
+        _ stack: StackID, _ context: CallContext, on host: isolated EngineHost,
+        _ build: (Timestamp) throws(VarlinkError) -> EngineEvent, reply: @escaping (Int) -> JSONObject
+    ) throws(VarlinkError) -> ImmediateOutcome {
+        let event = try build(host.now())
+        let recorded: (effects: [EngineEffect], ticket: CommitTicket)
+        do throws(HostError) { recorded = try host.recordNow(event) } catch { throw context.error(error) }
+        let published = host.publishForRead()
+        let revision = (try? host.currentDecision(stack))?.revision ?? 0
+        // Nothing published: the change's own commit; else the publish mark's, which comes after it.
+        let ticket: CommitTicket
+        if case .success? = published.outcome { ticket = recorded.ticket } else { ticket = published }
+        return acknowledge(ticket, context, on: host) { reply(revision) }
     }
 
     /// A recording call's answer: its reply once `ticket` is stored, or the storage error (after the host rolled

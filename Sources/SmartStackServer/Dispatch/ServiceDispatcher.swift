@@ -144,7 +144,7 @@ public struct ServiceDispatcher: CallHandler {
     /// `PermissionDenied`, reported to the journal as a refused client.
     private func refuse(_ call: VarlinkCall, peer: PeerCredentials, reason: String) -> CallOutcome {
         reporter.clientRejected(peer, .permissionDenied(method: call.method, reason: reason))
-        return .failure(.permissionDenied())
+        return .failure(.permissionDenied(reason: reason))
     }
 
     /// Runs a host operation, mapping its errors to the calling interface's typed errors.

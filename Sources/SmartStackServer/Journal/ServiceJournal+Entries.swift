@@ -66,6 +66,7 @@ extension ServiceJournal {
         var entry = JournalEntry(.orderChanged, message)
         entry.append(.stack, decision.stack.rawValue)
         entry.append(.revision, decision.revision)
+        entry.append(.engineTime, decision.time.rfc3339)
         entry.append(.order, decision.order.joined(separator: ","))
         entry.append(.previousOrder, change.previousOrder?.joined(separator: ",") ?? "")
         entry.append(.top, top)
@@ -102,6 +103,7 @@ extension ServiceJournal {
             entry.append(.app, kind.app.rawValue)
         }
         entry.append(.revision, decision.revision)
+        entry.append(.engineTime, decision.time.rfc3339)
         entry.append(.reason, inserted ? suggestion.reason.rawValue : "no longer suggested")
         return JournalQueue.Item(entry)
     }

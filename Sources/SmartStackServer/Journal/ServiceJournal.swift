@@ -102,7 +102,7 @@ public final class ServiceJournal: ServiceReporter {
                 state.counters.suggestionsRemoved += removed.count
                 items += inserted.map { Self.suggestionEntry(.suggestionInserted, $0, decision) }
                 items += removed.map { Self.suggestionEntry(.suggestionRemoved, $0, decision) }
-                if let change = state.coalescer.record(decision, previousOrder: previous?.order, at: now) {
+                for change in state.coalescer.take(decision, previousOrder: previous?.order, at: now) {
                     state.counters.orderEntries += 1
                     items.append(Self.orderChangedEntry(change))
                 }

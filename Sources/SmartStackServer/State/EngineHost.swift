@@ -64,6 +64,12 @@ public actor EngineHost {
     /// The latest time of a recorded event (publish marks aside): a question about an earlier time is answered
     /// from the history up to it (`pastEngine`), a later one from the current state.
     var latestEventTime = Timestamp(microseconds: .min)
+    /// Per stack, the latest date of the backfilled events (dated before the service's time) about it (its
+    /// configuration, looks, engagement, its apps' donations): the engine time its decisions are journaled for,
+    /// until an event about it comes with the service's time.
+    var backfilledUntil: [StackID: Timestamp] = [:]
+    /// Per backfilled stack, the order last journaled for it at an event's time.
+    var journaledOrder: [StackID: [String]] = [:]
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
@@ -138,6 +144,21 @@ public actor EngineHost {
 
     /// Runs `body` isolated to the host, on its event loop (for callers not on it, such as tests and fuzzers).
     public func perform<T: Sendable>(_ body: @Sendable (isolated EngineHost) -> T) -> T { body(self) }
+
+    /// Changes a stack (settings, pin, order, single widgets) as one `configureStack` event with the configuration
+    /// the change gives, read and recorded with no suspension between (so no other call changes the stack in the
+    /// meantime); returns the stack's revision once stored. Widgets that stay keep what was learned about them.
+    public func changeStack(_ id: StackID, _ change: StackChange, at time: Timestamp) async throws(HostError) -> Int {
+        try await record(try stackChange(id, change, at: time))
+        return try await stack(id).revision
+    }
+
+    /// The `configureStack` event that makes `change` to the stack's current configuration (recorded with no
+    /// suspension after it is read, so no other call changes the stack in between).
+    public func stackChange(_ id: StackID, _ change: StackChange, at time: Timestamp) throws(HostError) -> EngineEvent {
+        guard let current = engine.configuration(of: id) else { throw .core(.notFound(kind: "stack", id: id.rawValue)) }
+        do { return .configureStack(try change.applied(to: current), at: time) } catch { throw .core(error) }
+    }
 
     /// Stores a donation, making up an id when the app gave none; returns the id.
     ///
@@ -223,6 +244,9 @@ public actor EngineHost {
         engineChanged()
         history.append(event)
         if event.time > latestEventTime { latestEventTime = event.time }
+        // Backfilled events (a replay) are journaled at their own times; the check costs nothing otherwise.
+        let backfilled = event.time.seconds(since: serviceTime()) < -1
+        if backfilled || !backfilledUntil.isEmpty { journalBackfill(event, backfilled: backfilled) }
         if let donation = event.donation {
             if !indexed { donations[donation.app, default: [:]][donation.id] = donation }
             donationCount += 1
@@ -236,6 +260,30 @@ public actor EngineHost {
         fanOut(decisions: [], effects: effects)
         schedulePublish()
         return (effects, ticket)
+    }
+
+    /// Journals what a backfilled event (dated in the past: a replay) changed, as the engine decides each stack it
+    /// concerns at the event's own time, one decision per event that changes an order; a live event ends the
+    /// backfill of the stacks it concerns.
+    private func journalBackfill(_ event: EngineEvent, backfilled: Bool) {
+        var journaled: [Decision] = []
+        var affected = engine.stacks(affectedBy: event)
+        // Any app's donation moves every stack's signals (the app in front, the idle gap): a backfilled one also
+        // concerns the stacks being backfilled.
+        if backfilled, event.donation != nil {
+            for stack in backfilledUntil.keys.sorted() where !affected.contains(stack) { affected.append(stack) }
+        }
+        for stack in affected {
+            backfilledUntil[stack] = backfilled ? max(backfilledUntil[stack] ?? event.time, event.time) : nil
+            // A backfilled event (a replay) is journaled as the engine decides the stack at the event's own time,
+            // one decision per event as the engine makes them, when the order changed.
+            guard backfilled, var decision = try? engine.evaluate(stack: stack, at: event.time) else { continue }
+            guard decision.order != journaledOrder[stack] else { continue }
+            journaledOrder[stack] = decision.order
+            decision.revision = engine.published(stack)?.revision ?? decision.revision
+            journaled.append(decision)
+        }
+        if !journaled.isEmpty { reporter.published(decisions: journaled, effects: []) }
     }
 
     /// Starts the commit of what this burst logged once the event loop has handled the input it has now: the
@@ -278,11 +326,16 @@ public actor EngineHost {
         }
         let (decisions, effects) = engine.publish(at: time)
         engineChanged()
+        // Stacks whose latest events are backfilled were journaled at those events' times (`apply`).
+        var reported: [Decision]?
+        if !backfilledUntil.isEmpty, !decisions.isEmpty {
+            reported = decisions.filter { backfilledUntil[$0.stack].map { $0 >= time } ?? true }
+        }
         let mark = EngineEvent.publish(at: time)
         history.append(mark)
         let ticket = log.enqueue([mark])
         if log.snapshotDue { log.snapshot(engine) }
-        fanOut(decisions: decisions, effects: effects)
+        fanOut(decisions: decisions, effects: effects, reported: reported)
         scheduleWakeUp()
         return ticket
     }

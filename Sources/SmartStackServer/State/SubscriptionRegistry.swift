@@ -149,9 +149,10 @@ extension EngineHost {
     }
 
     /// Sends what the engine published to the streams that follow it.
-    func fanOut(decisions: [Decision], effects: [EngineEffect]) {
+    /// `reported`: the decisions as the journal gets them (each for its engine time), when not `decisions`.
+    func fanOut(decisions: [Decision], effects: [EngineEffect], reported: [Decision]? = nil) {
         statistics.decisionsPublished += decisions.count
-        reporter.published(decisions: decisions, effects: effects)
+        reporter.published(decisions: reported ?? decisions, effects: effects)
         for effect in effects { if case .reloadRequested = effect { statistics.reloadsRequested += 1 } }
         let cut = subscriptions.send(decisions) + subscriptions.send(effects)
         if cut > 0 {
