@@ -64,7 +64,6 @@ public enum DesktopReplay {
             }
             return DesktopTracker(configuration: configuration)
         }
-        var cursors = log.users.map { _ in 0 }
         return try await VarlinkClient.withConnection(path: socket) { client in
             var score = Score()
             // Calls wait here until a GetStack needs their effect, then go pipelined (Varlink applies and answers
@@ -81,17 +80,8 @@ public enum DesktopReplay {
                     score.refused[error.name, default: 0] += 1
                 }
             }
-            while true {
-                var chosen = -1
-                for (index, user) in log.users.enumerated() where cursors[index] < user.events.count {
-                    if chosen < 0 || user.events[cursors[index]].time < log.users[chosen].events[cursors[chosen]].time {
-                        chosen = index
-                    }
-                }
-                guard chosen >= 0 else { break }
+            for (chosen, position) in log.chronological {
                 let user = log.users[chosen]
-                let position = cursors[chosen]
-                cursors[chosen] += 1
                 let event = user.events[position]
                 if position == 0 { try await send(trackers[chosen].prepare(at: event.time), &client) }
                 switch event.kind {

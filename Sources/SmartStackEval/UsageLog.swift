@@ -38,6 +38,25 @@ public struct UsageLog: Sendable {
 
     /// The number of rows over all users.
     public var eventCount: Int { users.reduce(0) { $0 + $1.events.count } }
+
+    /// Every row of the log in time order across people, as (person's index, row's index in their events); ties
+    /// go to the person first in the file. How a replay interleaves the people of one log.
+    public var chronological: [(user: Int, position: Int)] {
+        var cursors = users.map { _ in 0 }
+        var order: [(user: Int, position: Int)] = []
+        order.reserveCapacity(eventCount)
+        while true {
+            var chosen = -1
+            for (index, user) in users.enumerated() where cursors[index] < user.events.count {
+                if chosen < 0 || user.events[cursors[index]].time < users[chosen].events[cursors[chosen]].time {
+                    chosen = index
+                }
+            }
+            guard chosen >= 0 else { return order }
+            order.append((chosen, cursors[chosen]))
+            cursors[chosen] += 1
+        }
+    }
 }
 
 /// A malformed usage log: the file, the 1-based line and what is wrong there.

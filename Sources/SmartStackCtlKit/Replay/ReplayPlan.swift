@@ -57,7 +57,6 @@ public struct ReplayPlan: Sendable {
 
     /// The plan for `log`.
     public init(log: UsageLog, options: Options = Options()) {
-        var cursors = log.users.map { _ in 0 }
         var configured = log.users.map { _ in false }
         var donations = 0
         let stacks = log.users.map { user in Evaluation.stack(of: user.events, size: options.stackSize) }
@@ -68,19 +67,9 @@ public struct ReplayPlan: Sendable {
         }
         rows = log.eventCount
         calls.reserveCapacity(rows + log.users.count * (options.stackSize + 1))
-        for row in 0..<rows {
-            // The user whose next row is earliest (ties: the user first in the file).
-            var chosen = -1
-            for (index, user) in log.users.enumerated() where cursors[index] < user.events.count {
-                if chosen < 0 || user.events[cursors[index]].time < log.users[chosen].events[cursors[chosen]].time {
-                    chosen = index
-                }
-            }
-            guard chosen >= 0 else { break }
+        for (row, (chosen, position)) in log.chronological.enumerated() {
             let user = log.users[chosen]
-            let position = cursors[chosen]
             let event = user.events[position]
-            cursors[chosen] += 1
             let date = JSONValue.string(event.time.rfc3339)
             let stackID = users[chosen].stack
             if !configured[chosen] {

@@ -6,6 +6,25 @@ public struct WirePlacement: Sendable, Hashable {
     public var kind: WidgetKindID
     /// Values by parameter name, read against the kind's schema when the event is made.
     public var configuration: JSONObject
+
+    /// The placements, each one's values read against its kind from `kinds`: errors name
+    /// `PARAMETER[i].configuration.NAME`; a kind `kinds` does not know is `method`'s `NotFound(widgetKind)`.
+    static func placements<Method: VarlinkMethodRequest>(
+        _ wire: [WirePlacement], parameter: String, method: Method.Type, kinds: (WidgetKindID) -> WidgetKind?
+    ) throws(VarlinkError) -> [WidgetPlacement] {
+        var placements: [WidgetPlacement] = []
+        placements.reserveCapacity(wire.count)
+        for (index, widget) in wire.enumerated() {
+            guard let kind = kinds(widget.kind) else {
+                throw Method.wire(.notFound(kind: "widgetKind", id: widget.kind.description))
+            }
+            let values = try Method.core { () throws(CoreError) in
+                try WireConfiguration.decode(widget.configuration, kind: kind, path: "\(parameter)[\(index)].configuration")
+            }
+            placements.append(WidgetPlacement(instance: widget.instance, kind: widget.kind, configuration: values))
+        }
+        return placements
+    }
 }
 
 /// `io.smartstack.Shell.ConfigureStack`.
@@ -51,17 +70,7 @@ public struct ConfigureStackRequest: VarlinkMethodRequest {
     /// The stack's configuration, each widget's values read against its kind from `kinds` (errors name
     /// `widgets[i].configuration.NAME`; a kind `kinds` does not know is `NotFound(widgetKind)`).
     public func configuration(kinds: (WidgetKindID) -> WidgetKind?) throws(VarlinkError) -> StackConfiguration {
-        var placements: [WidgetPlacement] = []
-        placements.reserveCapacity(widgets.count)
-        for (index, widget) in widgets.enumerated() {
-            guard let kind = kinds(widget.kind) else {
-                throw Self.wire(.notFound(kind: "widgetKind", id: widget.kind.description))
-            }
-            let values = try Self.core { () throws(CoreError) in
-                try WireConfiguration.decode(widget.configuration, kind: kind, path: "widgets[\(index)].configuration")
-            }
-            placements.append(WidgetPlacement(instance: widget.instance, kind: widget.kind, configuration: values))
-        }
+        let placements = try WirePlacement.placements(widgets, parameter: "widgets", method: Self.self, kinds: kinds)
         return StackConfiguration(
             id: stack, family: family, widgets: placements, smartRotate: smartRotate, suggestions: suggestions,
             pinned: pinned, developerMode: developerMode, liveActivities: liveActivities)
@@ -136,16 +145,7 @@ public struct ChangeStackRequest: VarlinkMethodRequest {
     /// The change, each added widget's values read against its kind from `kinds` (errors name
     /// `add[i].configuration.NAME`; a kind `kinds` does not know is `NotFound(widgetKind)`).
     public func change(kinds: (WidgetKindID) -> WidgetKind?) throws(VarlinkError) -> StackChange {
-        var placements: [WidgetPlacement] = []
-        for (index, widget) in add.enumerated() {
-            guard let kind = kinds(widget.kind) else {
-                throw Self.wire(.notFound(kind: "widgetKind", id: widget.kind.description))
-            }
-            let values = try Self.core { () throws(CoreError) in
-                try WireConfiguration.decode(widget.configuration, kind: kind, path: "add[\(index)].configuration")
-            }
-            placements.append(WidgetPlacement(instance: widget.instance, kind: widget.kind, configuration: values))
-        }
+        let placements = try WirePlacement.placements(add, parameter: "add", method: Self.self, kinds: kinds)
         return StackChange(
             family: family, smartRotate: smartRotate, suggestions: suggestions, liveActivities: liveActivities,
             developerMode: developerMode, pin: pin, unpin: unpin, add: placements, remove: remove, order: order)

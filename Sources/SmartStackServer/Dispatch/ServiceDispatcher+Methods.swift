@@ -114,9 +114,9 @@ extension ServiceDispatcher {
                 return .done(.reply(GetStackRequest.reply(decision)))
             }
             let stack = request.stack
-            let replies = decisionReplies
+            let frames = decisionFrames
             return read(host.publishForRead(), context, on: host) { host throws(HostError) in
-                .encoded(replies.reply(to: try host.currentDecision(stack)))
+                .encoded(frames.reply(to: try host.currentDecision(stack), continues: false))
             }
         case .subscribe(let request):
             let subscription = try run { () throws(HostError) in try host.subscribe(stacks: request.stacks) }
@@ -256,14 +256,14 @@ extension ServiceDispatcher {
     }
 
     /// The stream of a subscription: its initial decisions, then every decision published, each encoded once for
-    /// all the subscribers it goes to (`StreamFrames`).
+    /// all the subscribers it goes to (`DecisionFrames`).
     private func subscribe(_ subscription: HostSubscription<Decision>) -> CallOutcome {
         let host = self.host
-        let frames = streamFrames
+        let frames = decisionFrames
         return .frames { send in
             try await Self.run(subscription, host: host) {
-                for decision in subscription.initial { try await send(frames.frame(for: decision)) }
-                for await decision in subscription.stream { try await send(frames.frame(for: decision)) }
+                for decision in subscription.initial { try await send(frames.reply(to: decision, continues: true).frame) }
+                for await decision in subscription.stream { try await send(frames.reply(to: decision, continues: true).frame) }
             }
         }
     }
@@ -327,63 +327,41 @@ extension LogLevel {
     }
 }
 
-/// Each stack's latest decision as an encoded `GetStack` reply: a decision is encoded once, however many calls
-/// ask for it before the next one (reads outnumber changes by far).
-///
-/// Only used isolated to the engine's host, on its event loop (hence `@unchecked Sendable`).
-final class DecisionReplies: @unchecked Sendable {
+/// Each stack's recent decisions as encoded replies, `GetStack`'s and a `Subscribe` stream's (with `continues`): a
+/// decision is encoded once however many calls and streams send it. Subscribers read at their own pace, so the last
+/// few revisions of each stack are kept (a stream further behind encodes its own).
+final class DecisionFrames: Sendable {
     private struct Cached {
         let revision: Int
         let time: Timestamp
+        let continues: Bool
         let reply: EncodedReply
     }
 
+    /// Frames kept per stack (both kinds together).
+    static let depth = 32
     /// More stacks than this (ids come and go) start the cache afresh.
     static let capacity = 4_096
-    private var byStack: [StackID: Cached] = [:]
-
-    /// The reply for `decision`, encoded now unless it was already (the same revision decided at the same time).
-    func reply(to decision: Decision) -> EncodedReply {
-        if let cached = byStack[decision.stack], cached.revision == decision.revision, cached.time == decision.time {
-            return cached.reply
-        }
-        let reply = EncodedReply(encoding: decision, continues: false)
-        if byStack.count >= Self.capacity { byStack.removeAll(keepingCapacity: true) }
-        byStack[decision.stack] = Cached(revision: decision.revision, time: decision.time, reply: reply)
-        return reply
-    }
-}
-
-/// Each stack's recent published decisions as encoded stream replies (with `continues`): a decision published to a
-/// hundred subscribers is encoded once, by the first stream to send it. Subscribers read at their own pace, so the
-/// last few revisions of each stack are kept (a subscriber further behind encodes its own).
-final class StreamFrames: Sendable {
-    private struct Cached {
-        let revision: Int
-        let time: Timestamp
-        let frame: [UInt8]
-    }
-
-    /// Revisions kept per stack.
-    static let depth = 16
     private let byStack = Mutex<[StackID: [Cached]]>([:])
 
-    /// The frame for `decision`, encoded now unless it was already.
-    func frame(for decision: Decision) -> [UInt8] {
+    /// The reply for `decision`, encoded now unless it was already (the same revision decided at the same time).
+    func reply(to decision: Decision, continues: Bool) -> EncodedReply {
         let found = byStack.withLock { stacks in
-            stacks[decision.stack]?.first { $0.revision == decision.revision && $0.time == decision.time }
+            stacks[decision.stack]?.first {
+                $0.revision == decision.revision && $0.time == decision.time && $0.continues == continues
+            }
         }
-        if let found { return found.frame }
-        let frame = EncodedReply(encoding: decision, continues: true).frame
-        let cached = Cached(revision: decision.revision, time: decision.time, frame: frame)
+        if let found { return found.reply }
+        let reply = EncodedReply(encoding: decision, continues: continues)
+        let cached = Cached(revision: decision.revision, time: decision.time, continues: continues, reply: reply)
         byStack.withLock { stacks in
-            if stacks[decision.stack] == nil, stacks.count >= DecisionReplies.capacity { stacks.removeAll(keepingCapacity: true) }
+            if stacks[decision.stack] == nil, stacks.count >= Self.capacity { stacks.removeAll(keepingCapacity: true) }
             var recent = stacks[decision.stack, default: []]
             if recent.count >= Self.depth { recent.removeFirst() }
             recent.append(cached)
             stacks[decision.stack] = recent
         }
-        return frame
+        return reply
     }
 }
 

@@ -21,10 +21,8 @@ public struct ServiceDispatcher: CallHandler {
     let reporter: any ServiceReporter
     /// The per-app limit on recording calls.
     let rateLimiter: RateLimiter
-    /// Decisions encoded as `GetStack` replies, once per decision.
-    let decisionReplies = DecisionReplies()
-    /// Decisions encoded as `Subscribe` stream replies, once per decision.
-    let streamFrames = StreamFrames()
+    /// Decisions encoded as `GetStack` and `Subscribe` replies, once per decision.
+    let decisionFrames = DecisionFrames()
 
     public init(
         host: EngineHost, connections: ConnectionRegistry, levels: LogLevelControl, maxListLimit: Int, logger: Logger,

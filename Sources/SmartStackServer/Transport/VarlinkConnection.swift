@@ -26,12 +26,6 @@ public enum CallOutcome: Sendable {
 public struct EncodedReply: Sendable {
     public let frame: [UInt8]
 
-    public init(_ parameters: JSONObject) {
-        var frame: [UInt8] = []
-        VarlinkReply(parameters: parameters).encode(into: &frame)
-        self.frame = frame
-    }
-
     /// A frame encoded elsewhere (it must be one whole reply, NUL included).
     public init(frame: [UInt8]) { self.frame = frame }
 }
