@@ -53,10 +53,15 @@ extension ServiceDispatcher {
                 throw .invalidParameter("limit", reason: "must be at most \(maxListLimit) (maxListLimit)")
             }
             let limit = min(request.limit, maxListLimit)
-            let donations = try run { () throws(HostError) in
-                try host.listDonations(app: request.app, after: request.after, limit: limit)
+            // Read from the store once what was logged before it is stored.
+            return .later { [self] in
+                await outcome(context) { () async throws(VarlinkError) in
+                    let donations = try await self.host(context) { host throws(HostError) in
+                        try await host.listDonations(app: request.app, after: request.after, limit: limit)
+                    }
+                    return .reply(ListDonationsRequest.reply(donations: donations))
+                }
             }
-            return .done(.reply(ListDonationsRequest.reply(donations: donations)))
         case .submitTimeline(let request):
             let kinds = host.kinds([request.kind])
             return try record(context, on: host, { now throws(VarlinkError) in try request.event(defaultTime: now) { kinds[$0] } }) {
