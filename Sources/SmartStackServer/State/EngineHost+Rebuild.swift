@@ -71,6 +71,7 @@ extension EngineHost {
             lastTicket = ticket
             fanOut(decisions: changed, effects: [])
             scheduleWakeUp()
+            FreedMemory.release()
             return (removed, ticket)
         }
     }

@@ -45,6 +45,7 @@ extension EngineHost {
             lastTicket = log.enqueue([mark])
         }
         fillDonationKeys()
+        FreedMemory.release()
         summary.seconds = Self.monotonicSeconds() - started
         logger.info(
             "state loaded",
@@ -112,6 +113,7 @@ extension EngineHost {
             // The loop's own insertions since start are kept: together they hold every stored id.
             donationKeys.formUnion(stored)
             donationKeysComplete = true
+            FreedMemory.release()
         case .failure(let failure):
             logger.warning("donation ids not indexed in memory; each is looked up", metadata: ["error": "\(failure)"])
         }

@@ -455,7 +455,7 @@ public actor EngineHost {
         guard time < latestEventTime else { return engine }
         // Everything logged so far, read back once stored.
         let through = log.lastSequence
-        try await committed(lastTicket)
+        await settled()
         let settings = engine.settings
         let log = self.log
         let replayed = await Self.offLoop { () -> Result<Engine, StoreFailure> in
@@ -471,6 +471,12 @@ public actor EngineHost {
         case .success(let past): return past
         case .failure(let failure): throw .store(failure)
         }
+    }
+
+    /// Returns once everything logged so far is stored, or could not be (then rolled back to what is stored), so a
+    /// read of the store sees every call acknowledged before it.
+    func settled() async {
+        do { try await lastTicket.committed() } catch { recoverIfNeeded() }
     }
 
     /// A widget's reload budget at a time (now when `nil`).
@@ -496,7 +502,8 @@ public actor EngineHost {
     /// An app's donations in the order recorded, after the one with id `after`, at most `limit`: read from the
     /// store once everything logged before the call is stored (so a donation acknowledged before is listed).
     public func listDonations(app: AppID, after: String?, limit: Int) async throws(HostError) -> [Donation] {
-        try await committed(lastTicket)
+        // Reads go on while storage fails: from what is stored (rolled back to first).
+        await settled()
         let page: [Donation]?
         do { page = try log.donations(app: app, after: after, limit: limit) } catch { throw .store(error) }
         guard let page else { throw .core(.notFound(kind: "donation", id: after ?? "")) }
