@@ -1,4 +1,9 @@
+import CLinux
 import Dispatch
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 import SmartStackCore
 import SmartStackStore
 
@@ -89,10 +94,23 @@ extension EngineHost {
         if !rebuildWaiters.isEmpty { rebuildWaiters.removeFirst().resume() }
     }
 
-    /// Runs `work` on a global queue's thread and returns its result.
+    /// Runs `work` on a global queue's thread at the lowest priority (nice 19) and returns its result: the long
+    /// replays of deletions, retention and questions about the past must not take the CPU from the event loop
+    /// (with the service on one core they would otherwise stall every call for their length).
     static func offLoop<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: work()) }
+            DispatchQueue.global().async {
+                let thread = id_t(smartstack_gettid())
+                errno = 0
+                let previous = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread)
+                let known = errno == 0
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, 19)
+                let result = work()
+                // The pool's thread goes back as it came (raising priority again needs no privilege for a thread
+                // that lowered itself only if RLIMIT_NICE allows; root may always).
+                if known { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, previous) }
+                continuation.resume(returning: result)
+            }
         }
     }
 }
