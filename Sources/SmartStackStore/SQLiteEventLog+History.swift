@@ -104,31 +104,37 @@ extension SQLiteEventLog {
         }
     }
 
+    /// A page: the id `after` is found through the index, then the rows after it are read in sequence order,
+    /// keeping the app's (a scan that stops once the page is full; on a connection of its own, so call it off the
+    /// engine's loop).
     public func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]? {
-        try query { db throws -> [Donation]? in
-            var from: Int64 = 0
-            if let after {
+        var from: Int64 = 0
+        if let after {
+            let found = try query { db throws -> Int64? in
                 let position = try RawStatement(
                     db, sql: "SELECT seq FROM event WHERE app = ? AND donation = ? AND donation IS NOT NULL")
                 position.bind(1, copying: app.rawValue)
                 position.bind(2, copying: after)
                 guard try position.next() else { return nil }
-                from = position.int64(0)
+                let sequence = position.int64(0)
                 _ = try position.next()
+                return sequence
             }
-            let rows = try RawStatement(
-                db,
-                sql: "SELECT seq, kind, body FROM event WHERE app = ? AND donation IS NOT NULL AND seq > ? ORDER BY seq LIMIT ?")
-            rows.bind(1, copying: app.rawValue)
-            rows.bind(2, from)
-            rows.bind(3, Int64(limit))
-            var page: [Donation] = []
-            var recentApps: [AppID] = []
-            while try rows.next() {
-                if let donation = try decode(rows, recentApps: &recentApps).donation { page.append(donation) }
-            }
-            return page
+            guard let found else { return nil }
+            from = found
         }
+        var page: [Donation] = []
+        guard limit > 0 else { return page }
+        try scan(
+            sql: "SELECT seq, kind, body FROM event WHERE seq > ? AND app = ? AND donation IS NOT NULL ORDER BY seq LIMIT ?"
+        ) { rows in
+            rows.bind(1, from)
+            rows.bind(2, copying: app.rawValue)
+            rows.bind(3, Int64(limit))
+        } each: { rows, recentApps throws(StoreFailure) in
+            if let donation = try decode(rows, recentApps: &recentApps).donation { page.append(donation) }
+        }
+        return page
     }
 
     // MARK: Reading helpers

@@ -97,9 +97,11 @@ extension EngineHost {
     /// Runs `work` on a global queue's thread at the lowest priority (nice 19) and returns its result: the long
     /// replays of deletions, retention and questions about the past must not take the CPU from the event loop
     /// (with the service on one core they would otherwise stall every call for their length).
-    static func offLoop<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    /// `lowPriority: false` for short reads a caller waits on (a page of donations).
+    static func offLoop<T: Sendable>(lowPriority: Bool = true, _ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
+                guard lowPriority else { return continuation.resume(returning: work()) }
                 let thread = id_t(smartstack_gettid())
                 errno = 0
                 let previous = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread)

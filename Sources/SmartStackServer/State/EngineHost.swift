@@ -504,8 +504,16 @@ public actor EngineHost {
     public func listDonations(app: AppID, after: String?, limit: Int) async throws(HostError) -> [Donation] {
         // Reads go on while storage fails: from what is stored (rolled back to first).
         await settled()
+        // Read off the loop: the page is a scan of the log from `after` on.
+        let log = self.log
+        let read = await Self.offLoop(lowPriority: false) { () -> Result<[Donation]?, StoreFailure> in
+            Result { () throws(StoreFailure) in try log.donations(app: app, after: after, limit: limit) }
+        }
         let page: [Donation]?
-        do { page = try log.donations(app: app, after: after, limit: limit) } catch { throw .store(error) }
+        switch read {
+        case .success(let found): page = found
+        case .failure(let failure): throw .store(failure)
+        }
         guard let page else { throw .core(.notFound(kind: "donation", id: after ?? "")) }
         return page
     }
