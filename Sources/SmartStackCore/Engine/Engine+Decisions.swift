@@ -170,16 +170,21 @@ extension Engine {
         let unranked = configuration.smartRotate ? [] : standings
         if configuration.smartRotate || configuration.suggestions, n > 0 {
             let candidates = configuration.suggestions ? suggestionCandidates(for: state, at: time) : []
-            let keys = candidates.isEmpty ? state.keys : state.keys + candidates
+            // The widgets are scored on the features of the stack's own widgets: the matrix a look records and
+            // the ranker learns from (`look(at:time:)`). Features are relative to the keys asked about (recency
+            // ranks, shares, the back-off's top choice), so scoring the widgets beside suggestion candidates
+            // would rank them on other inputs than those learned from, and their order would change with apps
+            // outside the stack (a launcher that registers every app it sees: smartstack-desktop).
             usage.features(
                 for: FeatureQuery(
-                    keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget),
+                    keys: state.keys, time: time, contextPairs: contextPairs,
+                    previousLookTarget: state.previousLookTarget),
                 into: &matrix)
-            let probabilities = state.ranker.probabilities(matrix: matrix, rows: keys.count)
+            let probabilities = state.ranker.probabilities(matrix: matrix, rows: n)
             var widgetTotal = 0.0
             for i in 0..<n { widgetTotal += probabilities[i] }
             for i in 0..<n { standings[i].behaviour = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n) }
-            state.ranker.contributions(matrix: matrix, rows: keys.count, count: n) { i, shares in
+            state.ranker.contributions(matrix: matrix, rows: n, count: n) { i, shares in
                 let relevance = standings[i].contributions[.relevance]
                 standings[i].contributions = shares
                 if let relevance { standings[i].contributions[.relevance] = relevance }
@@ -193,11 +198,21 @@ extension Engine {
             if choice == .model { holdPublishedTop(of: state, standings: &standings) }
             // What the user did with each widget in the stack (taps, ignored impressions, swipes away).
             applyEngagement(at: time, to: &standings)
-            // A candidate is suggested when the user is more likely to want it than every placed widget.
-            if let best = candidates.indices.max(by: { probabilities[n + $0] < probabilities[n + $1] }),
-                probabilities[n + best] > (probabilities.prefix(n).max() ?? 0)
-            {
-                candidate = (candidates[best], probabilities[n + best])
+            // A candidate is suggested when the user is more likely to want it than every placed widget, the
+            // candidates and the widgets asked about together (only when there are candidates).
+            if !candidates.isEmpty {
+                var joint: [Double] = []
+                usage.features(
+                    for: FeatureQuery(
+                        keys: state.keys + candidates, time: time, contextPairs: contextPairs,
+                        previousLookTarget: state.previousLookTarget),
+                    into: &joint)
+                let together = state.ranker.probabilities(matrix: joint, rows: n + candidates.count)
+                if let best = candidates.indices.max(by: { together[n + $0] < together[n + $1] }),
+                    together[n + best] > (together.prefix(n).max() ?? 0)
+                {
+                    candidate = (candidates[best], together[n + best])
+                }
             }
         }
         if !configuration.smartRotate { standings = unranked }
