@@ -131,9 +131,9 @@ private typealias F = Fixture
                     relevanceState: .nothing, relevantContext: nil, contributions: SignalShares())
             }
         }
-        var close = standings(0.45, 0.55)
+        var close = standings(0.46, 0.54)
         engine.holdPublishedTop(of: state, standings: &close)
-        #expect(close[0].behaviour == 0.55.nextUp && close[1].behaviour == 0.55)
+        #expect(close[0].behaviour == 0.54.nextUp && close[1].behaviour == 0.54)
         var clear = standings(0.3, 0.7)
         engine.holdPublishedTop(of: state, standings: &clear)
         #expect(clear[0].behaviour == 0.3)
