@@ -170,17 +170,27 @@ extension Engine {
         let unranked = configuration.smartRotate ? [] : standings
         if configuration.smartRotate || configuration.suggestions, n > 0 {
             let candidates = configuration.suggestions ? suggestionCandidates(for: state, at: time) : []
-            // The widgets are scored on the features of the stack's own widgets: the matrix a look records and
-            // the ranker learns from (`look(at:time:)`). Features are relative to the keys asked about (recency
-            // ranks, shares, the back-off's top choice), so scoring the widgets beside suggestion candidates
-            // would rank them on other inputs than those learned from, and their order would change with apps
-            // outside the stack (a launcher that registers every app it sees: smartstack-desktop).
+            let keys = candidates.isEmpty ? state.keys : state.keys + candidates
+            // The widgets' rows are those of the stack's widgets alone (`FeatureQuery.widgets`): the rows a look
+            // records and the ranker learns from, whatever candidates are asked about beside them. Were the
+            // candidates counted in the widgets' ranks and shares, the widgets would be ranked on other inputs
+            // than those learned from, and their order would change with apps outside the stack (a launcher
+            // that registers every app it sees, as smartstack-desktop does).
             usage.features(
                 for: FeatureQuery(
-                    keys: state.keys, time: time, contextPairs: contextPairs,
-                    previousLookTarget: state.previousLookTarget),
+                    keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget,
+                    widgets: n),
                 into: &matrix)
-            let probabilities = state.ranker.probabilities(matrix: matrix, rows: n)
+            // Every row's probability among all, for the suggestion (only with candidates); the widgets' among
+            // themselves, a softmax of their own scores: the same bits with or without candidates.
+            var probabilities = state.ranker.scores(matrix, rows: keys.count)
+            var withCandidates: [Double] = []
+            if !candidates.isEmpty {
+                withCandidates = probabilities
+                OnlineRanker.softmax(&withCandidates)
+                probabilities.removeLast(candidates.count)
+            }
+            OnlineRanker.softmax(&probabilities)
             var widgetTotal = 0.0
             for i in 0..<n { widgetTotal += probabilities[i] }
             for i in 0..<n { standings[i].behaviour = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n) }
@@ -198,21 +208,11 @@ extension Engine {
             if choice == .model { holdPublishedTop(of: state, standings: &standings) }
             // What the user did with each widget in the stack (taps, ignored impressions, swipes away).
             applyEngagement(at: time, to: &standings)
-            // A candidate is suggested when the user is more likely to want it than every placed widget, the
-            // candidates and the widgets asked about together (only when there are candidates).
-            if !candidates.isEmpty {
-                var joint: [Double] = []
-                usage.features(
-                    for: FeatureQuery(
-                        keys: state.keys + candidates, time: time, contextPairs: contextPairs,
-                        previousLookTarget: state.previousLookTarget),
-                    into: &joint)
-                let together = state.ranker.probabilities(matrix: joint, rows: n + candidates.count)
-                if let best = candidates.indices.max(by: { together[n + $0] < together[n + $1] }),
-                    together[n + best] > (together.prefix(n).max() ?? 0)
-                {
-                    candidate = (candidates[best], together[n + best])
-                }
+            // A candidate is suggested when the user is more likely to want it than every placed widget.
+            if let best = candidates.indices.max(by: { withCandidates[n + $0] < withCandidates[n + $1] }),
+                withCandidates[n + best] > (withCandidates.prefix(n).max() ?? 0)
+            {
+                candidate = (candidates[best], withCandidates[n + best])
             }
         }
         if !configuration.smartRotate { standings = unranked }
