@@ -103,16 +103,13 @@ private typealias F = Fixture
         #expect(otherSecond > 0 && otherSecond < second)
     }
 
-    @Test func theTopHoldsUnlessAChallengerIsATenthLikelier() {
-        let behaviour = [0.30, 0.38, 0.32]
-        // 0.38 − 0.30 = 0.08 < 0.1: the incumbent 0 is raised just above the challenger.
-        #expect(TopHysteresis.heldBehaviour(of: 0, count: 3) { behaviour[$0] } == 0.38.nextUp)
+    @Test func theTopHoldsUnlessAChallengerIsHalfAsLikelyAgain() {
+        let behaviour = [0.30, 0.40, 0.30]
+        // 0.40 / 0.30 = 1.33 < 1.5: the incumbent 0 is raised just above the challenger.
+        #expect(TopHysteresis.heldBehaviour(of: 0, count: 3) { behaviour[$0] } == 0.40.nextUp)
         // The incumbent leads already: nothing to hold.
         #expect(TopHysteresis.heldBehaviour(of: 1, count: 3) { behaviour[$0] } == nil)
-        // The same ratio between small probabilities is held (0.038 against 0.030), a difference of 0.1 or
-        // more is not.
-        let small = [0.030, 0.038, 0.932]
-        #expect(TopHysteresis.heldBehaviour(of: 0, count: 2) { small[$0] } == 0.038.nextUp)
+        // 0.46 / 0.30 > 1.5: the challenger wins.
         let clear = [0.30, 0.46, 0.24]
         #expect(TopHysteresis.heldBehaviour(of: 0, count: 3) { clear[$0] } == nil)
         #expect(TopHysteresis.heldBehaviour(of: 5, count: 3) { behaviour[$0] } == nil)

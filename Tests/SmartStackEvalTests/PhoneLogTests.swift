@@ -35,13 +35,13 @@ import Testing
 
     /// The engine on the phone: above the best baseline by at least 0.03 hit@1 and 0.02 MRR, the reference numbers
     /// of the README (a change to the ranking must update them honestly), and top changes at most a quarter
-    /// more often than MRU's (measured: 2,864 against MRU's 2,307, 1.2414×).
+    /// more often than MRU's (measured: 2,873 against MRU's 2,307, 1.2453×).
     @Test func engineBeatsTheBestBaselineWithAStableTop() throws {
         let result = Evaluation.run(logs: [try Self.load()], rankers: [EngineRanker.factory] + Baselines.baselines)
         let engine = try #require(result.score(of: "engine"))
         let margin = try #require(result.margin(of: "engine"))
         #expect(margin.hit1 >= 0.03 && margin.mrr >= 0.02, "margin \(margin)")
-        #expect(DesktopLogTests.thousandths(engine.hit1) == 671, "engine hit@1 \(engine.hit1)")
+        #expect(DesktopLogTests.thousandths(engine.hit1) == 670, "engine hit@1 \(engine.hit1)")
         #expect(DesktopLogTests.thousandths(engine.mrr) == 779, "engine MRR \(engine.mrr)")
         let mru = try #require(result.score(of: "mru"))
         let counted = Double(result.counted)
