@@ -189,4 +189,45 @@ private typealias F = Fixture
         #expect(restored.usage.frontKeys == engine.usage.frontKeys)
         #expect(try restored.evaluate(stack: F.stack(), at: F.t(20)) == engine.evaluate(stack: F.stack(), at: F.t(20)))
     }
+
+    /// Kinds of apps outside the stack (a launcher registers one for every app it sees) make those apps suggestion
+    /// candidates; the widgets' rows, order, scores and the seen top the hysteresis holds are the same as without
+    /// them (they were not: a candidate used more recently moved every widget's recency rank at queries).
+    @Test func candidatesOutsideTheStackDoNotMoveTheWidgets() throws {
+        func run(registeringOthers: Bool) throws -> (entries: [[DecisionEntry]], suggested: Int, seen: [String?]) {
+            var engine = try F.engine(apps: ["a", "b", "c", "d"])
+            if registeringOthers {
+                for app in ["x", "y"] { try engine.apply(.registerKind(F.kind(app), at: F.t(0))) }
+            }
+            var random = SeededGenerator(seed: 14)
+            var time = 0.0
+            var entries: [[DecisionEntry]] = []
+            var seen: [String?] = []
+            var suggested = 0
+            for _ in 0..<300 {
+                time += [0.1, 0.5, 1.5, 4, 20, 90, 600, 4_000][random.below(8)]
+                let app = ["a", "b", "c", "d", "x", "x", "y"][random.below(7)]
+                try engine.apply(F.donation(app, at: time))
+                if random.below(3) == 0 {
+                    time += [0.1, 1, 8, 120][random.below(4)]
+                    let decision = try engine.evaluate(stack: F.stack(), at: F.t(time))
+                    suggested += decision.entries.filter(\.suggested).count
+                    entries.append(decision.entries.filter { !$0.suggested })
+                    try engine.apply(.look(stack: F.stack(), at: F.t(time)))
+                    seen.append(engine.stacks[F.stack()]?.seenTop)
+                }
+            }
+            return (entries, suggested, seen)
+        }
+        let alone = try run(registeringOthers: false)
+        let beside = try run(registeringOthers: true)
+        #expect(alone.suggested == 0)
+        #expect(beside.suggested > 0)
+        #expect(beside.entries.count == alone.entries.count)
+        for (with, without) in zip(beside.entries, alone.entries) {
+            #expect(with.map(\.instance) == without.map(\.instance))
+            #expect(with.map(\.score) == without.map(\.score))
+        }
+        #expect(beside.seen == alone.seen)
+    }
 }
