@@ -103,24 +103,25 @@ private typealias F = Fixture
         #expect(otherSecond > 0 && otherSecond < second)
     }
 
-    @Test func theTopHoldsUnlessAChallengerIsHalfAsLikelyAgain() {
+    @Test func theTopHoldsUnlessAChallengerIsMoreThanHalfAsLikelyAgain() {
         let behaviour = [0.30, 0.40, 0.30]
-        // 0.40 / 0.30 = 1.33 < 1.5: the incumbent 0 is raised just above the challenger.
+        // 0.40 / 0.30 = 1.33 < 1.55: the incumbent 0 is raised just above the challenger.
         #expect(TopHysteresis.heldBehaviour(of: 0, count: 3) { behaviour[$0] } == 0.40.nextUp)
         // The incumbent leads already: nothing to hold.
         #expect(TopHysteresis.heldBehaviour(of: 1, count: 3) { behaviour[$0] } == nil)
-        // 0.46 / 0.30 > 1.5: the challenger wins.
-        let clear = [0.30, 0.46, 0.24]
+        // 0.48 / 0.30 = 1.6 > 1.55: the challenger wins.
+        let clear = [0.30, 0.48, 0.22]
         #expect(TopHysteresis.heldBehaviour(of: 0, count: 3) { clear[$0] } == nil)
         #expect(TopHysteresis.heldBehaviour(of: 5, count: 3) { behaviour[$0] } == nil)
     }
 
-    @Test func thePublishedTopIsHeldInTheEngineUnlessAWidgetOfTheStackIsClearlyLikelier() throws {
+    @Test func theSeenTopIsHeldInTheEngineUnlessAWidgetOfTheStackIsClearlyLikelier() throws {
         var engine = try F.engine(apps: ["a", "b"])
         try engine.apply(F.donation("a", at: 10))
         engine.publish(at: F.t(10))
+        try engine.apply(.look(stack: F.stack(), at: F.t(11)))
         let state = try #require(engine.stacks[F.stack()])
-        #expect(state.published?.top == "a")
+        #expect(state.seenTop == "a")
         func standings(_ a: Double, _ b: Double) -> [WidgetStanding] {
             [a, b].enumerated().map { index, behaviour in
                 WidgetStanding(
@@ -134,9 +135,21 @@ private typealias F = Fixture
         var clear = standings(0.3, 0.7)
         engine.holdPublishedTop(of: state, standings: &clear)
         #expect(clear[0].behaviour == 0.3)
-        // No published top (a stack never decided): nothing is held.
+        // After the latest look the user went to the other widget: the top they passed over is not held; had they
+        // gone to the top itself, it is.
+        var passedOver = state
+        passedOver.previousLookTarget = state.keys[1]
+        var unheldAfterPass = standings(0.45, 0.55)
+        engine.holdPublishedTop(of: passedOver, standings: &unheldAfterPass)
+        #expect(unheldAfterPass[0].behaviour == 0.45)
+        passedOver.previousLookTarget = state.keys[0]
+        var heldAfterChoice = standings(0.45, 0.55)
+        engine.holdPublishedTop(of: passedOver, standings: &heldAfterChoice)
+        #expect(heldAfterChoice[0].behaviour == 0.55.nextUp)
+        // No look yet: nothing is held, whatever was published (when a service publishes is not an event).
         var fresh = state
-        fresh.published = nil
+        fresh.seenTop = nil
+        #expect(fresh.published?.top == "a")
         var unheld = standings(0.45, 0.55)
         engine.holdPublishedTop(of: fresh, standings: &unheld)
         #expect(unheld[0].behaviour == 0.45)
