@@ -94,15 +94,6 @@
                         Task {
                             try? await run { parameters in encode(VarlinkReply(parameters: parameters, continues: true)) }
                         })
-                case .frames(let run):
-                    streams.append(
-                        Task {
-                            try? await run { frame in
-                                guard frame.last == 0, (try? VarlinkReply(frame: Array(frame.dropLast()))) != nil else {
-                                    fatalError("a stream's frame does not decode: \(String(decoding: frame, as: UTF8.self))")
-                                }
-                            }
-                        })
                 case .push(let frames):
                     // Pushed from the loop once a connection starts it; here nobody reads it: dropped.
                     await host.perform { _ in frames.close() }

@@ -12,9 +12,6 @@ public enum CallOutcome: Sendable {
     /// A `more` call's replies: the closure sends each one (as `continues`) until the stream ends or the
     /// task is cancelled (the client went away).
     case stream(@Sendable (_ send: @escaping @Sendable (JSONObject) async throws -> Void) async throws -> Void)
-    /// A `more` call's replies, already encoded: the closure sends whole frames (each a reply with `continues`,
-    /// NUL included), so a reply shared by many streams is encoded once.
-    case frames(@Sendable (_ send: @escaping @Sendable ([UInt8]) async throws -> Void) async throws -> Void)
     /// A `more` call's replies pushed from the event loop as they come (`FramePush`), without a task: what a
     /// subscription to published decisions uses.
     case push(FramePush)
@@ -280,9 +277,6 @@ final class VarlinkConnection: ChannelInboundHandler {
                 }
             }
             decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
-        case .frames(let run):
-            pendingStream = .open(run)
-            decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
         case .boundedStream(let run):
             pendingStream = .bounded(run)
         case .push(let frames):
@@ -343,7 +337,7 @@ final class VarlinkConnection: ChannelInboundHandler {
             case .reply(let parameters): VarlinkReply(parameters: parameters).encode(into: &scratch)
             case .encoded(let reply): scratch += reply.frame
             case .failure(let error): VarlinkReply(error: error).encode(into: &scratch)
-            case .stream, .frames, .boundedStream, .push: break  // streams never queue
+            case .stream, .boundedStream, .push: break  // streams never queue
             }
         }
         if !scratch.isEmpty {
@@ -442,7 +436,7 @@ final class VarlinkConnection: ChannelInboundHandler {
         case .reply(let parameters): VarlinkReply(parameters: parameters).encode(into: &frame)
         case .encoded(let reply): frame = reply.frame
         case .failure(let error): VarlinkReply(error: error).encode(into: &frame)
-        case .stream, .frames, .boundedStream, .push: VarlinkReply(parameters: [:]).encode(into: &frame)  // not a last reply
+        case .stream, .boundedStream, .push: VarlinkReply(parameters: [:]).encode(into: &frame)  // not a last reply
         }
         return frame
     }
