@@ -30,47 +30,28 @@ extension EngineHost {
             try await committed(lastTicket)
             let settings = engine.settings
             let log = self.log
-            let replayed = await Self.offLoop { () -> Result<(Engine, [Donation], Timestamp?), StoreFailure> in
+            let replayed = await Self.offLoop { () -> Result<RebuildFold, StoreFailure> in
                 Result { () throws(StoreFailure) in
-                    var rebuilt = Engine(settings: settings)
-                    var removed: [Donation] = []
-                    var oldest: Timestamp?
-                    try log.replay(after: 0, through: through) { event in
-                        if let donation = event.donation {
-                            if doomed(donation) {
-                                removed.append(donation)
-                                return
-                            }
-                            if oldest.map({ donation.date < $0 }) ?? true { oldest = donation.date }
-                        }
-                        rebuilt.replay(event)
-                    }
-                    return (rebuilt, removed, oldest)
+                    var fold = RebuildFold(settings: settings)
+                    try log.replay(after: 0, through: through) { fold.take($0, without: doomed) }
+                    return fold
                 }
             }
             guard !stopping else { throw .stopping }
             guard rollbacks == rollbacksBefore else { continue }
-            var (rebuilt, removed, oldest): (Engine, [Donation], Timestamp?)
+            var fold: RebuildFold
             switch replayed {
-            case .success(let result): (rebuilt, removed, oldest) = result
+            case .success(let result): fold = result
             case .failure(let failure): throw .store(failure)
             }
             let arrived = captured ?? []
-            for event in arrived {
-                if let donation = event.donation {
-                    if doomed(donation) {
-                        removed.append(donation)
-                        continue
-                    }
-                    if oldest.map({ donation.date < $0 }) ?? true { oldest = donation.date }
-                }
-                rebuilt.replay(event)
-            }
+            for event in arrived { fold.take(event, without: doomed) }
+            let removed = fold.removed
             logger.debug("rebuilt off the loop", metadata: ["through": "\(through)", "arrived meanwhile": "\(arrived.count)"])
-            let changed = engine.adopt(rebuilt)
+            let changed = engine.adopt(fold.engine)
             engineChanged()
             donationCount -= removed.count
-            oldestDonation = oldest ?? serviceTime()
+            oldestDonation = fold.oldest ?? serviceTime()
             unconfirmed.remove(Set(removed.map(DonationKey.init)))
             let ticket = log.delete(donations: removed.map { ($0.app, $0.id) }, engine: engine)
             lastTicket = ticket
@@ -114,5 +95,26 @@ extension EngineHost {
                 continuation.resume(returning: result)
             }
         }
+    }
+}
+
+/// A rebuild's replay: the engine taking every event but the doomed donations, which it collects, and the earliest
+/// date among the donations it kept.
+struct RebuildFold: Sendable {
+    var engine: Engine
+    var removed: [Donation] = []
+    var oldest: Timestamp?
+
+    init(settings: EngineSettings) { engine = Engine(settings: settings) }
+
+    mutating func take(_ event: EngineEvent, without doomed: (Donation) -> Bool) {
+        if let donation = event.donation {
+            if doomed(donation) {
+                removed.append(donation)
+                return
+            }
+            if oldest.map({ donation.date < $0 }) ?? true { oldest = donation.date }
+        }
+        engine.replay(event)
     }
 }
