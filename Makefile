@@ -192,11 +192,12 @@ fuzz: fuzz-build
 
 ## fuzz-test: the fuzzing step of make test: each target for at most FUZZ_TEST_SECONDS (20) seconds and at most
 ## FUZZ_TEST_RUNS_TARGET inputs (about 20 s each on the loaded 2-core build machine), -seed=1, from the checked-in
-## seeds in a fresh corpus, under FUZZ_DETERMINISTIC: Swift's hashing seeded the same in every process and address
-## randomization off (setarch -R), and fuzz-dispatch runs its tasks and actor jobs on one thread in order
-## (Sources/FuzzSupport/OneThreadExecutor.swift). Then an input's coverage, hence libFuzzer's next input, is the
-## same on every machine: CI runs the inputs run here (a prefix of them if its 20 s end first) and cannot fail on a
-## new input at random. See docs/fuzzing.md, "In make test".
+## seeds in a fresh corpus, with -reload=0 (no timed re-reads of the corpus directory) and -use_cmp=0 (no
+## comparison operands, which include addresses, in the mutation dictionary), under FUZZ_DETERMINISTIC: Swift's
+## hashing seeded the same in every process and address randomization off (setarch -R); fuzz-dispatch runs its
+## tasks and actor jobs on one thread in order (Sources/FuzzSupport/OneThreadExecutor.swift). Then an input's
+## coverage, hence libFuzzer's next input, is the same on every machine: CI runs the inputs run here (a prefix of
+## them if its 20 s end first) and cannot fail on a new input at random. See docs/fuzzing.md, "In make test".
 FUZZ_TEST_SECONDS ?= 20
 FUZZ_TEST_RUNS_wire := 10000
 FUZZ_TEST_RUNS_dispatch := 3500
@@ -208,7 +209,7 @@ fuzz-test:
 	@case "$(FUZZ_DETERMINISTIC)" in *setarch*) ;; \
 		*) echo "fuzz-test: setarch -R is not allowed here: fuzz-dispatch's inputs may differ from other machines'";; esac
 	$(MAKE) --no-print-directory fuzz FUZZ_TARGETS="dispatch wire codec" FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) \
-		FUZZ_OPTIONS="-seed=1 -reload=0" FUZZ_CORPUS=$(FUZZ_SCRATCH)/test-corpus FUZZ_RUNNER="$(FUZZ_DETERMINISTIC)" \
+		FUZZ_OPTIONS="-seed=1 -reload=0 -use_cmp=0" FUZZ_CORPUS=$(FUZZ_SCRATCH)/test-corpus FUZZ_RUNNER="$(FUZZ_DETERMINISTIC)" \
 		FUZZ_RUNS_wire=$(FUZZ_TEST_RUNS_wire) FUZZ_RUNS_dispatch=$(FUZZ_TEST_RUNS_dispatch) \
 		FUZZ_RUNS_codec=$(FUZZ_TEST_RUNS_codec)
 
