@@ -95,12 +95,13 @@ let package = Package(
         // A socket-level load generator: many concurrent clients against a running smartstackd.
         .executableTarget(name: "smartstack-load", dependencies: ["CEpoll", "BenchSupport"], swiftSettings: strict),
         .systemLibrary(name: "CEpoll"),
+        .systemLibrary(name: "CLinux"),
         // The service: connections, dispatch, the engine's owner, subscriptions, access policy, lifecycle, and its
         // systemd side (notify, watchdog, socket activation, journal entries).
         .target(
             name: "SmartStackServer",
             dependencies: [
-                "SmartStackCore", "SmartStackProtocol", "SmartStackStore", "SmartStackSystemd",
+                "SmartStackCore", "SmartStackProtocol", "SmartStackStore", "SmartStackSystemd", "CLinux",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -58,6 +58,6 @@ socket_load 50 2
 socket_load 50 4
 socket_load 1 1
 
-echo "== start-up to serving with $DONATIONS stored donations"
-"$BUILD/smartstack-store-bench" fill --state "$work/big" --donations "$DONATIONS"
+echo "== start-up to serving and resident memory with ${STACKS:-1000} stacks x 10 widgets and $DONATIONS stored donations"
+"$BUILD/smartstack-store-bench" fill --state "$work/big" --donations "$DONATIONS" --stacks "${STACKS:-1000}"
 "$BUILD/smartstack-store-bench" startup --daemon "$BUILD/smartstackd" --state "$work/big" --runs 5

@@ -9,7 +9,7 @@ public import SmartStackCore
 /// come only from the engine's own learning.
 public enum PriorFit {
     /// The version of the fitting procedure, the first part of a fitted prior's id.
-    public static let version = 1
+    public static let version = 2
 
     /// One person: their log's events and a name that says which log they came from.
     public struct Person: Sendable {

@@ -32,9 +32,25 @@ public protocol EventLog: Sendable {
     var snapshotDue: Bool { get }
     /// Whether the log takes records now.
     var status: EventLogStatus { get }
-    /// Everything stored: the last snapshot and every record, in order. After a failed commit, reading it is how
-    /// the engine's owner rolls back to what is stored; the log then takes records again once storage works.
-    func load() throws(StoreFailure) -> StoredHistory
+    /// What the service starts from: the latest snapshot and the log's counts (not its events). After a failed
+    /// commit, reading it is how the engine's owner rolls back to what is stored; the log then takes records again
+    /// once storage works.
+    func loadStart() throws(StoreFailure) -> StoredStart
+    /// The sequence number of the last record queued (stored or not).
+    var lastSequence: Int64 { get }
+    /// Calls `body` with every stored event whose sequence number is after `after` and at most `through`, in
+    /// order (publish marks included), one at a time. Safe on any thread, beside the writer: what deletions,
+    /// retention and questions about the past replay, off the event loop.
+    func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) throws(StoreFailure)
+    /// The stored donation of `app` with this id, if there is one.
+    func donation(app: AppID, id: String) throws(StoreFailure) -> Donation?
+    /// A page of an app's stored donations in recorded order: at most `limit`, after the one with id `after`;
+    /// `nil` when `after` is not one of them.
+    func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]?
+    /// Calls `body` with every stored donation (of `app` only, when given), in recorded order. Safe on any thread.
+    func forEachDonation(app: AppID?, _ body: (Donation) -> Void) throws(StoreFailure)
+    /// Calls `body` with the app and id of every stored donation (cheaper than decoding them). Safe on any thread.
+    func forEachDonationKey(_ body: (_ app: String, _ id: String) -> Void) throws(StoreFailure)
     /// Numbers for `GetStatistics` (nil for a log that stores nothing).
     func statistics() -> EventLogStatistics?
     /// Commits everything queued, then closes; later calls fail.
@@ -179,15 +195,55 @@ public final class CommitWaiter: Sendable {
     }
 }
 
-/// A log that keeps nothing: every call commits at once (tests, and the service without a state directory).
-public struct InMemoryEventLog: EventLog {
+/// A log in memory: every call commits at once, nothing survives the process (tests, and the service without a
+/// state directory).
+public final class InMemoryEventLog: EventLog {
+    private let history = Mutex(MemoryHistory())
+
     public init() {}
-    public func enqueue(_ events: [EngineEvent]) -> CommitTicket { .committed }
-    public func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket { .committed }
+
+    public func enqueue(_ events: [EngineEvent]) -> CommitTicket {
+        history.withLock { $0.append(events) }
+        return .committed
+    }
+
+    public func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket {
+        history.withLock { $0.delete(donations) }
+        return .committed
+    }
+
     public func snapshot(_ engine: Engine) {}
     public var snapshotDue: Bool { false }
     public var status: EventLogStatus { .accepting }
-    public func load() throws(StoreFailure) -> StoredHistory { StoredHistory() }
+    public func loadStart() throws(StoreFailure) -> StoredStart { history.withLock { $0.start } }
+    public var lastSequence: Int64 { history.withLock { $0.lastSequence } }
+
+    public func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) throws(StoreFailure) {
+        // A copy of the records, so `body` runs without the lock (it may take a while).
+        let records = history.withLock { $0.records }
+        for record in records where record.sequence > after && record.sequence <= through { body(record.event) }
+    }
+
+    public func donation(app: AppID, id: String) throws(StoreFailure) -> Donation? {
+        history.withLock { $0.donation(app: app, id: id) }
+    }
+
+    public func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]? {
+        history.withLock { $0.donations(app: app, after: after, limit: limit) }
+    }
+
+    public func forEachDonation(app: AppID?, _ body: (Donation) -> Void) throws(StoreFailure) {
+        let records = history.withLock { $0.records }
+        for record in records {
+            guard let donation = record.event.donation, app == nil || donation.app == app else { continue }
+            body(donation)
+        }
+    }
+
+    public func forEachDonationKey(_ body: (String, String) -> Void) throws(StoreFailure) {
+        try forEachDonation(app: nil) { body($0.app.rawValue, $0.id) }
+    }
+
     public func statistics() -> EventLogStatistics? { nil }
     public func close() async {}
 }

@@ -32,6 +32,19 @@ final class RawStatement {
             nil)
     }
 
+    /// Binds a copy of `text` (SQLite keeps its own), for statements run once.
+    func bind(_ index: Int32, copying text: String) {
+        let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+        sqlite3_bind_text(handle, index, text, -1, transient)
+    }
+
+    /// The column's text (a copy).
+    func text(_ column: Int32) -> String {
+        guard let base = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
+    }
+
     /// Binds bytes that must stay valid until `step` or `run` returns (the caller's buffer).
     func bind(_ index: Int32, blob: UnsafeRawBufferPointer) {
         sqlite3_bind_blob(handle, index, blob.baseAddress, Int32(blob.count), nil)

@@ -4,9 +4,10 @@ import SmartStackCore
 import Synchronization
 
 extension SQLiteEventLog {
-    /// Reads the snapshot and every record in order.
+    /// Reads the snapshot and every record in order, into memory (tools and tests; the service starts from
+    /// ``loadStart()`` and replays from the file instead).
     ///
-    /// Called at start and after a failed commit, when nothing is being written. A large log is read in two
+    /// Called when nothing is being written. A large log is read in two
     /// halves on two connections at once (decoding is most of the cost). A row that cannot be read is an error
     /// naming the file and the row: the history is never silently shortened.
     public func load() throws(StoreFailure) -> StoredHistory {
@@ -14,22 +15,8 @@ extension SQLiteEventLog {
         var bounds: (low: Int64, high: Int64, count: Int) = (0, 0, 0)
         do {
             try readerDatabase.read { db in
-                let snapshot = try RawStatement(
-                    db, sql: "SELECT through, taken, takenOffset, body FROM snapshot WHERE id = 1")
-                if try snapshot.next() {
-                    let taken = Timestamp(
-                        microseconds: snapshot.int64(1), utcOffsetSeconds: Int32(truncatingIfNeeded: snapshot.int64(2)))
-                    history.snapshot = StoredSnapshot(
-                        through: snapshot.int64(0), taken: taken, bytes: Array(snapshot.blob(3)))
-                    _ = try snapshot.next()
-                }
-                for row in try Row.fetchAll(db, sql: "SELECT app, uid FROM app_owner") {
-                    let name: String = row["app"]
-                    guard let app = try? AppID(name), let uid = UInt32(exactly: row["uid"] as Int64) else {
-                        throw StoreFailure(reason: "the app_owner row for \(name) is damaged")
-                    }
-                    history.owners[app] = uid
-                }
+                history.snapshot = try Self.storedSnapshot(db)
+                history.owners = try Self.owners(db)
                 let range = try RawStatement(
                     db, sql: "SELECT ifnull(min(seq), 0), ifnull(max(seq), 0), count(*) FROM event")
                 if try range.next() {
@@ -71,19 +58,7 @@ extension SQLiteEventLog {
         }
         let donations = history.donationsPerApp.values.reduce(0, +)
         let last = max(history.sequences.last ?? 0, history.snapshot?.through ?? 0)
-        let wasFailed = state.withLock { state -> Bool in
-            state.nextSequence = last + 1
-            state.snapshotThrough = history.snapshot?.through ?? 0
-            guard case .failed(let failure, reloaded: false) = state.phase else { return false }
-            state.phase = .failed(failure, reloaded: true)
-            return true
-        }
-        if wasFailed { wake.signal() }
-        counters.withLock { counters in
-            counters.storedEvents = history.events.count
-            counters.storedDonations = donations
-            counters.lastSnapshot = history.snapshot?.taken
-        }
+        reopened(lastSequence: last, snapshot: history.snapshot, events: history.events.count, donations: donations)
         return history
     }
 

@@ -26,6 +26,8 @@ public final class SQLiteEventLog: EventLog {
     let writerDatabase: DatabaseQueue
     /// Loading, statistics and checkpoints.
     let readerDatabase: DatabaseQueue
+    /// Point lookups and pages of donations (on the engine's loop, never held long).
+    let queryDatabase: DatabaseQueue
     let lock: DirectoryLock
     let state = Mutex(LogState())
     let counters = Mutex(LogCounters())
@@ -85,8 +87,12 @@ public final class SQLiteEventLog: EventLog {
             var readerConfiguration = configuration
             readerConfiguration.label = "smartstackd.store.reader"
             let reader = try DatabaseQueue(path: path, configuration: readerConfiguration)
+            var queryConfiguration = readerConfiguration
+            queryConfiguration.label = "smartstackd.store.query"
+            queryConfiguration.readonly = true
+            let query = try DatabaseQueue(path: path, configuration: queryConfiguration)
             let log = SQLiteEventLog(
-                path: path, options: options, logger: logger, writer: writer, reader: reader, lock: lock)
+                path: path, options: options, logger: logger, writer: writer, reader: reader, query: query, lock: lock)
             log.start()
             return log
         } catch let error as StoreOpenError {
@@ -100,13 +106,14 @@ public final class SQLiteEventLog: EventLog {
 
     init(
         path: String, options: StoreOptions, logger: Logger, writer: DatabaseQueue, reader: DatabaseQueue,
-        lock: DirectoryLock
+        query: DatabaseQueue, lock: DirectoryLock
     ) {
         self.path = path
         self.options = options
         self.logger = logger
         self.writerDatabase = writer
         self.readerDatabase = reader
+        self.queryDatabase = query
         self.lock = lock
         self.writer = StoreWriter(path: path)
         state.withLock { $0.lastSnapshotQueued = Monotonic.nanoseconds() }
@@ -216,6 +223,7 @@ public final class SQLiteEventLog: EventLog {
         } catch {
             logger.warning("final checkpoint failed", metadata: ["file": "\(path)", "error": "\(error)"])
         }
+        try? queryDatabase.close()
         try? readerDatabase.close()
         try? writerDatabase.close()
         state.withLock { $0.phase = .closed }

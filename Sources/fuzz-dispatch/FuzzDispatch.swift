@@ -141,6 +141,9 @@
                                 }
                             }
                         })
+                case .push(let frames):
+                    // Pushed from the loop once a connection starts it; here nobody reads it: dropped.
+                    await host.perform { _ in frames.close() }
                 case .boundedStream(let run):
                     // The service's dispatcher makes none today; run like a stream, its last outcome a plain reply.
                     streams.append(

@@ -3,7 +3,7 @@ import SmartStackCore
 import SmartStackServer
 import SmartStackStore
 
-/// Builds a state directory holding `donations` donations (over 10 apps with one stack of their widgets),
+/// Builds a state directory holding `donations` donations (over 10 apps, with `stacks` stacks of 10 widgets),
 /// through the engine's owner and the SQLite log as the service would, then stops it (final snapshot).
 enum FillState {
     struct FixedClock: ServiceClock {
@@ -29,14 +29,7 @@ enum FillState {
                     id: WidgetKindID(app: app, kind: "main"), displayName: "w", families: [.systemMedium])
                 try await host.record(.registerKind(kind, at: end.adding(seconds: -20 * 86_400)))
             }
-            let widgets = try apps.enumerated().map {
-                WidgetPlacement(
-                    instance: try InstanceID("w\($0.offset)"), kind: try WidgetKindID(app: $0.element, kind: "main"))
-            }
-            try await host.record(
-                .configureStack(
-                    StackConfiguration(id: try StackID("load"), family: .systemMedium, widgets: widgets),
-                    at: end.adding(seconds: -20 * 86_400)))
+            try await configure(stack: 0, apps: apps, host: host, at: end.adding(seconds: -20 * 86_400))
             let span = 20 * 86_400.0
             let batch = 1_000
             var made = 0
@@ -53,12 +46,34 @@ enum FillState {
                 }
                 made = min(options.donations, made + batch)
             }
+            // The other stacks after the donations: each publish ranks every stack, and a donation concerns them
+            // all, so filling a million donations with a thousand stacks in place would take hours.
+            for stack in 1..<max(1, options.stacks) {
+                try await configure(stack: stack, apps: apps, host: host, at: end)
+            }
             await host.stop()
             await host.closeLog()
         } catch {
             fatalError("\(error)")
         }
-        print("filled \(options.state) with \(options.donations) donations in \(monotonicSeconds() - started) s")
+        print("filled \(options.state) with \(options.stacks) stacks and \(options.donations) donations in \(monotonicSeconds() - started) s")
+    }
+}
+
+extension FillState {
+    /// Configures stack number `stack` with one widget of every app (stack 0 is `load`, the one the start-up
+    /// benchmark reads).
+    static func configure(stack: Int, apps: [AppID], host: EngineHost, at time: Timestamp) async throws {
+        let widgets = try apps.enumerated().map {
+            WidgetPlacement(
+                instance: try InstanceID(stack == 0 ? "w\($0.offset)" : "s\(stack)w\($0.offset)"),
+                kind: try WidgetKindID(app: $0.element, kind: "main"))
+        }
+        try await host.record(
+            .configureStack(
+                StackConfiguration(
+                    id: try StackID(stack == 0 ? "load" : "stack\(stack)"), family: .systemMedium, widgets: widgets),
+                at: time))
     }
 }
 

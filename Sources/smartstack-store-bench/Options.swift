@@ -11,6 +11,7 @@ struct BenchOptions {
     var donations = 1_000_000
     var daemon = ""
     var runs = 5
+    var stacks = 1
 
     static func parse(_ arguments: [String]) -> BenchOptions {
         var options = BenchOptions()
@@ -29,6 +30,7 @@ struct BenchOptions {
             case "--donations": options.donations = Int(value()) ?? options.donations
             case "--daemon": options.daemon = value()
             case "--runs": options.runs = Int(value()) ?? options.runs
+            case "--stacks": options.stacks = Int(value()) ?? options.stacks
             default: usage()
             }
             index += 1

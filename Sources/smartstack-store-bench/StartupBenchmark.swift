@@ -10,6 +10,7 @@ enum StartupBenchmark {
         guard !options.daemon.isEmpty, !options.state.isEmpty else { usage() }
         let socketPath = temporaryDirectory() + "/io.smartstack"
         var times: [Double] = []
+        var residents: [Double] = []
         for run in 1...options.runs {
             let started = monotonicSeconds()
             let pid = spawn([options.daemon, "--listen", socketPath, "--state", options.state])
@@ -21,14 +22,40 @@ enum StartupBenchmark {
             }
             let elapsed = monotonicSeconds() - started
             times.append(elapsed)
+            let serving = residentMiB(pid)
+            // Then a second of idling (the donation id filter fills off the loop) and 1,000 reads.
+            usleep(1_000_000)
+            for _ in 0..<1_000 {
+                _ = call(socketPath, #"{"method":"io.smartstack.Shell.GetStack","parameters":{"stack":"load"}}"#)
+            }
+            let settled = residentMiB(pid)
+            residents.append(settled)
             kill(pid, SIGTERM)
             var status: Int32 = 0
             waitpid(pid, &status, 0)
             print(
-                "run \(run): serving after \(Int(elapsed * 1_000)) ms (\(reply.hasPrefix("{\"parameters\"") ? "ok" : reply))"
+                "run \(run): serving after \(Int(elapsed * 1_000)) ms (\(reply.hasPrefix("{\"parameters\"") ? "ok" : reply)), "
+                    + "resident \(fixed(serving, 1)) MiB then, \(fixed(settled, 1)) MiB after 1 s and 1,000 reads"
             )
         }
         print("start-up to serving: median \(Int(median(times) * 1_000)) ms over \(times.count) runs")
+        print("resident memory after start-up, 1 s and 1,000 reads: median \(fixed(median(residents), 1)) MiB, max \(fixed(residents.max() ?? 0, 1)) MiB")
+    }
+
+    /// The process's resident memory (VmRSS), MiB.
+    static func residentMiB(_ pid: pid_t) -> Double {
+        let fd = open("/proc/\(pid)/status", O_RDONLY)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 8_192)
+        let count = read(fd, &bytes, bytes.count)
+        guard count > 0 else { return 0 }
+        let text = String(decoding: bytes[0..<count], as: UTF8.self)
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first.map(String.init) ?? "") ?? 0
+            return kilobytes / 1_024
+        }
+        return 0
     }
 
     static func spawn(_ argv: [String]) -> pid_t {

@@ -48,13 +48,13 @@ private typealias F = Fixture
         #expect(abs(mru - (retention + third)) < 1e-12)
     }
 
-    @Test func aSimpleRankerTakesOverOnlyPastTheMarginAndTiesGoToTheModel() {
+    @Test func aSimpleRankerTakesOverWhenItLeadsAndTiesGoToTheModel() {
         func choice(_ model: Double, _ mru: Double, _ mfu: Double) -> StackRanker {
             RankerSelector(performance: SIMD8(model, mru, mfu, 0, 0, 0, 0, 0)).choice
         }
         #expect(choice(0, 0, 0) == .model)
-        #expect(choice(10, 11, 0) == .model)
-        #expect(choice(10, 11.5, 0) == .mru)
+        #expect(choice(10, 10, 10) == .model)
+        #expect(choice(10, 10.5, 0) == .mru)
         #expect(choice(10, 11.5, 11.5) == .mru)
         #expect(choice(10, 11.5, 12) == .mfu)
         var selector = RankerSelector()
@@ -96,8 +96,8 @@ private typealias F = Fixture
         let scores = explanation.decision.entries.map(\.score)
         #expect(zip(scores, scores.dropFirst()).allSatisfy { $0 > $1 })
         #expect(abs(explanation.widgets.map(\.behaviour).reduce(0, +) - 1) < 1e-9)
-        // Within the margin the model keeps the stack.
-        engine.stacks[F.stack()]?.selector = RankerSelector(performance: SIMD8(10, 9, 11, 0, 0, 0, 0, 0))
+        // A tie keeps the model.
+        engine.stacks[F.stack()]?.selector = RankerSelector(performance: SIMD8(11, 9, 11, 0, 0, 0, 0, 0))
         #expect(try engine.explain(stack: F.stack(), at: at).ranker == .model)
         #expect(try engine.evaluate(stack: F.stack(), at: at).order.first == "d")
     }

@@ -103,24 +103,25 @@ private typealias F = Fixture
         #expect(otherSecond > 0 && otherSecond < second)
     }
 
-    @Test func theTopHoldsUnlessAChallengerIsHalfAsLikelyAgain() {
+    @Test func theTopHoldsUnlessAChallengerIsMoreThanHalfAsLikelyAgain() {
         let behaviour = [0.30, 0.40, 0.30]
-        // 0.40 / 0.30 = 1.33 < 1.5: the incumbent 0 is raised just above the challenger.
+        // 0.40 / 0.30 = 1.33 < 1.55: the incumbent 0 is raised just above the challenger.
         #expect(TopHysteresis.heldBehaviour(of: 0, count: 3) { behaviour[$0] } == 0.40.nextUp)
         // The incumbent leads already: nothing to hold.
         #expect(TopHysteresis.heldBehaviour(of: 1, count: 3) { behaviour[$0] } == nil)
-        // 0.46 / 0.30 > 1.5: the challenger wins.
-        let clear = [0.30, 0.46, 0.24]
+        // 0.48 / 0.30 = 1.6 > 1.55: the challenger wins.
+        let clear = [0.30, 0.48, 0.22]
         #expect(TopHysteresis.heldBehaviour(of: 0, count: 3) { clear[$0] } == nil)
         #expect(TopHysteresis.heldBehaviour(of: 5, count: 3) { behaviour[$0] } == nil)
     }
 
-    @Test func thePublishedTopIsHeldInTheEngineUnlessAWidgetOfTheStackIsClearlyLikelier() throws {
+    @Test func theSeenTopIsHeldInTheEngineUnlessAWidgetOfTheStackIsClearlyLikelier() throws {
         var engine = try F.engine(apps: ["a", "b"])
         try engine.apply(F.donation("a", at: 10))
         engine.publish(at: F.t(10))
+        try engine.apply(.look(stack: F.stack(), at: F.t(11)))
         let state = try #require(engine.stacks[F.stack()])
-        #expect(state.published?.top == "a")
+        #expect(state.seenTop == "a")
         func standings(_ a: Double, _ b: Double) -> [WidgetStanding] {
             [a, b].enumerated().map { index, behaviour in
                 WidgetStanding(
@@ -128,15 +129,27 @@ private typealias F = Fixture
                     relevanceState: .nothing, relevantContext: nil, contributions: SignalShares())
             }
         }
-        var close = standings(0.45, 0.55)
+        var close = standings(0.46, 0.54)
         engine.holdPublishedTop(of: state, standings: &close)
-        #expect(close[0].behaviour == 0.55.nextUp && close[1].behaviour == 0.55)
+        #expect(close[0].behaviour == 0.54.nextUp && close[1].behaviour == 0.54)
         var clear = standings(0.3, 0.7)
         engine.holdPublishedTop(of: state, standings: &clear)
         #expect(clear[0].behaviour == 0.3)
-        // No published top (a stack never decided): nothing is held.
+        // After the latest look the user went to the other widget: the top they passed over is not held; had they
+        // gone to the top itself, it is.
+        var passedOver = state
+        passedOver.previousLookTarget = state.keys[1]
+        var unheldAfterPass = standings(0.45, 0.55)
+        engine.holdPublishedTop(of: passedOver, standings: &unheldAfterPass)
+        #expect(unheldAfterPass[0].behaviour == 0.45)
+        passedOver.previousLookTarget = state.keys[0]
+        var heldAfterChoice = standings(0.45, 0.55)
+        engine.holdPublishedTop(of: passedOver, standings: &heldAfterChoice)
+        #expect(heldAfterChoice[0].behaviour == 0.55.nextUp)
+        // No look yet: nothing is held, whatever was published (when a service publishes is not an event).
         var fresh = state
-        fresh.published = nil
+        fresh.seenTop = nil
+        #expect(fresh.published?.top == "a")
         var unheld = standings(0.45, 0.55)
         engine.holdPublishedTop(of: fresh, standings: &unheld)
         #expect(unheld[0].behaviour == 0.45)
@@ -188,5 +201,46 @@ private typealias F = Fixture
         #expect(restored.usage.lastLookTime == F.t(11).microseconds && restored.usage.reach == engine.usage.reach)
         #expect(restored.usage.frontKeys == engine.usage.frontKeys)
         #expect(try restored.evaluate(stack: F.stack(), at: F.t(20)) == engine.evaluate(stack: F.stack(), at: F.t(20)))
+    }
+
+    /// Kinds of apps outside the stack (a launcher registers one for every app it sees) make those apps suggestion
+    /// candidates; the widgets' rows, order, scores and the seen top the hysteresis holds are the same as without
+    /// them (they were not: a candidate used more recently moved every widget's recency rank at queries).
+    @Test func candidatesOutsideTheStackDoNotMoveTheWidgets() throws {
+        func run(registeringOthers: Bool) throws -> (entries: [[DecisionEntry]], suggested: Int, seen: [String?]) {
+            var engine = try F.engine(apps: ["a", "b", "c", "d"])
+            if registeringOthers {
+                for app in ["x", "y"] { try engine.apply(.registerKind(F.kind(app), at: F.t(0))) }
+            }
+            var random = SeededGenerator(seed: 14)
+            var time = 0.0
+            var entries: [[DecisionEntry]] = []
+            var seen: [String?] = []
+            var suggested = 0
+            for _ in 0..<300 {
+                time += [0.1, 0.5, 1.5, 4, 20, 90, 600, 4_000][random.below(8)]
+                let app = ["a", "b", "c", "d", "x", "x", "y"][random.below(7)]
+                try engine.apply(F.donation(app, at: time))
+                if random.below(3) == 0 {
+                    time += [0.1, 1, 8, 120][random.below(4)]
+                    let decision = try engine.evaluate(stack: F.stack(), at: F.t(time))
+                    suggested += decision.entries.filter(\.suggested).count
+                    entries.append(decision.entries.filter { !$0.suggested })
+                    try engine.apply(.look(stack: F.stack(), at: F.t(time)))
+                    seen.append(engine.stacks[F.stack()]?.seenTop)
+                }
+            }
+            return (entries, suggested, seen)
+        }
+        let alone = try run(registeringOthers: false)
+        let beside = try run(registeringOthers: true)
+        #expect(alone.suggested == 0)
+        #expect(beside.suggested > 0)
+        #expect(beside.entries.count == alone.entries.count)
+        for (with, without) in zip(beside.entries, alone.entries) {
+            #expect(with.map(\.instance) == without.map(\.instance))
+            #expect(with.map(\.score) == without.map(\.score))
+        }
+        #expect(beside.seen == alone.seen)
     }
 }

@@ -35,18 +35,18 @@ import Testing
 
     /// The engine on the phone: above the best baseline by at least 0.03 hit@1 and 0.02 MRR, the reference numbers
     /// of the README (a change to the ranking must update them honestly), and top changes at most a quarter
-    /// more often than MRU's (measured: 2,884 against MRU's 2,307, 1.2501×; the bar allows one change of slack).
+    /// more often than MRU's (measured: 2,859 against MRU's 2,307, 1.2393×).
     @Test func engineBeatsTheBestBaselineWithAStableTop() throws {
         let result = Evaluation.run(logs: [try Self.load()], rankers: [EngineRanker.factory] + Baselines.baselines)
         let engine = try #require(result.score(of: "engine"))
         let margin = try #require(result.margin(of: "engine"))
         #expect(margin.hit1 >= 0.03 && margin.mrr >= 0.02, "margin \(margin)")
-        #expect(DesktopLogTests.thousandths(engine.hit1) == 672, "engine hit@1 \(engine.hit1)")
-        #expect(DesktopLogTests.thousandths(engine.mrr) == 780, "engine MRR \(engine.mrr)")
+        #expect(DesktopLogTests.thousandths(engine.hit1) == 670, "engine hit@1 \(engine.hit1)")
+        #expect(DesktopLogTests.thousandths(engine.mrr) == 779, "engine MRR \(engine.mrr)")
         let mru = try #require(result.score(of: "mru"))
         let counted = Double(result.counted)
         let changes = (engine.topChanges * counted / 100).rounded()
         let mruChanges = (mru.topChanges * counted / 100).rounded()
-        #expect(changes <= (mruChanges * 1.25).rounded(.up), "engine \(changes) top changes vs mru \(mruChanges)")
+        #expect(changes <= mruChanges * 1.25, "engine \(changes) top changes vs mru \(mruChanges)")
     }
 }

@@ -180,13 +180,16 @@ struct EngineHostTests {
     }
 }
 
-/// A log whose commits wait until the test says so.
+/// A log whose commits wait until the test says so (its history is kept in memory at once, as the SQLite log's
+/// is readable once committed).
 final class HeldEventLog: EventLog {
     let events = Mutex<[EngineEvent]>([])
+    private let history = Mutex(MemoryHistory())
     private let waiter = Mutex(CommitWaiter())
 
     func enqueue(_ events: [EngineEvent]) -> CommitTicket {
         self.events.withLock { $0 += events }
+        history.withLock { $0.append(events) }
         return .pending(waiter.withLock { $0 })
     }
 
@@ -198,11 +201,31 @@ final class HeldEventLog: EventLog {
         current.resolve(nil)
     }
 
-    func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket { .committed }
+    func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket {
+        history.withLock { $0.delete(donations) }
+        return .committed
+    }
+
     func snapshot(_ engine: Engine) {}
     var snapshotDue: Bool { false }
     var status: EventLogStatus { .accepting }
-    func load() throws(StoreFailure) -> StoredHistory { StoredHistory() }
+    func loadStart() throws(StoreFailure) -> StoredStart { history.withLock { $0.start } }
+    var lastSequence: Int64 { history.withLock { $0.lastSequence } }
+    func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) throws(StoreFailure) {
+        history.withLock { $0 }.replay(after: after, through: through, body)
+    }
+    func donation(app: AppID, id: String) throws(StoreFailure) -> Donation? {
+        history.withLock { $0.donation(app: app, id: id) }
+    }
+    func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]? {
+        history.withLock { $0.donations(app: app, after: after, limit: limit) }
+    }
+    func forEachDonation(app: AppID?, _ body: (Donation) -> Void) throws(StoreFailure) {
+        history.withLock { $0 }.forEachDonation { if app == nil || $0.app == app { body($0) } }
+    }
+    func forEachDonationKey(_ body: (String, String) -> Void) throws(StoreFailure) {
+        history.withLock { $0 }.forEachDonation { body($0.app.rawValue, $0.id) }
+    }
     func statistics() -> EventLogStatistics? { nil }
     func close() async {}
 }

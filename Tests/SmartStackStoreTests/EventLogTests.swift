@@ -181,8 +181,8 @@ struct EventLogTests {
                 try Int.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'eventFormat'")
             )
         }
-        #expect(version == 3)
-        #expect(migrations == ["v1", "v2", "v3"])
+        #expect(version == 4)
+        #expect(migrations == ["v1", "v2", "v3", "v4"])
         #expect(eventFormat == 1)
         #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM app_owner") } == 0)
         try queue.close()

@@ -171,15 +171,30 @@ extension Engine {
         if configuration.smartRotate || configuration.suggestions, n > 0 {
             let candidates = configuration.suggestions ? suggestionCandidates(for: state, at: time) : []
             let keys = candidates.isEmpty ? state.keys : state.keys + candidates
+            // The widgets' rows are those of the stack's widgets alone (`FeatureQuery.widgets`): the rows a look
+            // records and the ranker learns from, whatever candidates are asked about beside them. Were the
+            // candidates counted in the widgets' ranks and shares, the widgets would be ranked on other inputs
+            // than those learned from, and their order would change with apps outside the stack (a launcher
+            // that registers every app it sees, as smartstack-desktop does).
             usage.features(
                 for: FeatureQuery(
-                    keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget),
+                    keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget,
+                    widgets: n),
                 into: &matrix)
-            let probabilities = state.ranker.probabilities(matrix: matrix, rows: keys.count)
+            // Every row's probability among all, for the suggestion (only with candidates); the widgets' among
+            // themselves, a softmax of their own scores: the same bits with or without candidates.
+            var probabilities = state.ranker.scores(matrix, rows: keys.count)
+            var withCandidates: [Double] = []
+            if !candidates.isEmpty {
+                withCandidates = probabilities
+                OnlineRanker.softmax(&withCandidates)
+                probabilities.removeLast(candidates.count)
+            }
+            OnlineRanker.softmax(&probabilities)
             var widgetTotal = 0.0
             for i in 0..<n { widgetTotal += probabilities[i] }
             for i in 0..<n { standings[i].behaviour = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n) }
-            state.ranker.contributions(matrix: matrix, rows: keys.count, count: n) { i, shares in
+            state.ranker.contributions(matrix: matrix, rows: n, count: n) { i, shares in
                 let relevance = standings[i].contributions[.relevance]
                 standings[i].contributions = shares
                 if let relevance { standings[i].contributions[.relevance] = relevance }
@@ -194,10 +209,10 @@ extension Engine {
             // What the user did with each widget in the stack (taps, ignored impressions, swipes away).
             applyEngagement(at: time, to: &standings)
             // A candidate is suggested when the user is more likely to want it than every placed widget.
-            if let best = candidates.indices.max(by: { probabilities[n + $0] < probabilities[n + $1] }),
-                probabilities[n + best] > (probabilities.prefix(n).max() ?? 0)
+            if let best = candidates.indices.max(by: { withCandidates[n + $0] < withCandidates[n + $1] }),
+                withCandidates[n + best] > (withCandidates.prefix(n).max() ?? 0)
             {
-                candidate = (candidates[best], probabilities[n + best])
+                candidate = (candidates[best], withCandidates[n + best])
             }
         }
         if !configuration.smartRotate { standings = unranked }

@@ -55,10 +55,13 @@ extension Engine {
     mutating func look(at id: StackID, time: Timestamp) throws(CoreError) {
         guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
         guard state.configuration.smartRotate, !state.instances.isEmpty else { return }
-        // The top the user saw: the stack's order at the look's own time. (The last published decision can be
-        // of another time: a service publishes at its clock, and a replayed log looks at the log's times.)
+        // The top the user saw: the first of the stack's widgets in its order at the look's own time. (The last
+        // published decision can be of another time: a service publishes at its clock, and a replayed log looks
+        // at the log's times.) A suggestion or a Live Activity above it is not what `TopHysteresis` holds: it
+        // holds the widgets' order, which must not depend on whether apps outside the stack are candidates.
         var scratch: [Double] = []
-        let shownTop = evaluation(of: state, at: time, scratch: &scratch).decision.top
+        let shownTop = evaluation(of: state, at: time, scratch: &scratch).decision.entries
+            .first { !$0.suggested && $0.liveActivity == nil }?.instance
         let keys = state.keys
         var matrix: [Double] = []
         usage.features(

@@ -196,11 +196,16 @@ extension Feature {
 
 /// Inputs for computing the feature matrix of one stack at one time.
 struct FeatureQuery {
-    /// The usage keys of the stack's widgets, in the user's order.
+    /// The usage keys of the stack's widgets, in the user's order, then any suggestion candidates.
     var keys: [Int32]
     var time: Timestamp
     /// The context pairs in force now.
     var contextPairs: [Int32]
     /// The key the user went to after the previous look at this stack.
     var previousLookTarget: Int32?
+    /// How many of `keys`, from the first, are the stack's widgets (all when `nil`). Features relative to the
+    /// stack (recency ranks, shares, a back-off's first choice) are taken over the widgets alone, and each
+    /// candidate after them is placed against the widgets: so the widgets' rows are the same with or without
+    /// candidates, the rows a look records and the ranker learns from.
+    var widgets: Int? = nil
 }

@@ -95,6 +95,8 @@ extension UsageModel {
         ranks: UnsafeMutableBufferPointer<Int>, matrix: UnsafeMutableBufferPointer<Double>
     ) {
         let n = keys.count
+        // The stack's widgets: the first `m` rows. Everything relative is taken over them alone.
+        let m = min(n, max(0, query.widgets ?? n))
         let now = query.time.microseconds
         let decay = clock.factors(at: now)
         counts.initialize(repeating: 0)
@@ -154,15 +156,16 @@ extension UsageModel {
             }
         }
 
-        // Each widget's share of the stack, with a prior per widget for the sparse signals. Returns whether the
-        // column held no counts: then every widget has the same share, and its feature is computed once.
+        // Each widget's share of the stack, with a prior per widget for the sparse signals (a candidate's: its
+        // count against the widgets' total). Returns whether the widgets' column held no counts: then every
+        // widget has the same share, and its feature is computed once.
         @discardableResult
         func shares(_ column: UnsafeMutableBufferPointer<Double>, _ offset: Int, prior: Double = 0) -> Bool {
             var total = 0.0
-            for i in 0..<n { total += column[offset + i] }
+            for i in 0..<m { total += column[offset + i] }
             let empty = total == 0
-            total += prior * Double(n)
-            for i in 0..<n { column[offset + i] = total > 0 ? (column[offset + i] + prior) / total : 1 / Double(n) }
+            total += prior * Double(m)
+            for i in 0..<n { column[offset + i] = total > 0 ? (column[offset + i] + prior) / total : 1 / Double(m) }
             return empty
         }
         for scale in Self.countScales.indices { shares(counts, (CountColumn.frequency + scale) * n) }
@@ -170,15 +173,15 @@ extension UsageModel {
         shares(counts, CountColumn.dayOfWeek * n)
         shares(counts, CountColumn.afterLook * n, prior: 0.1)
         let noAfterLookFromLast = shares(pairs, PairColumn.afterLookFromLast * n, prior: 0.1)
-        let topAfterLookFromLast = noAfterLookFromLast ? nil : uniqueLargest(pairs, PairColumn.afterLookFromLast * n, n)
-        let topAfterLast = uniqueLargest(pairs, PairColumn.fromLast * n, n)
+        let topAfterLookFromLast = noAfterLookFromLast ? nil : uniqueLargest(pairs, PairColumn.afterLookFromLast * n, m)
+        let topAfterLast = uniqueLargest(pairs, PairColumn.fromLast * n, m)
         let noTaps = shares(counts, CountColumn.taps * n, prior: 0.5)
         let noSwipesTo = shares(counts, CountColumn.swipesTo * n, prior: 0.5)
         var noSwipesAway = true
-        for i in 0..<n where counts[CountColumn.swipesAway * n + i] != 0 { noSwipesAway = false }
+        for i in 0..<m where counts[CountColumn.swipesAway * n + i] != 0 { noSwipesAway = false }
         let noContext: Bool
         if query.contextPairs.isEmpty {
-            for i in 0..<n { pairs[PairColumn.context * n + i] = 1 / Double(n) }
+            for i in 0..<n { pairs[PairColumn.context * n + i] = 1 / Double(m) }
             noContext = true
         } else {
             noContext = shares(pairs, PairColumn.context * n, prior: 0.5)
@@ -202,12 +205,12 @@ extension UsageModel {
             var total = 0.0
             for i in 0..<n {
                 counts[i] *= lookDecay
-                total += counts[i]
+                if i < m { total += counts[i] }
             }
             for i in 0..<n { pairs[inContext + i] = (pairs[outcomes + i] + 2 * pairs[inContext + i]) / (total + 2) }
             contextSeen = contextSeen || total > 0
         }
-        let topInContext = contextSeen ? uniqueLargest(pairs, inContext, n) : nil
+        let topInContext = contextSeen ? uniqueLargest(pairs, inContext, m) : nil
 
         // Sequence and recency state shared by every row, and the features of signals with no counts.
         let transitionScale = decay[Self.transitionScale]
@@ -218,13 +221,14 @@ extension UsageModel {
         let previousDwell = (lastTime != nil && previousTime != nil)
             ? log1p(max(0, Double((lastTime ?? 0) - (previousTime ?? 0)) / 1_000_000) / 60) / 3 : 0
         let gapBucket = GapBucket.of(lastTime.map { now - $0 })
-        let uniformTaps = noTaps ? safeLog(counts[CountColumn.taps * n] * Double(n)) : nil
-        let uniformSwipesTo = noSwipesTo ? safeLog(counts[CountColumn.swipesTo * n] * Double(n)) : nil
+        let uniformTaps = noTaps ? safeLog(counts[CountColumn.taps * n] * Double(m)) : nil
+        let uniformSwipesTo = noSwipesTo ? safeLog(counts[CountColumn.swipesTo * n] * Double(m)) : nil
         let uniformSwipesAway = noSwipesAway ? -log1p(0.0) : nil
-        let uniformContext = noContext ? safeLog(pairs[PairColumn.context * n] * Double(n)) : nil
+        let uniformContext = noContext ? safeLog(pairs[PairColumn.context * n] * Double(m)) : nil
 
         // Last uses (`Int64.min`: never), and each widget's most-recently-used rank among the stack's widgets
-        // (ties by the user's order; never used: `Int.max`), counted without branches to mispredict.
+        // (ties by the user's order; never used: `Int.max`), counted without branches to mispredict. A candidate
+        // ranks among the widgets as if it were placed after them.
         for i in 0..<n { uses[i] = lastUse(of: keys[i]) ?? .min }
         var classSizes = SIMD8<Double>(repeating: 0)
         for i in 0..<n {
@@ -232,14 +236,14 @@ extension UsageModel {
             var r = Int.max
             if lastUse != .min {
                 r = 0
-                for j in 0..<i { r += uses[j] >= lastUse ? 1 : 0 }
-                for j in (i + 1)..<n { r += uses[j] > lastUse ? 1 : 0 }
+                for j in 0..<min(i, m) { r += uses[j] >= lastUse ? 1 : 0 }
+                if i + 1 < m { for j in (i + 1)..<m { r += uses[j] > lastUse ? 1 : 0 } }
             }
             ranks[i] = r
-            classSizes[RecencyClass.of(rank: r)] += 1
+            if i < m { classSizes[RecencyClass.of(rank: r)] += 1 }
         }
         let recencyShares = recencyShares(
-            gap: gapBucket, reach: Int(reach), sizes: classSizes, decay: lookDecay, widgets: n)
+            gap: gapBucket, reach: Int(reach), sizes: classSizes, decay: lookDecay, widgets: m)
         let frontTime = lastTime ?? .min
         for i in 0..<n {
             let key = keys[i]
@@ -296,10 +300,10 @@ extension UsageModel {
             set(.previousLookTarget, flag(wasPreviousTarget))
             set(.previousLookTargetSecond, flag(wasPreviousTarget && r == 1))
             set(.previousLookTargetFirst, flag(wasPreviousTarget && r == 0))
-            set(.taps, uniformTaps ?? safeLog(count(CountColumn.taps) * Double(n)))
-            set(.swipesTo, uniformSwipesTo ?? safeLog(count(CountColumn.swipesTo) * Double(n)))
+            set(.taps, uniformTaps ?? safeLog(count(CountColumn.taps) * Double(m)))
+            set(.swipesTo, uniformSwipesTo ?? safeLog(count(CountColumn.swipesTo) * Double(m)))
             set(.swipesAway, uniformSwipesAway ?? -log1p(count(CountColumn.swipesAway)))
-            set(.context, uniformContext ?? safeLog(pairs[PairColumn.context * n + i] * Double(n)))
+            set(.context, uniformContext ?? safeLog(pairs[PairColumn.context * n + i] * Double(m)))
             set(.userOrder, 1 / Double(1 + i))
         }
     }

@@ -53,10 +53,15 @@ extension ServiceDispatcher {
                 throw .invalidParameter("limit", reason: "must be at most \(maxListLimit) (maxListLimit)")
             }
             let limit = min(request.limit, maxListLimit)
-            let donations = try run { () throws(HostError) in
-                try host.listDonations(app: request.app, after: request.after, limit: limit)
+            // Read from the store once what was logged before it is stored.
+            return .later { [self] in
+                await outcome(context) { () async throws(VarlinkError) in
+                    let donations = try await self.host(context) { host throws(HostError) in
+                        try await host.listDonations(app: request.app, after: request.after, limit: limit)
+                    }
+                    return .reply(ListDonationsRequest.reply(donations: donations))
+                }
             }
-            return .done(.reply(ListDonationsRequest.reply(donations: donations)))
         case .submitTimeline(let request):
             let kinds = host.kinds([request.kind])
             return try record(context, on: host, { now throws(VarlinkError) in try request.event(defaultTime: now) { kinds[$0] } }) {
@@ -119,8 +124,7 @@ extension ServiceDispatcher {
                 .encoded(frames.reply(to: try host.currentDecision(stack), continues: false))
             }
         case .subscribe(let request):
-            let subscription = try run { () throws(HostError) in try host.subscribe(stacks: request.stacks) }
-            return .done(subscribe(subscription))
+            return .done(try subscribe(request.stacks, context, on: host))
         case .listStacks:
             let stacks = host.stacks()
             return .done(.reply(ListStacksRequest.reply(stacks: stacks.map { ($0.configuration, $0.decision) })))
@@ -256,16 +260,27 @@ extension ServiceDispatcher {
     }
 
     /// The stream of a subscription: its initial decisions, then every decision published, each encoded once for
-    /// all the subscribers it goes to (`DecisionFrames`).
-    private func subscribe(_ subscription: HostSubscription<Decision>) -> CallOutcome {
-        let host = self.host
+    /// all the subscribers it goes to (`DecisionFrames`) and pushed from the loop as it is published (`FramePush`:
+    /// no task per subscriber). A subscriber that lets more than `subscriberQueue` decisions wait is cut off.
+    private func subscribe(_ stacks: [StackID]?, _ context: CallContext, on host: isolated EngineHost)
+        throws(VarlinkError) -> CallOutcome
+    {
         let frames = decisionFrames
-        return .frames { send in
-            try await Self.run(subscription, host: host) {
-                for decision in subscription.initial { try await send(frames.reply(to: decision, continues: true).frame) }
-                for await decision in subscription.stream { try await send(frames.reply(to: decision, continues: true).frame) }
-            }
+        let push = FramePush(limit: host.limits.subscriberQueue)
+        let id: UInt64
+        let initial: [Decision]
+        do throws(HostError) {
+            (id, initial) = try host.subscribe(
+                stacks: stacks, send: { decision in push.send(frames.reply(to: decision, continues: true).frame) },
+                close: { push.close() }, finish: { push.finish() })
+        } catch {
+            throw context.error(error)
         }
+        // The current decisions first, however many stacks it follows.
+        for decision in initial { _ = push.sendInitial(frames.reply(to: decision, continues: true).frame) }
+        let owner = host
+        push.onClientGone = { owner.assumeIsolated { $0.closeSubscription(id) } }
+        return .push(push)
     }
 
     /// Runs a stream's sending loop until it ends, the subscription ends (even while a send is blocked on a

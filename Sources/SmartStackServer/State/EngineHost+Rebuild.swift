@@ -1,4 +1,9 @@
+import CLinux
 import Dispatch
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 import SmartStackCore
 import SmartStackStore
 
@@ -6,42 +11,74 @@ extension EngineHost {
     // MARK: Rebuilding without donations (deletion, retention)
 
     /// Rebuilds the engine as if the donations `doomed` selects had never been made, and removes them from the
-    /// history, the donation index and the log (with a snapshot of the rebuilt engine, in one transaction).
+    /// log (with a snapshot of the rebuilt engine, in one transaction); returns the removed donations and the
+    /// ticket of that transaction.
     ///
-    /// The long part, replaying the history, runs on another thread from a copy of it while the event loop goes
-    /// on serving calls; the events that arrived meanwhile are then replayed here onto the rebuilt engine, which
-    /// takes over (revisions counting on from the live engine's). With a million donations the loop stalled
-    /// ~0.6 s when it did the whole replay itself. Callers hold the rebuild lock. Returns nil when the service
-    /// began stopping meanwhile (nothing changed).
-    func rebuild(without doomed: @escaping @Sendable (Donation) -> Bool) async -> (
+    /// The long part, replaying the stored log, runs on another thread once everything logged so far is stored,
+    /// while the event loop goes on serving calls; the events applied meanwhile (kept in `captured`) are then
+    /// taken here onto the rebuilt engine, which takes over (revisions counting on from the live engine's). A
+    /// rollback to the stored state meanwhile (a failed commit) starts it over. Callers hold the rebuild lock.
+    func rebuild(without doomed: @escaping @Sendable (Donation) -> Bool) async throws(HostError) -> (
         removed: [Donation], ticket: CommitTicket
-    )? {
-        let base = history
-        let epoch = historyEpoch
-        let settings = engine.settings
-        var rebuilt = await Self.offLoop {
-            var rebuilt = Engine(settings: settings)
-            rebuilt.take(base, excluding: doomed)
-            return rebuilt
+    ) {
+        while true {
+            guard !stopping else { throw .stopping }
+            let through = log.lastSequence
+            let rollbacksBefore = rollbacks
+            captured = []
+            defer { captured = nil }
+            try await committed(lastTicket)
+            let settings = engine.settings
+            let log = self.log
+            let replayed = await Self.offLoop { () -> Result<(Engine, [Donation], Timestamp?), StoreFailure> in
+                Result { () throws(StoreFailure) in
+                    var rebuilt = Engine(settings: settings)
+                    var removed: [Donation] = []
+                    var oldest: Timestamp?
+                    try log.replay(after: 0, through: through) { event in
+                        if let donation = event.donation {
+                            if doomed(donation) {
+                                removed.append(donation)
+                                return
+                            }
+                            if oldest.map({ donation.date < $0 }) ?? true { oldest = donation.date }
+                        }
+                        rebuilt.replay(event)
+                    }
+                    return (rebuilt, removed, oldest)
+                }
+            }
+            guard !stopping else { throw .stopping }
+            guard rollbacks == rollbacksBefore else { continue }
+            var (rebuilt, removed, oldest): (Engine, [Donation], Timestamp?)
+            switch replayed {
+            case .success(let result): (rebuilt, removed, oldest) = result
+            case .failure(let failure): throw .store(failure)
+            }
+            let arrived = captured ?? []
+            for event in arrived {
+                if let donation = event.donation {
+                    if doomed(donation) {
+                        removed.append(donation)
+                        continue
+                    }
+                    if oldest.map({ donation.date < $0 }) ?? true { oldest = donation.date }
+                }
+                rebuilt.replay(event)
+            }
+            logger.debug("rebuilt off the loop", metadata: ["through": "\(through)", "arrived meanwhile": "\(arrived.count)"])
+            let changed = engine.adopt(rebuilt)
+            engineChanged()
+            donationCount -= removed.count
+            oldestDonation = oldest ?? serviceTime()
+            unconfirmed.remove(Set(removed.map(DonationKey.init)))
+            let ticket = log.delete(donations: removed.map { ($0.app, $0.id) }, engine: engine)
+            lastTicket = ticket
+            fanOut(decisions: changed, effects: [])
+            scheduleWakeUp()
+            FreedMemory.release()
+            return (removed, ticket)
         }
-        guard !stopping else { return nil }
-        if historyEpoch == epoch {
-            // Only appended to meanwhile: take what came since the copy.
-            rebuilt.take(history[base.count...], excluding: doomed)
-            logger.debug(
-                "rebuilt off the loop", metadata: ["events": "\(base.count)", "arrived meanwhile": "\(history.count - base.count)"])
-        } else {
-            // Replaced meanwhile (a rollback to the stored state after a failed commit): start over, here.
-            rebuilt = Engine(settings: settings)
-            rebuilt.take(history, excluding: doomed)
-        }
-        let changed = engine.adopt(rebuilt)
-        engineChanged()
-        let removed = forget(doomed)
-        let ticket = log.delete(donations: removed.map { ($0.app, $0.id) }, engine: engine)
-        fanOut(decisions: changed, effects: [])
-        scheduleWakeUp()
-        return (removed, ticket)
     }
 
     /// Waits until no other rebuild runs, then holds the lock (deletions and retention sweeps take turns).
@@ -57,10 +94,25 @@ extension EngineHost {
         if !rebuildWaiters.isEmpty { rebuildWaiters.removeFirst().resume() }
     }
 
-    /// Runs `work` on a global queue's thread and returns its result.
-    static func offLoop<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    /// Runs `work` on a global queue's thread at the lowest priority (nice 19) and returns its result: the long
+    /// replays of deletions, retention and questions about the past must not take the CPU from the event loop
+    /// (with the service on one core they would otherwise stall every call for their length).
+    /// `lowPriority: false` for short reads a caller waits on (a page of donations).
+    static func offLoop<T: Sendable>(lowPriority: Bool = true, _ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: work()) }
+            DispatchQueue.global().async {
+                guard lowPriority else { return continuation.resume(returning: work()) }
+                let thread = id_t(smartstack_gettid())
+                errno = 0
+                let previous = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread)
+                let known = errno == 0
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, 19)
+                let result = work()
+                // The pool's thread goes back as it came (raising priority again needs no privilege for a thread
+                // that lowered itself only if RLIMIT_NICE allows; root may always).
+                if known { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, previous) }
+                continuation.resume(returning: result)
+            }
         }
     }
 }

@@ -1,8 +1,5 @@
-import Collections
-import Dispatch
 public import SmartStackCore
 public import SmartStackStore
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -10,7 +7,7 @@ import Synchronization
 
 /// What start-up restored from the event log.
 public struct RestoreSummary: Sendable, Hashable {
-    /// Event rows in the history (donations included).
+    /// Event rows stored (donations included).
     public var events: Int
     /// Donations among them.
     public var donations: Int
@@ -29,24 +26,26 @@ public struct RestoreSummary: Sendable, Hashable {
 extension EngineHost {
     // MARK: Start-up
 
-    /// Rebuilds the engine and the history from the log: the latest snapshot plus every record after it.
+    /// Rebuilds the engine from the log: the latest snapshot plus every record after it, replayed from the file
+    /// one at a time (nothing of the history is kept in memory).
     ///
     /// A snapshot of an older layout or other engine settings is not used; the whole log is replayed instead
     /// (slower, and exact up to revisions bumped by past deletions). Called once, before the service listens.
     @discardableResult
     public func restore() throws(StoreFailure) -> RestoreSummary {
         let started = Self.monotonicSeconds()
-        let stored = try log.load()
-        var summary = adopt(stored)
+        let stored = try log.loadStart()
+        var summary = try adopt(stored)
         summary.owners = stored.owners
-        if stored.events.isEmpty && stored.snapshot == nil {
+        if stored.events == 0 && stored.snapshot == nil {
             // A new log: its first record is the engine's starting clock, so a replay starts from the same time.
             let mark = EngineEvent.publish(at: engine.now)
             engine.replay(mark)
             engineChanged()
-            history.append(mark)
-            _ = log.enqueue([mark])
+            lastTicket = log.enqueue([mark])
         }
+        fillDonationKeys()
+        FreedMemory.release()
         summary.seconds = Self.monotonicSeconds() - started
         logger.info(
             "state loaded",
@@ -60,8 +59,8 @@ extension EngineHost {
         return summary
     }
 
-    /// Makes the stored state the host's: engine, history and donation index.
-    private func adopt(_ stored: StoredHistory) -> RestoreSummary {
+    /// Makes the stored state the host's: the snapshot's engine with the records after it replayed from the log.
+    private func adopt(_ stored: StoredStart) throws(StoreFailure) -> RestoreSummary {
         var restored: Engine?
         var problem: String?
         if let snapshot = stored.snapshot {
@@ -72,56 +71,52 @@ extension EngineHost {
             }
         }
         var engine = restored ?? Engine(settings: engine.settings)
-        // The stored events become the history as they are (no copy).
-        let history = stored.events
-        let donations = Self.donationIndex(history, counts: stored.donationsPerApp)
-        let donationCount = stored.donationsPerApp.values.reduce(0, +)
-        let first = restored == nil ? 0 : stored.firstAfterSnapshot
-        for event in history[first...] { engine.replay(event) }
-        let replayed = history.count - first
+        // Questions about times before the snapshot's clock are answered by replaying the log (its clock is never
+        // behind an event it took).
+        var latest = restored?.now ?? Timestamp(microseconds: .min)
+        var replayed = 0
+        let after = restored == nil ? 0 : stored.snapshot?.through ?? 0
+        try log.replay(after: after, through: stored.lastSequence) { event in
+            engine.replay(event)
+            replayed += 1
+            if case .publish = event { return }
+            if event.time > latest { latest = event.time }
+        }
         self.engine = engine
         engineChanged()
-        self.history = history
-        historyEpoch += 1
-        latestEventTime = Self.latestEventTime(of: history)
-        self.donations = donations
-        self.donationCount = donationCount
+        latestEventTime = latest
+        donationCount = stored.donationsPerApp.values.reduce(0, +)
         return RestoreSummary(
-            events: history.count, donations: donationCount, replayed: replayed, fromSnapshot: restored != nil,
+            events: stored.events, donations: donationCount, replayed: replayed, fromSnapshot: restored != nil,
             snapshotProblem: problem, seconds: 0)
     }
 
-    /// Each app's donations by id in stored order. Each index is sized up front (growing a large ordered
-    /// dictionary rehashes it many times), and a large history is indexed on two threads, half the apps each.
-    static func donationIndex(_ history: [EngineEvent], counts: [AppID: Int]) -> [AppID: OrderedDictionary<
-        String, Donation
-    >] {
-        @Sendable func index(_ apps: Set<AppID>) -> [AppID: OrderedDictionary<String, Donation>] {
-            var result: [AppID: OrderedDictionary<String, Donation>] = [:]
-            for app in apps { result[app] = OrderedDictionary(minimumCapacity: counts[app] ?? 0) }
-            for event in history {
-                guard case .donate(let donation) = event, apps.contains(donation.app) else { continue }
-                result[donation.app, default: [:]].updateValue(donation, forKey: donation.id)
+    /// Fills the donation id filter from the store off the loop; until it is complete, ids are looked up.
+    private func fillDonationKeys() {
+        donationKeysComplete = false
+        let log = self.log
+        Task {
+            let filled = await Self.offLoop { () -> Result<DonationKeyFilter, StoreFailure> in
+                Result { () throws(StoreFailure) in
+                    var filter = DonationKeyFilter()
+                    try log.forEachDonationKey { filter.insert(app: $0, id: $1) }
+                    return filter
+                }
             }
-            return result
+            self.donationKeysFilled(filled)
         }
-        let total = counts.values.reduce(0, +)
-        guard total >= 100_000, counts.count > 1 else { return index(Set(counts.keys)) }
-        // Two groups of apps with about as many donations each (largest first, each to the lighter group).
-        var groups: [Set<AppID>] = [[], []]
-        var sizes = [0, 0]
-        for (app, count) in counts.sorted(by: { $0.value > $1.value }) {
-            let lighter = sizes[0] <= sizes[1] ? 0 : 1
-            groups[lighter].insert(app)
-            sizes[lighter] += count
+    }
+
+    private func donationKeysFilled(_ filled: Result<DonationKeyFilter, StoreFailure>) {
+        switch filled {
+        case .success(let stored):
+            // The loop's own insertions since start are kept: together they hold every stored id.
+            donationKeys.formUnion(stored)
+            donationKeysComplete = true
+            FreedMemory.release()
+        case .failure(let failure):
+            logger.warning("donation ids not indexed in memory; each is looked up", metadata: ["error": "\(failure)"])
         }
-        let results = Mutex<[[AppID: OrderedDictionary<String, Donation>]]>([])
-        let split = groups
-        DispatchQueue.concurrentPerform(iterations: 2) { part in
-            let built = index(split[part])
-            results.withLock { $0.append(built) }
-        }
-        return results.withLock { parts in parts.reduce(into: [:]) { $0.merge($1) { first, _ in first } } }
     }
 
     // MARK: Recording
@@ -148,14 +143,15 @@ extension EngineHost {
     func recoverIfNeeded() {
         guard case .failed(let failure, reloadNeeded: true) = log.status else { return }
         let before = engine.stackIDs.map { ($0, engine.published($0)) }
-        let stored: StoredHistory
+        let summary: RestoreSummary
         do {
-            stored = try log.load()
+            summary = try adopt(try log.loadStart())
         } catch {
             logger.error("cannot re-read the stored state", metadata: ["error": "\(error)"])
             return
         }
-        let summary = adopt(stored)
+        rollbacks += 1
+        unconfirmed.removeAll()
         var changed: [Decision] = []
         for (id, old) in before {
             if let new = engine.published(id), new.order != old?.order { changed.append(new) }

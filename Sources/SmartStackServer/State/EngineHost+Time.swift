@@ -42,54 +42,43 @@ extension EngineHost {
         tick()
     }
 
-    /// Drops donations past the retention period from the history, the model and the log (see `rebuild`).
+    /// Drops donations past the retention period from the model and the log (see `rebuild`). The earliest stored
+    /// date is known after the first sweep (and kept up to date), so a sweep with nothing to drop reads nothing;
+    /// the first one after start reads the stored donations' dates off the loop.
     func sweepRetention() async {
         await lockRebuild()
         defer { unlockRebuild() }
-        guard !stopping, case .accepting = log.status else { return }
+        guard !stopping, case .accepting = log.status, donationCount > 0 else { return }
         let cutoff = retentionCutoff
-        guard history.contains(where: { $0.donation.map { $0.date < cutoff } ?? false }) else { return }
-        guard let (expired, _) = await rebuild(without: { $0.date < cutoff }) else { return }
-        logger.info("retention removed donations", metadata: ["count": "\(expired.count)"])
+        if oldestDonation == nil {
+            oldestApplied = Timestamp(microseconds: .max)
+            guard (try? await committed(lastTicket)) != nil else { return }
+            let log = self.log
+            let scanned = await Self.offLoop { () -> Timestamp?? in
+                var oldest: Timestamp?
+                do {
+                    try log.forEachDonation(app: nil) { donation in
+                        if oldest.map({ donation.date < $0 }) ?? true { oldest = donation.date }
+                    }
+                } catch {
+                    return .none
+                }
+                return .some(oldest)
+            }
+            guard case .some(let stored) = scanned else { return }
+            oldestDonation = min(stored ?? oldestApplied, oldestApplied)
+        }
+        guard let oldest = oldestDonation, oldest < cutoff else { return }
+        do {
+            let (expired, _) = try await rebuild(without: { $0.date < cutoff })
+            logger.info("retention removed donations", metadata: ["count": "\(expired.count)"])
+        } catch {
+            logger.warning("retention sweep did not finish", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Where retention cuts off donations: the retention period before the service's time (never a client's date).
     var retentionCutoff: Timestamp { serviceTime().adding(seconds: -engine.settings.retention) }
-
-    /// Removes the donations `doomed` selects from the history and the per-app index; returns them.
-    func forget(_ doomed: (Donation) -> Bool) -> [Donation] {
-        var removed: [Donation] = []
-        historyEpoch += 1
-        history.removeAll { event in
-            guard let donation = event.donation, doomed(donation) else { return false }
-            removed.append(donation)
-            return true
-        }
-        var doomedIDs: [AppID: Set<String>] = [:]
-        for donation in removed { doomedIDs[donation.app, default: []].insert(donation.id) }
-        for (app, ids) in doomedIDs {
-            // Removing a key from an ordered dictionary shifts everything after it: a few keys one by one, many
-            // in one pass (an hour of expired donations one by one was quadratic in the app's donations).
-            if ids.count <= 8 {
-                for id in ids { donations[app]?.removeValue(forKey: id) }
-            } else {
-                donations[app]?.removeAll { ids.contains($0.key) }
-            }
-        }
-        donationCount -= removed.count
-        latestEventTime = Self.latestEventTime(of: history)
-        return removed
-    }
-
-    /// The latest time of a recorded event in `history` (publish marks aside).
-    static func latestEventTime(of history: [EngineEvent]) -> Timestamp {
-        var latest = Timestamp(microseconds: .min)
-        for event in history {
-            if case .publish = event { continue }
-            if event.time > latest { latest = event.time }
-        }
-        return latest
-    }
 
     /// Stops taking work and ends every stream (graceful shutdown).
     public func stop() {

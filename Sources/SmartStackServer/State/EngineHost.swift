@@ -36,11 +36,22 @@ public actor EngineHost {
     /// Until when publishing has nothing to do unless the engine changes (`Engine.nextPublishDue`): reads before
     /// then skip looking at every stack.
     var publishQuietUntil: Timestamp?
-    /// Every retained event in the order applied: what deletions and retention rebuild from.
-    var history: [EngineEvent] = []
-    /// Each app's stored donations, in the order they were recorded.
-    var donations: [AppID: OrderedDictionary<String, Donation>] = [:]
+    /// The history of record is the log's (`EventLog.replay`): no copy of it is kept here, so memory does not grow
+    /// with stored donations. While a rebuild (deletion, retention) replays the log off the loop, the events
+    /// applied meanwhile are kept here, to be taken onto the rebuilt engine.
+    var captured: [EngineEvent]?
+    /// Which donation ids may be taken (certain "no" without asking the store).
+    var donationKeys = DonationKeyFilter()
+    /// Whether `donationKeys` holds every stored donation (filled off the loop after start); until then every id
+    /// is looked up in the store.
+    var donationKeysComplete = false
+    /// Donations logged whose commit may still be pending (the store cannot find them yet).
+    var unconfirmed = UnconfirmedDonations()
     var donationCount = 0
+    /// The earliest date of a stored donation, when known (retention skips its scan while it is within the period).
+    var oldestDonation: Timestamp?
+    /// The earliest date of a donation applied since a retention scan began.
+    var oldestApplied = Timestamp(microseconds: .max)
     var subscriptions = SubscriptionRegistry()
     var timer: Task<Void, Never>?
     var timerFireTime: Timestamp?
@@ -52,12 +63,12 @@ public actor EngineHost {
     /// Whether a rebuild (deletion, retention sweep) runs; the others wait in `rebuildWaiters`.
     var rebuilding = false
     var rebuildWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Counts replacements of `history` other than appends (removals, rollbacks), so a rebuild that copied it
-    /// knows whether only appends happened since.
-    var historyEpoch = 0
+    /// Counts rollbacks to the stored state (after a failed commit), so a rebuild that began before one starts over.
+    var rollbacks = 0
     /// Whether a flush of the log is scheduled for the end of the event loop's current turn.
     var flushScheduled = false
-    /// The ticket of the latest event logged (commits are in order: once it is stored, so is every earlier one).
+    /// The ticket of the latest record logged, publish marks included (commits are in order: once it is stored,
+    /// so is every earlier one).
     var lastTicket = CommitTicket.committed
     /// Whether a wake-up to retry publishing is set while storage is failing.
     var storageRetryScheduled = false
@@ -179,30 +190,28 @@ public actor EngineHost {
         donation.date = try admitted(.donate(donation)).time
         let clamped = donation.date != sent
         if !idGiven { donation.id = nextDonationID() }
-        // Checked before the donation enters the index: while storage fails, the check rolls back to the stored
-        // state, replacing the index, after which undoing an insertion would remove a stored donation.
         guard !stopping else { throw .stopping }
         try checkStorage()
-        // One hash lookup on the usual path: the donation goes into the index, and the rare cases undo that.
-        if let existing = donations[donation.app, default: [:]].updateValue(donation, forKey: donation.id) {
+        if let existing = try knownDonation(DonationKey(donation)) {
             // A retry of a call dated a little ahead was stored at the service's time then: the same donation.
             guard existing == donation || (clamped && existing.withDate(donation.date) == donation) else {
-                donations[donation.app]?[donation.id] = existing
                 throw .core(.conflict(kind: "donation", id: donation.id, reason: "the app already used this id for another donation"))
             }
             return (donation.id, lastTicket)
         }
         guard donationCount < limits.maxDonations else {
-            donations[donation.app]?.removeLast()
             throw .core(.limitExceeded(limit: "maxDonations", maximum: limits.maxDonations))
         }
-        do {
-            let (_, ticket) = try apply(.donate(donation), indexed: true)
-            return (donation.id, ticket)
-        } catch {
-            donations[donation.app]?.removeLast()
-            throw error
-        }
+        let (_, ticket) = try apply(.donate(donation), admittedAlready: true)
+        return (donation.id, ticket)
+    }
+
+    /// The donation stored (or logged and not yet stored) under this key, if any: the filter answers "none" for
+    /// nearly every new id without asking the store.
+    func knownDonation(_ key: DonationKey) throws(HostError) -> Donation? {
+        if donationKeysComplete, !donationKeys.mayContain(app: key.app.rawValue, id: key.id) { return nil }
+        if let pending = unconfirmed.donation(key) { return pending }
+        do { return try log.donation(app: key.app, id: key.id) } catch { throw .store(error) }
     }
 
     /// After a ticket from `donateNow` resolved: `nil` when stored, or the call's error (after
@@ -219,43 +228,57 @@ public actor EngineHost {
         defer { unlockRebuild() }
         guard !stopping else { throw .stopping }
         try checkStorage()
-        guard let stored = donations[app] else { return 0 }
-        let doomed = stored.values.filter { filter.matches($0, app: app) }
-        guard !doomed.isEmpty else { return 0 }
-        let ids = Set(doomed.map(\.id))
+        // Which stored donations match, read off the loop once everything logged so far is stored.
+        try await committed(lastTicket)
+        let log = self.log
+        let matching = await Self.offLoop { () -> Result<Set<String>, StoreFailure> in
+            Result { () throws(StoreFailure) in
+                var ids: Set<String> = []
+                try log.forEachDonation(app: app) { if filter.matches($0, app: app) { ids.insert($0.id) } }
+                return ids
+            }
+        }
+        let ids: Set<String>
+        switch matching {
+        case .success(let found): ids = found
+        case .failure(let failure): throw .store(failure)
+        }
+        guard !ids.isEmpty else { return 0 }
         // Only this app's donations: what retention removes is the sweep's, on the service's clock.
-        guard let (_, ticket) = await rebuild(without: { $0.app == app && ids.contains($0.id) }) else { throw .stopping }
+        let (removed, ticket) = try await rebuild(without: { $0.app == app && ids.contains($0.id) })
         try await committed(ticket)
-        return ids.count
+        return removed.count
     }
 
     /// Applies an event and logs it; returns the effects and the log's ticket.
     ///
     /// Publishing waits for the end of the burst: the first event of a burst schedules one publish behind the
     /// calls already queued on the actor, so a burst of calls costs one ranking pass, not one per call.
-    /// `indexed`: a donation already in the donation index (`donateNow` put it there).
-    private func apply(_ event: EngineEvent, indexed: Bool = false) throws(HostError) -> ([EngineEffect], CommitTicket) {
+    /// `admittedAlready`: a donation `donateNow` admitted.
+    private func apply(_ event: EngineEvent, admittedAlready: Bool = false) throws(HostError) -> ([EngineEffect], CommitTicket) {
         guard !stopping else { throw .stopping }
         try checkStorage()
-        // A donation `donateNow` indexed was admitted there.
-        let event = indexed ? event : try admitted(event)
+        let event = admittedAlready ? event : try admitted(event)
         let effects: [EngineEffect]
         do { effects = try engine.apply(event) } catch { throw .core(error) }
         engineChanged()
-        history.append(event)
+        captured?.append(event)
         if event.time > latestEventTime { latestEventTime = event.time }
         // Backfilled events (a replay) are journaled at their own times; the check costs nothing otherwise.
         let backfilled = event.time.seconds(since: serviceTime()) < -1
         if backfilled || !backfilledUntil.isEmpty { journalBackfill(event, backfilled: backfilled) }
         if let donation = event.donation {
-            if !indexed { donations[donation.app, default: [:]][donation.id] = donation }
             donationCount += 1
+            donationKeys.insert(app: donation.app.rawValue, id: donation.id)
+            if donation.date < oldestApplied { oldestApplied = donation.date }
+            if let oldest = oldestDonation, donation.date < oldest { oldestDonation = donation.date }
             statistics.donationsReceived += 1
             if logger.logLevel <= .debug { logDonation(donation) }
         }
         statistics.eventsRecorded += 1
         let ticket = log.enqueueHeld([event])
         lastTicket = ticket
+        if let donation = event.donation { unconfirmed.add(donation, newest: ticket) }
         scheduleFlush()
         fanOut(decisions: [], effects: effects)
         schedulePublish()
@@ -332,8 +355,9 @@ public actor EngineHost {
             reported = decisions.filter { backfilledUntil[$0.stack].map { $0 >= time } ?? true }
         }
         let mark = EngineEvent.publish(at: time)
-        history.append(mark)
+        captured?.append(mark)
         let ticket = log.enqueue([mark])
+        lastTicket = ticket
         if log.snapshotDue { log.snapshot(engine) }
         fanOut(decisions: decisions, effects: effects, reported: reported)
         scheduleWakeUp()
@@ -429,9 +453,30 @@ public actor EngineHost {
     /// then, with nothing of what came after.
     func engine(asOf time: Timestamp) async throws(HostError) -> Engine {
         guard time < latestEventTime else { return engine }
-        let events = history.filter { $0.time <= time }
+        // Everything logged so far, read back once stored.
+        let through = log.lastSequence
+        await settled()
         let settings = engine.settings
-        return await Self.offLoop { Engine.replayingLog(events, settings: settings) }
+        let log = self.log
+        let replayed = await Self.offLoop { () -> Result<Engine, StoreFailure> in
+            Result { () throws(StoreFailure) in
+                var past = Engine(settings: settings)
+                try log.replay(after: 0, through: through) { event in
+                    if event.time <= time { past.replay(event) }
+                }
+                return past
+            }
+        }
+        switch replayed {
+        case .success(let past): return past
+        case .failure(let failure): throw .store(failure)
+        }
+    }
+
+    /// Returns once everything logged so far is stored, or could not be (then rolled back to what is stored), so a
+    /// read of the store sees every call acknowledged before it.
+    func settled() async {
+        do { try await lastTicket.committed() } catch { recoverIfNeeded() }
     }
 
     /// A widget's reload budget at a time (now when `nil`).
@@ -454,20 +499,23 @@ public actor EngineHost {
         }
     }
 
-    /// An app's donations in the order recorded, after the one with id `after`, at most `limit`.
-    public func listDonations(app: AppID, after: String?, limit: Int) throws(HostError) -> [Donation] {
-        guard let stored = donations[app] else {
-            if let after { throw .core(.notFound(kind: "donation", id: after)) }
-            return []
+    /// An app's donations in the order recorded, after the one with id `after`, at most `limit`: read from the
+    /// store once everything logged before the call is stored (so a donation acknowledged before is listed).
+    public func listDonations(app: AppID, after: String?, limit: Int) async throws(HostError) -> [Donation] {
+        // Reads go on while storage fails: from what is stored (rolled back to first).
+        await settled()
+        // Read off the loop: the page is a scan of the log from `after` on.
+        let log = self.log
+        let read = await Self.offLoop(lowPriority: false) { () -> Result<[Donation]?, StoreFailure> in
+            Result { () throws(StoreFailure) in try log.donations(app: app, after: after, limit: limit) }
         }
-        var start = 0
-        if let after {
-            guard let index = stored.index(forKey: after) else { throw .core(.notFound(kind: "donation", id: after)) }
-            start = index + 1
+        let page: [Donation]?
+        switch read {
+        case .success(let found): page = found
+        case .failure(let failure): throw .store(failure)
         }
-        let end = min(stored.count, start + limit)
-        guard start < end else { return [] }
-        return Array(stored.values[start..<end])
+        guard let page else { throw .core(.notFound(kind: "donation", id: after ?? "")) }
+        return page
     }
 
     /// The counters `GetStatistics` reports.

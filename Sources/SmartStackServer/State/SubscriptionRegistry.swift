@@ -6,9 +6,47 @@ public import SmartStackCore
 /// reading) is finished and removed, so a slow client never slows the engine or other clients.
 struct SubscriptionRegistry {
     struct Subscriber {
+        /// How its decisions reach it.
+        enum Delivery {
+            /// Into a stream a task reads (tests, in-process callers).
+            case stream(AsyncStream<Decision>.Continuation)
+            /// Pushed from the loop to its connection: `send` is false once it cannot take more (cut off);
+            /// `close` drops it at once, `finish` ends it after what waits (shutdown).
+            case push(send: @Sendable (Decision) -> Bool, close: @Sendable () -> Void, finish: @Sendable () -> Void)
+        }
+
         /// The stacks it follows; `nil` follows every stack, including ones configured later.
         var stacks: Set<StackID>?
-        var continuation: AsyncStream<Decision>.Continuation
+        var delivery: Delivery
+
+        init(stacks: Set<StackID>?, continuation: AsyncStream<Decision>.Continuation) {
+            self.stacks = stacks
+            self.delivery = .stream(continuation)
+        }
+
+        init(stacks: Set<StackID>?, delivery: Delivery) {
+            self.stacks = stacks
+            self.delivery = delivery
+        }
+
+        /// Sends one decision; false when the subscriber is to be cut off.
+        func send(_ decision: Decision) -> Bool {
+            switch delivery {
+            case .stream(let continuation):
+                if case .dropped = continuation.yield(decision) { return false }
+                return true
+            case .push(let send, _, _):
+                return send(decision)
+            }
+        }
+
+        /// Ends it: `graceful` after what waits for it (shutdown), else at once.
+        func finish(graceful: Bool) {
+            switch delivery {
+            case .stream(let continuation): continuation.finish()
+            case .push(_, let close, let finish): graceful ? finish() : close()
+            }
+        }
     }
 
     struct Watcher {
@@ -36,8 +74,8 @@ struct SubscriptionRegistry {
         return nextID
     }
 
-    mutating func remove(_ id: UInt64) {
-        subscribers.removeValue(forKey: id)?.continuation.finish()
+    mutating func remove(_ id: UInt64, graceful: Bool = false) {
+        subscribers.removeValue(forKey: id)?.finish(graceful: graceful)
         watchers.removeValue(forKey: id)?.continuation.finish()
     }
 
@@ -47,7 +85,7 @@ struct SubscriptionRegistry {
         var overflowed: [UInt64] = []
         for (id, subscriber) in subscribers {
             for decision in decisions where subscriber.stacks?.contains(decision.stack) ?? true {
-                if case .dropped = subscriber.continuation.yield(decision) {
+                if !subscriber.send(decision) {
                     overflowed.append(id)
                     break
                 }
@@ -75,7 +113,7 @@ struct SubscriptionRegistry {
 
     /// Ends every stream (at shutdown).
     mutating func finishAll() {
-        for id in Array(subscribers.keys) + Array(watchers.keys) { remove(id) }
+        for id in Array(subscribers.keys) + Array(watchers.keys) { remove(id, graceful: true) }
     }
 }
 
@@ -106,6 +144,17 @@ extension EngineHost {
     /// Its first elements are the current decisions of those stacks, taken in the same isolation as the
     /// registration, so no decision published in between can be missed or duplicated.
     public func subscribe(stacks: [StackID]?) throws(HostError) -> HostSubscription<Decision> {
+        let initial = try initialDecisions(stacks)
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Decision.self, bufferingPolicy: .bufferingOldest(limits.subscriberQueue))
+        let ended = OneShotSignal()
+        continuation.onTermination = { _ in ended.fire() }
+        let id = subscriptions.add(.init(stacks: stacks.map(Set.init), continuation: continuation))
+        return HostSubscription(id: id, initial: initial, stream: stream, ended: ended)
+    }
+
+    /// The current decisions of `stacks` (every stack when `nil`) a new subscription starts with; checks the limits.
+    private func initialDecisions(_ stacks: [StackID]?) throws(HostError) -> [Decision] {
         guard !stopping else { throw .stopping }
         guard subscriptions.count < limits.maxSubscriptions else {
             throw .core(.limitExceeded(limit: "maxSubscriptions", maximum: limits.maxSubscriptions))
@@ -121,12 +170,7 @@ extension EngineHost {
                 initial.append(decision)
             }
         }
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: Decision.self, bufferingPolicy: .bufferingOldest(limits.subscriberQueue))
-        let ended = OneShotSignal()
-        continuation.onTermination = { _ in ended.fire() }
-        let id = subscriptions.add(.init(stacks: stacks.map(Set.init), continuation: continuation))
-        return HostSubscription(id: id, initial: initial, stream: stream, ended: ended)
+        return initial
     }
 
     /// Opens a stream of an app's reload requests (and withheld reloads).
@@ -144,6 +188,19 @@ extension EngineHost {
     }
 
     /// Closes a stream (its client went away or the call ended).
+    /// Opens a subscription whose decisions are pushed from the loop (`send`, false once the subscriber is to be
+    /// cut off; `close` drops it, `finish` ends it after what waits): returns its id and the current decisions it starts with, taken in the same
+    /// isolation as the registration (see `subscribe(stacks:)`).
+    public func subscribe(
+        stacks: [StackID]?, send: @escaping @Sendable (Decision) -> Bool, close: @escaping @Sendable () -> Void,
+        finish: @escaping @Sendable () -> Void
+    ) throws(HostError) -> (id: UInt64, initial: [Decision]) {
+        let initial = try initialDecisions(stacks)
+        let id = subscriptions.add(
+            .init(stacks: stacks.map(Set.init), delivery: .push(send: send, close: close, finish: finish)))
+        return (id, initial)
+    }
+
     public func closeSubscription(_ id: UInt64) {
         subscriptions.remove(id)
     }

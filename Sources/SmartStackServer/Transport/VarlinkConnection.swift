@@ -15,6 +15,9 @@ public enum CallOutcome: Sendable {
     /// A `more` call's replies, already encoded: the closure sends whole frames (each a reply with `continues`,
     /// NUL included), so a reply shared by many streams is encoded once.
     case frames(@Sendable (_ send: @escaping @Sendable ([UInt8]) async throws -> Void) async throws -> Void)
+    /// A `more` call's replies pushed from the event loop as they come (`FramePush`), without a task: what a
+    /// subscription to published decisions uses.
+    case push(FramePush)
     /// A `more` call's replies that end: the closure sends each reply but the last (as `continues`) and returns
     /// the last one (a reply, sent without `continues`, or an error), after which the connection serves the
     /// calls that follow, as the Varlink specification has it.
@@ -78,6 +81,8 @@ final class VarlinkConnection: ChannelInboundHandler {
         /// An open stream, sending whole frames.
         case open(@Sendable (_ send: @escaping SendFrame) async throws -> Void)
         case bounded(@Sendable (_ send: @escaping Send) async throws -> CallOutcome)
+        /// An open stream whose frames the service pushes from the loop.
+        case push(FramePush)
     }
 
     private enum Pending {
@@ -116,6 +121,8 @@ final class VarlinkConnection: ChannelInboundHandler {
     /// The running stream is bounded: the connection goes on after it.
     private var streamIsBounded = false
     private var streamTask: Task<Void, Never>?
+    /// The pushed stream this connection serves (started or waiting to start).
+    private var push: FramePush?
 
     init(
         handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: GateNotifier,
@@ -149,6 +156,8 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         streamTask?.cancel()
+        push?.connectionClosed()
+        push = nil
         queue.removeAll()
         broken = true
         context.fireChannelInactive()
@@ -187,6 +196,7 @@ final class VarlinkConnection: ChannelInboundHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
+        push?.writable()
         readIfPossible()
         context.fireChannelWritabilityChanged()
     }
@@ -275,6 +285,10 @@ final class VarlinkConnection: ChannelInboundHandler {
             decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
         case .boundedStream(let run):
             pendingStream = .bounded(run)
+        case .push(let frames):
+            push = frames
+            pendingStream = .push(frames)
+            decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
         case .reply, .encoded, .failure:
             queue.append(.ready(outcome, oneway: oneway))
         }
@@ -329,7 +343,7 @@ final class VarlinkConnection: ChannelInboundHandler {
             case .reply(let parameters): VarlinkReply(parameters: parameters).encode(into: &scratch)
             case .encoded(let reply): scratch += reply.frame
             case .failure(let error): VarlinkReply(error: error).encode(into: &scratch)
-            case .stream, .frames, .boundedStream: break  // streams never queue
+            case .stream, .frames, .boundedStream, .push: break  // streams never queue
             }
         }
         if !scratch.isEmpty {
@@ -367,6 +381,13 @@ final class VarlinkConnection: ChannelInboundHandler {
         switch stream {
         case .open(let run):
             streamTask = Self.runStream(run, on: context.channel, executor: executor)
+        case .push(let frames):
+            // Ended before it started (cut off, or the service stopping): the connection closes.
+            if frames.hasEnded {
+                context.close(promise: nil)
+            } else {
+                frames.start(on: context.channel)
+            }
         case .bounded(let run):
             streamIsBounded = true
             let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -421,7 +442,7 @@ final class VarlinkConnection: ChannelInboundHandler {
         case .reply(let parameters): VarlinkReply(parameters: parameters).encode(into: &frame)
         case .encoded(let reply): frame = reply.frame
         case .failure(let error): VarlinkReply(error: error).encode(into: &frame)
-        case .stream, .frames, .boundedStream: VarlinkReply(parameters: [:]).encode(into: &frame)  // not a last reply
+        case .stream, .frames, .boundedStream, .push: VarlinkReply(parameters: [:]).encode(into: &frame)  // not a last reply
         }
         return frame
     }

@@ -1,0 +1,94 @@
+import Logging
+import SmartStackCore
+import SmartStackServer
+import SmartStackStore
+import Testing
+
+/// The engine's owner over the SQLite log, with no copy of the history in memory: what it answers from the store.
+@Suite("The engine's owner reads its history from the store", .timeLimit(.minutes(2)))
+struct HostOverStoreTests {
+    typealias S = StoreFixture
+
+    struct Clock: ServiceClock {
+        let time: Timestamp
+        func now() -> Timestamp { time }
+    }
+
+    static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    private func openHost(_ directory: TemporaryDirectory, at seconds: Double = 100) async throws -> EngineHost {
+        let log = try S.open(directory)
+        let host = EngineHost(settings: EngineSettings(), clock: Clock(time: S.t(seconds)), log: log, logger: Self.logger)
+        try await host.restore()
+        return host
+    }
+
+    private func donation(_ app: String, _ id: String, at seconds: Double, intent: String = "open") -> Donation {
+        Donation(id: id, app: S.app(app), intent: intent, date: S.t(seconds))
+    }
+
+    private func stop(_ host: EngineHost) async {
+        await host.stop()
+        await host.closeLog()
+    }
+
+    @Test("after a restart, a retried donation is accepted without a new row and a different one under its id is a conflict")
+    func retriesAfterRestart() async throws {
+        let directory = try TemporaryDirectory()
+        var host = try await openHost(directory)
+        for index in 0..<50 { _ = try await host.donate(donation("mail", "d\(index)", at: Double(index)), idGiven: true) }
+        await stop(host)
+        host = try await openHost(directory)
+        // Whether the id filter is filled yet or not, the answer is the same.
+        #expect(try await host.donate(donation("mail", "d7", at: 7), idGiven: true) == "d7")
+        await #expect(throws: HostError.core(.conflict(kind: "donation", id: "d7", reason: "the app already used this id for another donation"))) {
+            try await host.donate(donation("mail", "d7", at: 7, intent: "compose"), idGiven: true)
+        }
+        // Another app may use the same id.
+        #expect(try await host.donate(donation("news", "d7", at: 8), idGiven: true) == "d7")
+        #expect(await host.snapshotStatistics().donations == 51)
+        await stop(host)
+    }
+
+    @Test("a donation not yet committed is known: its retry waits for the same commit, a different one is a conflict")
+    func retryBeforeCommit() async throws {
+        let directory = try TemporaryDirectory()
+        let host = try await openHost(directory)
+        let first = donation("mail", "x", at: 1)
+        func donateNow(_ donation: Donation) async throws(HostError) -> (id: String, ticket: CommitTicket) {
+            try await host.perform { host in
+                Result { () throws(HostError) in try host.donateNow(donation, idGiven: true) }
+            }.get()
+        }
+        #expect(try await donateNow(first).id == "x")
+        let retried = try await donateNow(first)
+        #expect(retried.id == "x")
+        let other = donation("mail", "x", at: 2)
+        await #expect(throws: HostError.self) { try await donateNow(other) }
+        try await retried.ticket.committed()
+        #expect(try await host.listDonations(app: S.app("mail"), after: nil, limit: 10).map(\.id) == ["x"])
+        await stop(host)
+    }
+
+    @Test("deleting after a restart rebuilds from the stored log: the deleted are gone for good and their ids free")
+    func deletionAfterRestart() async throws {
+        let directory = try TemporaryDirectory()
+        var host = try await openHost(directory)
+        for index in 0..<30 {
+            _ = try await host.donate(donation(index % 3 == 0 ? "news" : "mail", "d\(index)", at: Double(index)), idGiven: true)
+        }
+        await stop(host)
+        host = try await openHost(directory)
+        let deleted = try await host.deleteDonations(app: S.app("news"), filter: .ids(["d0", "d3", "d27"]))
+        #expect(deleted == 3)
+        #expect(await host.snapshotStatistics().donations == 27)
+        let news = try await host.listDonations(app: S.app("news"), after: nil, limit: 100).map(\.id)
+        #expect(news == ["d6", "d9", "d12", "d15", "d18", "d21", "d24"])
+        // Deleted ids are free again.
+        #expect(try await host.donate(donation("news", "d3", at: 40), idGiven: true) == "d3")
+        await stop(host)
+        host = try await openHost(directory)
+        #expect(try await host.listDonations(app: S.app("news"), after: "d24", limit: 100).map(\.id) == ["d3"])
+        await stop(host)
+    }
+}
