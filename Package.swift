@@ -18,7 +18,13 @@ let strict: [SwiftSetting] = base + sanitized
 /// links libFuzzer and ASan with `LLVMFuzzerRunDriver` exported (FuzzSupport looks it up).
 let fuzzTarget: [SwiftSetting] = strict + (fuzzing ? [.define("SMARTSTACK_FUZZ")] : [])
 let fuzzLinker: [LinkerSetting] =
-    fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address", "-Xlinker", "--export-dynamic-symbol=LLVMFuzzerRunDriver"])] : []
+    fuzzing
+    ? [
+        .unsafeFlags([
+            "-sanitize=fuzzer,address", "-Xlinker", "--export-dynamic-symbol=LLVMFuzzerRunDriver", "-Xlinker",
+            "--export-dynamic-symbol=dispatch_async",
+        ])
+    ] : []
 
 let package = Package(
     name: "smartstackd",
@@ -181,7 +187,10 @@ let package = Package(
         // `fuzzing` above); the normal build makes a stub (fuzz-codec: the seed generator).
         // Hands a fuzz target's entry point over to libFuzzer's driver.
         // Not instrumented: its queue's waits depend on timing, not on the input (OneThreadExecutor).
-        .target(name: "FuzzSupport", swiftSettings: base),
+        .target(name: "FuzzSupport", dependencies: ["CFuzzSupport"], swiftSettings: base),
+        // Its dispatch_async, exported by the fuzz executables, sends global-queue work to the fuzzing thread
+        // (OneThreadExecutor); without a hook set it is libdispatch's.
+        .target(name: "CFuzzSupport"),
         .executableTarget(
             name: "fuzz-wire", dependencies: ["SmartStackProtocol", "FuzzSupport"], swiftSettings: fuzzTarget,
             linkerSettings: fuzzLinker),

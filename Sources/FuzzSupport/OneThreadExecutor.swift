@@ -1,3 +1,5 @@
+import CFuzzSupport
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -14,10 +16,11 @@
 /// and nothing is left. Time does not pass during an input: jobs with a delay (`Task.sleep`, the engine's
 /// wake-up timer) are held and run, in the order of their due times, once the input has finished and the queue
 /// is empty (a sleep cancelled meanwhile then just ends), so whether a timer fires no longer depends on how fast
-/// the machine is. What code under test hands to Dispatch itself (`DispatchQueue.async`) runs on Dispatch's
-/// threads and comes back through this queue; after an input that did so, `run` waits a moment for those threads
-/// to let go of what they held, so their last steps count for that input. This module is built without coverage
-/// instrumentation: whether the queue had to wait is timing, not behaviour of the code under test.
+/// the machine is. What code under test sends to Dispatch's global queues (`DispatchQueue.global().async`) joins
+/// this queue as well (`fuzz_divert_global_queues`, Sources/CFuzzSupport); should anything still arrive from
+/// another thread during an input, `run` waits a moment at its end for that thread to let go of what it held, so
+/// its last steps count for that input. This module is built without coverage instrumentation: whether the queue
+/// had to wait is timing, not behaviour of the code under test.
 public enum OneThreadExecutor {
     typealias Hook = @convention(c) (UnsafeMutableRawPointer, UnsafeRawPointer?) -> Void
     typealias DelayHook = @convention(c) (UInt64, UnsafeMutableRawPointer, UnsafeRawPointer?) -> Void
@@ -72,6 +75,12 @@ public enum OneThreadExecutor {
         }
         hookSymbol("swift_task_enqueueGlobalWithDeadline_hook").assumingMemoryBound(to: DeadlineHook?.self).pointee =
             deadlineHook
+        // Work sent to Dispatch's global queues (EngineHost.offLoop) joins the queue too (Sources/CFuzzSupport).
+        fuzz_divert_global_queues { run, context in
+            guard let run else { return }
+            let block = UnsafeMutableRawPointer(context)
+            OneThreadExecutor.append(.closure({ run(block) }))
+        }
     }
 
     static func hookSymbol(_ name: String) -> UnsafeMutableRawPointer {
