@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remo
 PYTHON_PACKAGES := varlink==31.0.0 asyncvarlink==0.3.3 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store bench-socket ctl-docs install-ctl soak fuzz fuzz-build
+.PHONY: run test build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store bench-socket ctl-docs install-ctl soak fuzz fuzz-build fuzz-test
 
 ## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
@@ -40,15 +40,13 @@ run: release
 ## test: every test: unit and invariant suites (warnings as errors), then the end-to-end suite that
 ## starts the real smartstackd and drives it with the Python varlink and asyncvarlink clients and raw sockets,
 ## runs the Varlink certification both ways (varlink-certification), and collects two machines' journals. Before
-## it, the wire and codec libFuzzer targets each run a fixed, seeded 10,000 inputs from the checked-in seeds in a
-## fresh corpus, so every machine runs the same inputs and a failure reproduces (open-ended discovery is make fuzz;
-## the dispatch target's sanitizer build of NIO and GRDB takes ~12 minutes on a fresh machine, so it runs there only).
+## it, fuzz-test: each of the three libFuzzer targets for about 20 s, a fixed seed and a capped number of inputs
+## from the checked-in seeds in a fresh corpus, so every machine runs (a prefix of) the same inputs and a failure
+## reproduces (open-ended discovery is make fuzz).
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build
-	rm -rf $(FUZZ_SCRATCH)/test-corpus
-	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=120 FUZZ_TARGETS="wire codec" FUZZ_OPTIONS="-seed=1 -runs=10000" \
-		FUZZ_CORPUS=$(FUZZ_SCRATCH)/test-corpus
+	$(MAKE) --no-print-directory fuzz-test
 	python3 -m pytest -q Tests/e2e
 
 ## soak: 200 clients for 10 minutes with 2,000 idle connections, a subscriber that never reads and kill -9 every
@@ -146,9 +144,10 @@ install-ctl: ctl-docs
 	install -D -m 644 $(CTL_DOCS)/smartstackctl.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/smartstackctl.fish
 	install -D -m 644 $(CTL_DOCS)/smartstackctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/smartstackctl.1
 
-## fuzz: each libFuzzer target (docs/fuzzing.md) for FUZZ_SECONDS seconds, one after another, built with
-## -sanitize=fuzzer,address in its own scratch path. Seeds: Tests/fuzz/corpus/TARGET (read only); what a run
-## discovers goes to .build-fuzz/corpus/TARGET, crashing inputs to .build-fuzz/crashes/, each run's log to
+## fuzz: each libFuzzer target (docs/fuzzing.md) for FUZZ_SECONDS seconds, one after another. fuzz-build builds them
+## in their own scratch path with SMARTSTACK_FUZZ=1, which Package.swift reads: the project's modules get
+## -sanitize=fuzzer,address, the dependencies are built as usual. Seeds: Tests/fuzz/corpus/TARGET (read only); what
+## a run discovers goes to .build-fuzz/corpus/TARGET, crashing inputs to .build-fuzz/crashes/, each run's log to
 ## .build-fuzz/fuzz-TARGET.log. Fails on the first crash, leak or hang (> FUZZ_TIMEOUT s for one input); leaks
 ## are not checked for dispatch (its tasks free memory after an input returns; see docs/fuzzing.md).
 FUZZ_SECONDS ?= 60
@@ -157,11 +156,15 @@ FUZZ_TARGETS ?= wire dispatch codec
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_CORPUS ?= $(FUZZ_SCRATCH)/corpus
 FUZZ_OPTIONS ?=
-FUZZ_BUILD_FLAGS := -Xswiftc -sanitize=fuzzer,address -Xswiftc -DSMARTSTACK_FUZZ \
-	-Xlinker --export-dynamic-symbol=LLVMFuzzerRunDriver --scratch-path $(FUZZ_SCRATCH)
+# At most this many inputs per target (libFuzzer's -runs); unset: until FUZZ_SECONDS.
+FUZZ_RUNS_wire ?=
+FUZZ_RUNS_dispatch ?=
+FUZZ_RUNS_codec ?=
+# A command the targets run under (fuzz-test: FUZZ_DETERMINISTIC).
+FUZZ_RUNNER ?=
 fuzz-build: deps
 	@set -o pipefail; for target in $(FUZZ_TARGETS); do \
-		$(SWIFT) build --product fuzz-$$target $(SWIFT_FLAGS) $(FUZZ_BUILD_FLAGS) 2>&1 \
+		SMARTSTACK_FUZZ=1 $(SWIFT) build --product fuzz-$$target $(SWIFT_FLAGS) --scratch-path $(FUZZ_SCRATCH) 2>&1 \
 			| grep -v 'Cannot export local symbol' || exit 1; \
 	done
 
@@ -169,16 +172,46 @@ fuzz: fuzz-build
 	@for target in $(FUZZ_TARGETS); do \
 		mkdir -p $(FUZZ_CORPUS)/$$target $(FUZZ_SCRATCH)/crashes; \
 		log=$(FUZZ_SCRATCH)/fuzz-$$target.log; \
-		echo "fuzz-$$target: $(FUZZ_SECONDS) s at most $(FUZZ_OPTIONS) (log: $$log)"; \
-		case $$target in dispatch) options=-detect_leaks=0;; *) options=;; esac; \
-		if ! LSAN_OPTIONS=suppressions=Tests/fuzz/lsan.supp $(FUZZ_SCRATCH)/debug/fuzz-$$target $$options \
+		case $$target in \
+			wire) options=; runs=$(FUZZ_RUNS_wire);; \
+			dispatch) options=-detect_leaks=0; runs=$(FUZZ_RUNS_dispatch);; \
+			codec) options=; runs=$(FUZZ_RUNS_codec);; \
+		esac; \
+		if [ -n "$$runs" ]; then options="$$options -runs=$$runs"; fi; \
+		echo "fuzz-$$target: $(FUZZ_SECONDS) s at most $(FUZZ_OPTIONS) $$options (log: $$log)"; \
+		start=$$(date +%s); \
+		if ! LSAN_OPTIONS=suppressions=Tests/fuzz/lsan.supp $(FUZZ_RUNNER) $(FUZZ_SCRATCH)/debug/fuzz-$$target $$options \
 			-max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) $(FUZZ_OPTIONS) \
 			-print_final_stats=1 -artifact_prefix=$(FUZZ_SCRATCH)/crashes/$$target- \
 			$(FUZZ_CORPUS)/$$target Tests/fuzz/corpus/$$target > $$log 2>&1; then \
 			tail -n 60 $$log; echo "fuzz-$$target FAILED: the input is in $(FUZZ_SCRATCH)/crashes/"; exit 1; \
 		fi; \
 		grep -E '^#[0-9]+[[:space:]]+DONE|^stat::number_of_executed_units|^stat::peak_rss_mb' $$log; \
+		echo "fuzz-$$target: $$(( $$(date +%s) - start )) s"; \
 	done
+
+## fuzz-test: the fuzzing step of make test: each target for at most FUZZ_TEST_SECONDS (20) seconds and at most
+## FUZZ_TEST_RUNS_TARGET inputs (about 20 s each on the loaded 2-core build machine), -seed=1, from the checked-in
+## seeds in a fresh corpus, with -reload=0 (no timed re-reads of the corpus directory) and -use_cmp=0 (no
+## comparison operands, which include addresses, in the mutation dictionary), under FUZZ_DETERMINISTIC: Swift's
+## hashing seeded the same in every process and address randomization off (setarch -R); fuzz-dispatch runs its
+## tasks and actor jobs on one thread in order (Sources/FuzzSupport/OneThreadExecutor.swift). Then an input's
+## coverage, hence libFuzzer's next input, is the same on every machine: CI runs the inputs run here (a prefix of
+## them if its 20 s end first) and cannot fail on a new input at random. See docs/fuzzing.md, "In make test".
+FUZZ_TEST_SECONDS ?= 20
+FUZZ_TEST_RUNS_wire := 10000
+FUZZ_TEST_RUNS_dispatch := 3500
+FUZZ_TEST_RUNS_codec := 10000
+FUZZ_DETERMINISTIC = env SWIFT_DETERMINISTIC_HASHING=1 \
+	$(shell setarch $$(uname -m) -R true 2>/dev/null && echo setarch $$(uname -m) -R)
+fuzz-test:
+	rm -rf $(FUZZ_SCRATCH)/test-corpus
+	@case "$(FUZZ_DETERMINISTIC)" in *setarch*) ;; \
+		*) echo "fuzz-test: setarch -R is not allowed here: fuzz-dispatch's inputs may differ from other machines'";; esac
+	$(MAKE) --no-print-directory fuzz FUZZ_TARGETS="dispatch wire codec" FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) \
+		FUZZ_OPTIONS="-seed=1 -reload=0 -use_cmp=0" FUZZ_CORPUS=$(FUZZ_SCRATCH)/test-corpus FUZZ_RUNNER="$(FUZZ_DETERMINISTIC)" \
+		FUZZ_RUNS_wire=$(FUZZ_TEST_RUNS_wire) FUZZ_RUNS_dispatch=$(FUZZ_TEST_RUNS_dispatch) \
+		FUZZ_RUNS_codec=$(FUZZ_TEST_RUNS_codec)
 
 clean:
 	rm -rf .build .build-fuzz

@@ -1,10 +1,30 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-let strict: [SwiftSetting] = [
+// `make fuzz-build` (docs/fuzzing.md) sets SMARTSTACK_FUZZ=1 and builds into its own scratch path, .build-fuzz: the
+// project's own modules are then compiled with coverage instrumentation and AddressSanitizer (-sanitize=fuzzer,address)
+// and the fuzz-* targets become libFuzzer targets, while the dependencies (NIO, GRDB, ...) are compiled as usual
+// (`-Xswiftc` would instrument them as well, which made the dispatch target's fresh build three times longer).
+let fuzzing = Context.environment["SMARTSTACK_FUZZ"] == "1"
+let sanitized: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
+
+let base: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
+let strict: [SwiftSetting] = base + sanitized
+
+/// A libFuzzer target: its source defines `LLVMFuzzerTestOneInput` under SMARTSTACK_FUZZ (a stub otherwise), and it
+/// links libFuzzer and ASan with `LLVMFuzzerRunDriver` exported (FuzzSupport looks it up).
+let fuzzTarget: [SwiftSetting] = strict + (fuzzing ? [.define("SMARTSTACK_FUZZ")] : [])
+let fuzzLinker: [LinkerSetting] =
+    fuzzing
+    ? [
+        .unsafeFlags([
+            "-sanitize=fuzzer,address", "-Xlinker", "--export-dynamic-symbol=LLVMFuzzerRunDriver", "-Xlinker",
+            "--export-dynamic-symbol=dispatch_async",
+        ])
+    ] : []
 
 let package = Package(
     name: "smartstackd",
@@ -163,20 +183,30 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // libFuzzer targets (docs/fuzzing.md): built as fuzzers only by `make fuzz`, with -DSMARTSTACK_FUZZ and
-        // -sanitize=fuzzer,address; the normal build makes a stub (fuzz-codec: the seed generator).
+        // libFuzzer targets (docs/fuzzing.md): built as fuzzers only by `make fuzz-build` (SMARTSTACK_FUZZ=1, see
+        // `fuzzing` above); the normal build makes a stub (fuzz-codec: the seed generator).
         // Hands a fuzz target's entry point over to libFuzzer's driver.
-        .target(name: "FuzzSupport", swiftSettings: strict),
-        .executableTarget(name: "fuzz-wire", dependencies: ["SmartStackProtocol", "FuzzSupport"], swiftSettings: strict),
+        // Not instrumented: its queue's waits depend on timing, not on the input (OneThreadExecutor).
+        .target(name: "FuzzSupport", dependencies: ["CFuzzSupport"], swiftSettings: base),
+        // Its dispatch_async, exported by the fuzz executables, sends global-queue work to the fuzzing thread
+        // (OneThreadExecutor); without a hook set it is libdispatch's.
+        .target(name: "CFuzzSupport"),
+        .executableTarget(
+            name: "fuzz-wire", dependencies: ["SmartStackProtocol", "FuzzSupport"], swiftSettings: fuzzTarget,
+            linkerSettings: fuzzLinker),
         .executableTarget(
             name: "fuzz-dispatch",
             dependencies: [
                 "SmartStackServer", "SmartStackProtocol", "SmartStackStore", "SmartStackCore", "FuzzSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
-            swiftSettings: strict
+            swiftSettings: fuzzTarget,
+            linkerSettings: fuzzLinker
         ),
-        .executableTarget(name: "fuzz-codec", dependencies: ["SmartStackCore", "FuzzSupport"], swiftSettings: strict),
+        .executableTarget(
+            name: "fuzz-codec", dependencies: ["SmartStackCore", "FuzzSupport"], swiftSettings: fuzzTarget,
+            linkerSettings: fuzzLinker),
         .testTarget(
             name: "SmartStackServerTests",
             dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore",

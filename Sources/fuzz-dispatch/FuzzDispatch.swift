@@ -9,6 +9,7 @@
     #endif
     import Dispatch
     import Logging
+    import NIOCore
     import SmartStackCore
     import SmartStackProtocol
     import SmartStackServer
@@ -19,6 +20,8 @@
     public func fuzzDispatchMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
         // Lazily built globals (the parsed interface files, ...) are made once before fuzzing, so libFuzzer's leak
         // check does not take their first use for a leak of that input.
+        // Every task and actor job runs on the fuzzing thread, in order, so an input runs the same way each time.
+        OneThreadExecutor.install()
         let warmUp = DispatchFuzzer.warmUp.joined(separator: "\0") + "\0"
         _ = Array(warmUp.utf8).withUnsafeBytes { bytes in
             bytes.baseAddress.map { fuzzDispatch($0, bytes.count) }
@@ -29,12 +32,7 @@
     @_cdecl("LLVMFuzzerTestOneInput")
     public func fuzzDispatch(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await DispatchFuzzer.run(bytes)
-            done.signal()
-        }
-        done.wait()
+        OneThreadExecutor.run { await DispatchFuzzer.run(bytes) }
         return 0
     }
 
@@ -46,7 +44,45 @@
         func now() -> Timestamp { Self.start }
     }
 
+    /// The event loop the engine's actor runs on (`EngineHost.unownedExecutor`): its tasks join the fuzzing thread's
+    /// one queue (`OneThreadExecutor`) instead of a NIO thread, so the actor's jobs and the global executor's run in
+    /// one order, the order they were enqueued. Scheduled tasks wait on a Dispatch timer, then join the queue. It is
+    /// its own `SerialExecutor` (NIO's default wraps a loop in a new object on each use, which an unowned executor
+    /// reference outlives).
+    final class FuzzEventLoop: NIOSerialEventLoopExecutor, @unchecked Sendable {
+        var inEventLoop: Bool { OneThreadExecutor.onRunner }
+
+        func execute(_ task: @escaping @Sendable () -> Void) { OneThreadExecutor.enqueue(task) }
+
+        func scheduleTask<T>(deadline: NIODeadline, _ task: @escaping @Sendable () throws -> T) -> Scheduled<T> {
+            scheduleTask(in: deadline - .now(), task)
+        }
+
+        func scheduleTask<T>(in delay: TimeAmount, _ task: @escaping @Sendable () throws -> T) -> Scheduled<T> {
+            let promise: EventLoopPromise<T> = makePromise()
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(max(0, delay.nanoseconds)))) {
+                self.execute {
+                    do { promise.assumeIsolated().succeed(try task()) } catch { promise.fail(error) }
+                }
+            }
+            return Scheduled(promise: promise) { promise.fail(EventLoopError.cancelled) }
+        }
+
+        func preconditionInEventLoop(file: StaticString, line: UInt) {
+            precondition(inEventLoop, "not on the fuzzing thread", file: file, line: line)
+        }
+
+        func preconditionNotInEventLoop(file: StaticString, line: UInt) {
+            precondition(!inEventLoop, "on the fuzzing thread", file: file, line: line)
+        }
+
+        func shutdownGracefully(queue: DispatchQueue, _ callback: @escaping @Sendable ((any Error)?) -> Void) {
+            queue.async { callback(nil) }
+        }
+    }
+
     enum DispatchFuzzer {
+        static let eventLoop = FuzzEventLoop()
         static let logger = Logger(label: "fuzz") { _ in SwiftLogNoOpLogHandler() }
         static let peer = PeerCredentials(pid: 4_242, uid: 1_000, gid: 1_000)
         static let warmUp = [
@@ -63,7 +99,9 @@
         /// A fresh service holding one registered kind and a stack `home` (so fuzzed calls can name real ids),
         /// then every call of the input in order; streams are read until the host stops.
         static func run(_ bytes: [UInt8]) async {
-            let host = EngineHost(settings: EngineSettings(), clock: FixedClock(), log: InMemoryEventLog(), logger: logger)
+            let host = EngineHost(
+                settings: EngineSettings(), clock: FixedClock(), log: InMemoryEventLog(), logger: logger,
+                eventLoop: eventLoop)
             do {
                 _ = try await host.restore()
                 try await prepare(host)
