@@ -22,6 +22,8 @@
         // check does not take their first use for a leak of that input.
         // Every task and actor job runs on the fuzzing thread, in order, so an input runs the same way each time.
         OneThreadExecutor.install()
+        // Off-loop work (deletions, past questions) on the global queue, which the executor diverts onto its thread.
+        EngineHost.runOffLoopWorkOnGlobalQueue()
         let warmUp = DispatchFuzzer.warmUp.joined(separator: "\0") + "\0"
         _ = Array(warmUp.utf8).withUnsafeBytes { bytes in
             bytes.baseAddress.map { fuzzDispatch($0, bytes.count) }

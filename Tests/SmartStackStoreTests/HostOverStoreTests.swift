@@ -91,4 +91,24 @@ struct HostOverStoreTests {
         #expect(try await host.listDonations(app: S.app("news"), after: "d24", limit: 100).map(\.id) == ["d3"])
         await stop(host)
     }
+
+    @Test("concurrent deletions share rebuilds: each removed donation counted once, all of them gone")
+    func concurrentDeletions() async throws {
+        let directory = try TemporaryDirectory()
+        let host = try await openHost(directory)
+        for index in 0..<40 { _ = try await host.donate(donation("mail", "d\(index)", at: Double(index)), idGiven: true) }
+        // Twenty calls for one id each, and five asking again for ids others ask for.
+        let requests = (0..<20).map { ["d\($0 * 2)"] } + (0..<5).map { ["d\($0 * 2)", "d\($0 * 2 + 1)"] }
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for ids in requests {
+                group.addTask { try await host.deleteDonations(app: S.app("mail"), filter: .ids(Set(ids))) }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(counts == 25)
+        let left = try await host.listDonations(app: S.app("mail"), after: nil, limit: 100).map(\.id)
+        #expect(left == (5..<20).map { "d\($0 * 2 + 1)" })
+        #expect(await host.snapshotStatistics().donations == 15)
+        await stop(host)
+    }
 }

@@ -6,6 +6,7 @@ import Dispatch
 #endif
 import SmartStackCore
 import SmartStackStore
+import Synchronization
 
 extension EngineHost {
     // MARK: Rebuilding without donations (deletion, retention)
@@ -78,10 +79,19 @@ extension EngineHost {
     /// Runs `work` on a global queue's thread at the lowest priority (nice 19) and returns its result: the long
     /// replays of deletions, retention and questions about the past must not take the CPU from the event loop
     /// (with the service on one core they would otherwise stall every call for their length).
+    /// Runs off-loop work on the global queue from now on (the dispatch fuzzer diverts that queue onto its own
+    /// thread, so each input's work runs in order and a run is reproducible).
+    public static func runOffLoopWorkOnGlobalQueue() { offLoopOnGlobalQueue.store(true, ordering: .relaxed) }
+
     /// `lowPriority: false` for short reads a caller waits on (a page of donations).
     static func offLoop<T: Sendable>(lowPriority: Bool = true, _ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            // A queue of its own per job, not the global one: the global queue runs as many jobs at once as the
+            // process has CPUs (one when the service is pinned to a core), so a short page read would wait behind a
+            // minutes-long rebuild.
+            let queue = offLoopOnGlobalQueue.load(ordering: .relaxed)
+                ? DispatchQueue.global() : DispatchQueue(label: "smartstackd.offloop")
+            queue.async {
                 guard lowPriority else { return continuation.resume(returning: work()) }
                 let thread = id_t(smartstack_gettid())
                 errno = 0
@@ -118,3 +128,6 @@ struct RebuildFold: Sendable {
         engine.replay(event)
     }
 }
+
+/// Whether `EngineHost.offLoop` uses the global queue (see `runOffLoopWorkOnGlobalQueue`).
+private let offLoopOnGlobalQueue = Atomic<Bool>(false)

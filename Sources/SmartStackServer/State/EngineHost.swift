@@ -62,6 +62,9 @@ public actor EngineHost {
     var publishScheduled = false
     /// Whether a rebuild (deletion, retention sweep) runs; the others wait in `rebuildWaiters`.
     var rebuilding = false
+    /// Deletions waiting for the next rebuild, and whether the task that runs them is on.
+    var pendingDeletions: [PendingDeletion] = []
+    var deleting = false
     var rebuildWaiters: [CheckedContinuation<Void, Never>] = []
     /// Counts rollbacks to the stored state (after a failed commit), so a rebuild that began before one starts over.
     var rollbacks = 0
@@ -223,9 +226,11 @@ public actor EngineHost {
     }
 
     /// Deletes an app's donations by filter, rebuilding the model as if they had never been made.
+    ///
+    /// Deletions that arrive while a rebuild runs are taken together by the next one (one replay of the log for
+    /// all of them): a rebuild costs a replay of the whole stored log, so one per call would let a stream of
+    /// deletions queue without end behind each other.
     public func deleteDonations(app: AppID, filter: DonationFilter) async throws(HostError) -> Int {
-        await lockRebuild()
-        defer { unlockRebuild() }
         guard !stopping else { throw .stopping }
         try checkStorage()
         // Which stored donations match, read off the loop once everything logged so far is stored.
@@ -244,10 +249,45 @@ public actor EngineHost {
         case .failure(let failure): throw .store(failure)
         }
         guard !ids.isEmpty else { return 0 }
-        // Only this app's donations: what retention removes is the sweep's, on the service's clock.
-        let (removed, ticket) = try await rebuild(without: { $0.app == app && ids.contains($0.id) })
-        try await committed(ticket)
-        return removed.count
+        let outcome = await withCheckedContinuation { continuation in
+            pendingDeletions.append(PendingDeletion(app: app, ids: ids, continuation: continuation))
+            if pendingDeletions.count == 1, !deleting { startDeleting() }
+        }
+        return try outcome.get()
+    }
+
+    /// Runs the queued deletions, all of those queued at each turn in one rebuild, until none is left.
+    private func startDeleting() {
+        deleting = true
+        Task {
+            await lockRebuild()
+            while !pendingDeletions.isEmpty {
+                let batch = pendingDeletions
+                pendingDeletions = []
+                var doomed: [AppID: Set<String>] = [:]
+                for deletion in batch { doomed[deletion.app, default: []].formUnion(deletion.ids) }
+                let selected = doomed
+                do throws(HostError) {
+                    // Only these apps' donations: what retention removes is the sweep's, on the service's clock.
+                    guard !stopping else { throw .stopping }
+                    let (removed, ticket) = try await rebuild(without: { selected[$0.app]?.contains($0.id) ?? false })
+                    try await committed(ticket)
+                    // Each removed donation counts for the first deletion in the batch that asked for it.
+                    var unclaimed = Set(removed.map(DonationKey.init))
+                    for deletion in batch {
+                        var count = 0
+                        for id in deletion.ids where unclaimed.remove(DonationKey(app: deletion.app, id: id)) != nil {
+                            count += 1
+                        }
+                        deletion.continuation.resume(returning: .success(count))
+                    }
+                } catch {
+                    for deletion in batch { deletion.continuation.resume(returning: .failure(error)) }
+                }
+            }
+            deleting = false
+            unlockRebuild()
+        }
     }
 
     /// Applies an event and logs it; returns the effects and the log's ticket.
@@ -532,6 +572,13 @@ public actor EngineHost {
         result.uptimeSeconds = clock.now().seconds(since: started)
         return result
     }
+}
+
+/// A `DeleteDonations` call waiting for the rebuild that removes its donations.
+struct PendingDeletion {
+    var app: AppID
+    var ids: Set<String>
+    var continuation: CheckedContinuation<Result<Int, HostError>, Never>
 }
 
 /// The host's limits beyond the engine's own (which `EngineSettings` holds).
