@@ -153,7 +153,11 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         streamTask?.cancel()
-        push?.connectionClosed()
+        if let push {
+            // Told on the loop's next turn: a write inside a publish can close the channel, and the subscription's
+            // removal must not run inside that publish's pass over the subscribers.
+            context.eventLoop.execute { push.connectionClosed() }
+        }
         push = nil
         queue.removeAll()
         broken = true
