@@ -219,9 +219,8 @@ public final class InMemoryEventLog: EventLog {
     public var lastSequence: Int64 { history.withLock { $0.lastSequence } }
 
     public func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) throws(StoreFailure) {
-        // A copy of the records, so `body` runs without the lock (it may take a while).
-        let records = history.withLock { $0.records }
-        for record in records where record.sequence > after && record.sequence <= through { body(record.event) }
+        // A copy, so `body` runs without the lock (it may take a while).
+        history.withLock { $0 }.replay(after: after, through: through, body)
     }
 
     public func donation(app: AppID, id: String) throws(StoreFailure) -> Donation? {
@@ -233,11 +232,7 @@ public final class InMemoryEventLog: EventLog {
     }
 
     public func forEachDonation(app: AppID?, _ body: (Donation) -> Void) throws(StoreFailure) {
-        let records = history.withLock { $0.records }
-        for record in records {
-            guard let donation = record.event.donation, app == nil || donation.app == app else { continue }
-            body(donation)
-        }
+        history.withLock { $0 }.forEachDonation { if app == nil || $0.app == app { body($0) } }
     }
 
     public func forEachDonationKey(_ body: (String, String) -> Void) throws(StoreFailure) {

@@ -29,17 +29,17 @@ public struct StoredStart: Sendable {
 
 /// A log kept in memory: records with their sequence numbers, in order, and each app's donations by id.
 ///
-/// The history of ``InMemoryEventLog`` (the service without a state directory) and of test logs; the SQLite log
+/// The history of ``InMemoryEventLog`` (the service without a state directory and tests); the SQLite log
 /// keeps the same in its file.
-public struct MemoryHistory: Sendable {
-    public private(set) var records: [(sequence: Int64, event: EngineEvent)] = []
+struct MemoryHistory: Sendable {
+    private(set) var records: [(sequence: Int64, event: EngineEvent)] = []
     private var donations: [AppID: [String: Donation]] = [:]
-    public private(set) var lastSequence: Int64 = 0
+    private(set) var lastSequence: Int64 = 0
 
-    public init() {}
+    init() {}
 
     /// Appends events at the next sequence numbers.
-    public mutating func append(_ events: [EngineEvent]) {
+    mutating func append(_ events: [EngineEvent]) {
         for event in events {
             lastSequence += 1
             records.append((lastSequence, event))
@@ -48,7 +48,7 @@ public struct MemoryHistory: Sendable {
     }
 
     /// Removes donations by app and id.
-    public mutating func delete(_ doomed: [(app: AppID, id: String)]) {
+    mutating func delete(_ doomed: [(app: AppID, id: String)]) {
         guard !doomed.isEmpty else { return }
         var ids: [AppID: Set<String>] = [:]
         for (app, id) in doomed {
@@ -61,19 +61,19 @@ public struct MemoryHistory: Sendable {
         }
     }
 
-    public var start: StoredStart {
+    var start: StoredStart {
         StoredStart(
             lastSequence: lastSequence, events: records.count,
             donationsPerApp: donations.compactMapValues { $0.isEmpty ? nil : $0.count })
     }
 
-    public func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) {
+    func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) {
         for record in records where record.sequence > after && record.sequence <= through { body(record.event) }
     }
 
-    public func donation(app: AppID, id: String) -> Donation? { donations[app]?[id] }
+    func donation(app: AppID, id: String) -> Donation? { donations[app]?[id] }
 
-    public func donations(app: AppID, after: String?, limit: Int) -> [Donation]? {
+    func donations(app: AppID, after: String?, limit: Int) -> [Donation]? {
         var found = after == nil
         var page: [Donation] = []
         for record in records {
@@ -88,7 +88,7 @@ public struct MemoryHistory: Sendable {
         return found ? page : nil
     }
 
-    public func forEachDonation(_ body: (Donation) -> Void) {
+    func forEachDonation(_ body: (Donation) -> Void) {
         for record in records { if let donation = record.event.donation { body(donation) } }
     }
 }

@@ -180,16 +180,15 @@ struct EngineHostTests {
     }
 }
 
-/// A log whose commits wait until the test says so (its history is kept in memory at once, as the SQLite log's
-/// is readable once committed).
+/// A log whose commits wait until the test says so; what it holds is readable at once (an `InMemoryEventLog`'s).
 final class HeldEventLog: EventLog {
     let events = Mutex<[EngineEvent]>([])
-    private let history = Mutex(MemoryHistory())
+    private let memory = InMemoryEventLog()
     private let waiter = Mutex(CommitWaiter())
 
     func enqueue(_ events: [EngineEvent]) -> CommitTicket {
         self.events.withLock { $0 += events }
-        history.withLock { $0.append(events) }
+        _ = memory.enqueue(events)
         return .pending(waiter.withLock { $0 })
     }
 
@@ -202,29 +201,26 @@ final class HeldEventLog: EventLog {
     }
 
     func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket {
-        history.withLock { $0.delete(donations) }
-        return .committed
+        memory.delete(donations: donations, engine: engine)
     }
 
     func snapshot(_ engine: Engine) {}
     var snapshotDue: Bool { false }
     var status: EventLogStatus { .accepting }
-    func loadStart() throws(StoreFailure) -> StoredStart { history.withLock { $0.start } }
-    var lastSequence: Int64 { history.withLock { $0.lastSequence } }
+    func loadStart() throws(StoreFailure) -> StoredStart { try memory.loadStart() }
+    var lastSequence: Int64 { memory.lastSequence }
     func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) throws(StoreFailure) {
-        history.withLock { $0 }.replay(after: after, through: through, body)
+        try memory.replay(after: after, through: through, body)
     }
-    func donation(app: AppID, id: String) throws(StoreFailure) -> Donation? {
-        history.withLock { $0.donation(app: app, id: id) }
-    }
+    func donation(app: AppID, id: String) throws(StoreFailure) -> Donation? { try memory.donation(app: app, id: id) }
     func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]? {
-        history.withLock { $0.donations(app: app, after: after, limit: limit) }
+        try memory.donations(app: app, after: after, limit: limit)
     }
     func forEachDonation(app: AppID?, _ body: (Donation) -> Void) throws(StoreFailure) {
-        history.withLock { $0 }.forEachDonation { if app == nil || $0.app == app { body($0) } }
+        try memory.forEachDonation(app: app, body)
     }
     func forEachDonationKey(_ body: (String, String) -> Void) throws(StoreFailure) {
-        history.withLock { $0 }.forEachDonation { body($0.app.rawValue, $0.id) }
+        try memory.forEachDonationKey(body)
     }
     func statistics() -> EventLogStatistics? { nil }
     func close() async {}
