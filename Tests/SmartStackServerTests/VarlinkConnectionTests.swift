@@ -16,6 +16,8 @@ struct VarlinkConnectionTests {
     /// `{"committed": true}` or `StorageFailed`).
     struct Handler: CallHandler {
         let waiter: CommitWaiter
+        /// What `org.example.test.Follow` streams, if set.
+        var push: FramePush? = nil
 
         func handle(_ call: VarlinkCall, peer: PeerCredentials) async -> CallOutcome { .failure(.methodNotFound(call.method)) }
 
@@ -30,6 +32,9 @@ struct VarlinkConnectionTests {
                     case .failure?, nil: .failure(VarlinkError(name: "org.example.test.StorageFailed"))
                     }
                 }
+            case "org.example.test.Follow":
+                guard let push else { return .done(.failure(.methodNotFound(call.method))) }
+                return .done(.push(push))
             default:
                 return .done(.failure(.methodNotFound(call.method)))
             }
@@ -115,5 +120,39 @@ struct VarlinkConnectionTests {
              "not json", #"{"method":"org.example.test.Echo","parameters":{"n":4}}"#])
         #expect(try Self.replies(channel).map { $0.parameters["n"] } == [.int(2)])
         #expect(!channel.isActive)
+    }
+
+    /// Closes the channel when a write passes once armed, as a write to a client that reset its connection does.
+    final class ClosesOnWrite: ChannelOutboundHandler {
+        typealias OutboundIn = ByteBuffer
+        var armed = false
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            guard armed else { return context.write(data, promise: promise) }
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            context.close(promise: nil)
+        }
+    }
+
+    @Test("a stream's write that closes the connection does not tell the push of it inside the send (regression: the soak's crash)")
+    func closedInsideSend() throws {
+        // A publish sends to every subscriber in one pass over them; the client leaving removes its subscription.
+        // Told inside the send, that removal ran inside the pass, and Swift's exclusivity check aborted the daemon.
+        let push = FramePush(limit: 8)
+        var gone = 0
+        push.onClientGone = { gone += 1 }
+        let channel = try Self.connection(Handler(waiter: CommitWaiter(), push: push))
+        let closer = ClosesOnWrite()
+        try channel.pipeline.syncOperations.addHandler(closer, position: .first)
+        try Self.send(channel, [#"{"method":"org.example.test.Follow","more":true}"#])
+        #expect(push.send(Array(#"{"continues":true}"#.utf8) + [0]))
+        #expect(try Self.replies(channel).count == 1)
+        closer.armed = true
+        _ = push.send(Array(#"{"continues":true}"#.utf8) + [0])
+        #expect(!channel.isActive)
+        #expect(gone == 0)
+        channel.embeddedEventLoop.run()
+        #expect(gone == 1)
+        #expect(!push.send(Array(#"{"continues":true}"#.utf8) + [0]))
     }
 }
