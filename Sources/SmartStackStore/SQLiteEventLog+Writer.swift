@@ -1,5 +1,6 @@
 import Dispatch
 import GRDB
+import GRDBSQLite
 import SmartStackCore
 import Synchronization
 
@@ -170,13 +171,28 @@ extension SQLiteEventLog {
             let truncate = truncateRequested.exchange(false, ordering: .relaxed)
             do {
                 try readerDatabase.writeWithoutTransaction { db in
-                    _ = try db.checkpoint(truncate ? .truncate : .passive)
+                    guard truncate else { return _ = try db.checkpoint(.passive) }
+                    // A truncating checkpoint waits for every reader while holding the writer's lock: behind a
+                    // rebuild's replay (a read of the whole log, seconds long) every commit then waited too (the
+                    // soak's commit latency reached 1.3 s). Without waiting, it checkpoints what it can; while a
+                    // reader holds old frames it is tried again a moment later, until the log is truncated.
+                    sqlite3_busy_timeout(db.sqliteConnection, 0)
+                    defer { sqlite3_busy_timeout(db.sqliteConnection, Self.busyTimeoutMilliseconds) }
+                    do {
+                        _ = try db.checkpoint(.truncate)
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                        truncateRequested.store(true, ordering: .relaxed)
+                        checkpointer.asyncAfter(deadline: .now() + 0.5) { [self] in requestCheckpoint(truncate: true) }
+                    }
                 }
             } catch {
                 logger.debug("checkpoint failed", metadata: ["file": "\(path)", "error": "\(Self.describe(error))"])
             }
         }
     }
+
+    /// The busy timeout of the store's connections (GRDB's `busyMode = .timeout(10)`), in milliseconds.
+    static let busyTimeoutMilliseconds: Int32 = 10_000
 
     /// An error's message without GRDB's SQL echo.
     static func describe(_ error: any Error) -> String {

@@ -50,6 +50,8 @@ struct Client {
     var sequence = 0
     var sent: [UInt64] = []
     var firstSent = 0
+    /// With `--rate`: when its next call is due (monotonic nanoseconds).
+    var due: UInt64 = 0
     var reader: ReplyReader
 }
 
@@ -79,10 +81,17 @@ func runDriver(_ numbers: [Int], subscribers: Int, _ shared: Shared) {
     var pushed = 0
     var out: [UInt8] = []
     out.reserveCapacity(options.window * 300)
+    // Paced (`--rate`): each client's calls are due every `interval` nanoseconds, the clients' schedules staggered.
+    let interval: UInt64 = options.rate > 0 ? UInt64(1e9 * Double(options.clients) / Double(options.rate)) : 0
     func refill(_ index: Int) {
         out.removeAll(keepingCapacity: true)
         let now = monotonicNanos()
         while clients[index].sent.count - clients[index].firstSent < options.window {
+            if interval > 0 {
+                guard clients[index].due <= now else { break }
+                // A client that fell behind (a slow reply) does not catch up in a burst.
+                clients[index].due = max(clients[index].due + interval, now - min(now, interval))
+            }
             appendCall(options, client: clients[index].number, sequence: clients[index].sequence, to: &out)
             clients[index].sequence += 1
             clients[index].sent.append(now)
@@ -90,10 +99,18 @@ func runDriver(_ numbers: [Int], subscribers: Int, _ shared: Shared) {
         if !out.isEmpty { sendAll(clients[index].fd, out) }
     }
     while !shared.started.load(ordering: .acquiring) { usleep(100) }
-    for index in clients.indices where !clients[index].subscriber { refill(index) }
+    let begun = monotonicNanos()
+    for index in clients.indices where !clients[index].subscriber {
+        clients[index].due = begun + interval * UInt64(clients[index].number) / UInt64(max(1, options.clients))
+        refill(index)
+    }
     var events = [epoll_event](repeating: epoll_event(), count: 64)
     while !shared.stopped.load(ordering: .relaxed) {
-        let ready = events.withUnsafeMutableBufferPointer { epoll_wait(poller, $0.baseAddress, Int32($0.count), 100) }
+        if interval > 0 {
+            for index in clients.indices where !clients[index].subscriber { refill(index) }
+        }
+        let timeout: Int32 = interval > 0 ? 1 : 100
+        let ready = events.withUnsafeMutableBufferPointer { epoll_wait(poller, $0.baseAddress, Int32($0.count), timeout) }
         if ready < 0 && errno == EINTR { continue }
         guard ready >= 0 else { fail("epoll_wait: errno \(errno)") }
         let counting = shared.measuring.load(ordering: .relaxed)

@@ -42,6 +42,10 @@ struct Options {
     var method = LoadMethod.donate
     /// Varlink only: connections that `Subscribe` to the stack and read every decision pushed (not counted as calls).
     var subscribers = 0
+    /// Calls a second offered by all clients together, each client's spread evenly over time (0: each client sends
+    /// as soon as its window allows, saturating the server). A paced load measures latency under a given load
+    /// rather than the queueing of a saturated server (the soak uses it).
+    var rate = 0
     /// Prints one JSON object instead of the sentence.
     var json = false
     /// Makes donation ids and sorted-set members unique across runs against the same server.
@@ -49,7 +53,7 @@ struct Options {
 
     static let usage =
         "usage: smartstack-load --socket PATH [--method donate|getstack|mixed|zadd|zrevrange] [--clients N] "
-        + "[--window W] [--threads T] [--seconds S] [--warmup S] [--subscribers N] [--json]"
+        + "[--window W] [--threads T] [--seconds S] [--warmup S] [--subscribers N] [--rate CALLS_PER_SECOND] [--json]"
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -80,6 +84,7 @@ struct Options {
             case "--seconds": options.seconds = seconds(value())
             case "--warmup": options.warmup = seconds(value())
             case "--subscribers": options.subscribers = count(value(), allowZero: true)
+            case "--rate": options.rate = count(value(), allowZero: true)
             case "--json": options.json = true
             case "--method":
                 let text = value()

@@ -22,7 +22,7 @@ extension EngineHost {
     func rebuild(without doomed: @escaping @Sendable (Donation) -> Bool) async throws(HostError) -> (
         removed: [Donation], ticket: CommitTicket
     ) {
-        while true {
+        attempt: while true {
             guard !stopping else { throw .stopping }
             let through = log.lastSequence
             let rollbacksBefore = rollbacks
@@ -45,8 +45,28 @@ extension EngineHost {
             case .success(let result): fold = result
             case .failure(let failure): throw .store(failure)
             }
+            // The events applied meanwhile are taken off the loop too, in rounds, until few are left: a replay of
+            // a second or more under load leaves thousands, and taking them here held every call for up to 200 ms
+            // (the soak's GetStack p99).
+            var taken = 0
+            var rounds = 0
+            while let arrived = captured, arrived.count - taken > Self.eventsTakenOnTheLoop,
+                rounds < Self.catchUpRounds
+            {
+                rounds += 1
+                let batch = Array(arrived[taken...])
+                taken = arrived.count
+                let before = fold
+                fold = await Self.offLoop {
+                    var fold = before
+                    for event in batch { fold.take(event, without: doomed) }
+                    return fold
+                }
+                guard !stopping else { throw .stopping }
+                guard rollbacks == rollbacksBefore else { continue attempt }
+            }
             let arrived = captured ?? []
-            for event in arrived { fold.take(event, without: doomed) }
+            for event in arrived[taken...] { fold.take(event, without: doomed) }
             let removed = fold.removed
             logger.debug("rebuilt off the loop", metadata: ["through": "\(through)", "arrived meanwhile": "\(arrived.count)"])
             let changed = engine.adopt(fold.engine)
@@ -58,10 +78,16 @@ extension EngineHost {
             lastTicket = ticket
             fanOut(decisions: changed, effects: [])
             scheduleWakeUp()
-            FreedMemory.release()
+            FreedMemory.releaseSoon()
             return (removed, ticket)
         }
     }
+
+    /// At most this many events applied during a rebuild's replay are taken on the loop; more go off it first.
+    static let eventsTakenOnTheLoop = 64
+    /// Rounds of taking those events off the loop at most (a loop that keeps applying events faster than a round
+    /// takes them would otherwise never let the rebuild end); what is left then is taken on the loop.
+    static let catchUpRounds = 8
 
     /// Waits until no other rebuild runs, then holds the lock (deletions and retention sweeps take turns).
     func lockRebuild() async {
@@ -76,35 +102,69 @@ extension EngineHost {
         if !rebuildWaiters.isEmpty { rebuildWaiters.removeFirst().resume() }
     }
 
-    /// Runs `work` on a global queue's thread at the lowest priority (nice 19) and returns its result: the long
-    /// replays of deletions, retention and questions about the past must not take the CPU from the event loop
-    /// (with the service on one core they would otherwise stall every call for their length).
     /// Runs off-loop work on the global queue from now on (the dispatch fuzzer diverts that queue onto its own
     /// thread, so each input's work runs in order and a run is reproducible).
     public static func runOffLoopWorkOnGlobalQueue() { offLoopOnGlobalQueue.store(true, ordering: .relaxed) }
 
-    /// `lowPriority: false` for short reads a caller waits on (a page of donations).
+    /// Runs `work` on another thread and returns its result.
+    ///
+    /// `lowPriority` (the default: the long replays of deletions, retention and questions about the past, the fill of
+    /// the id filter) runs it on a thread of its own under `SCHED_IDLE`: it must not take the CPU from the event loop
+    /// (with the service on one core it would otherwise stall every call), and at nice 19 it still did, a time slice
+    /// at a time (the soak's GetStack p99). A thread per job, not Dispatch's pool: a pool thread lowered so could not
+    /// always be raised again (that needs `RLIMIT_NICE` or privilege), and the pool runs only as many jobs at once as
+    /// the process has CPUs (one when the service is pinned), so a short page read would wait behind a rebuild.
+    /// `lowPriority: false` is for short reads a caller waits on (a page of donations): a queue of its own.
     static func offLoop<T: Sendable>(lowPriority: Bool = true, _ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            // A queue of its own per job, not the global one: the global queue runs as many jobs at once as the
-            // process has CPUs (one when the service is pinned to a core), so a short page read would wait behind a
-            // minutes-long rebuild.
-            let queue = offLoopOnGlobalQueue.load(ordering: .relaxed)
-                ? DispatchQueue.global() : DispatchQueue(label: "smartstackd.offloop")
-            queue.async {
-                guard lowPriority else { return continuation.resume(returning: work()) }
-                let thread = id_t(smartstack_gettid())
-                errno = 0
-                let previous = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread)
-                let known = errno == 0
-                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, 19)
-                let result = work()
-                // The pool's thread goes back as it came (raising priority again needs no privilege for a thread
-                // that lowered itself only if RLIMIT_NICE allows; root may always).
-                if known { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, previous) }
-                continuation.resume(returning: result)
+            if offLoopOnGlobalQueue.load(ordering: .relaxed) {
+                DispatchQueue.global().async { continuation.resume(returning: work()) }
+            } else if lowPriority, IdleThread.start({ continuation.resume(returning: work()) }) {
+                return
+            } else {
+                DispatchQueue(label: "smartstackd.offloop").async { continuation.resume(returning: work()) }
             }
         }
+    }
+}
+
+/// A thread that runs one job under `SCHED_IDLE` and ends.
+enum IdleThread {
+    private final class Job {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    /// Starts `body` on a new idle-priority thread; false (and `body` not run) when no thread could be made.
+    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        // Idle from its first instruction (not only once it runs and lowers itself, which at the creator's
+        // priority it did only after waiting its turn behind the event loop's work, and ahead of it).
+        var parameters = sched_param(sched_priority: 0)
+        if pthread_attr_setinheritsched(&attributes, Int32(PTHREAD_EXPLICIT_SCHED)) == 0 {
+            pthread_attr_setschedpolicy(&attributes, smartstack_sched_idle_policy())
+            pthread_attr_setschedparam(&attributes, &parameters)
+        }
+        // Replays fold deep values; the default 8 MiB of the main thread, not a pool thread's 512 KiB.
+        pthread_attr_setstacksize(&attributes, 8 << 20)
+        let job = Unmanaged.passRetained(Job(body))
+        var thread = pthread_t()
+        let made = pthread_create(&thread, &attributes, { raw in
+            guard let raw else { return nil }
+            let job = Unmanaged<Job>.fromOpaque(raw).takeRetainedValue()
+            _ = smartstack_sched_idle()
+            smartstack_name_thread("smartstackd-idle")
+            job.body()
+            return nil
+        }, job.toOpaque())
+        guard made == 0 else {
+            job.release()
+            return false
+        }
+        return true
     }
 }
 
