@@ -54,7 +54,7 @@ test: deps
 SOAK_SECONDS ?= 600
 soak: release
 	python3 Tests/soak/soak.py --daemon .build/release/smartstackd --seconds $(SOAK_SECONDS) --restart-every 120 \
-		--clients 200 --idle 2000 --pin --load-binary .build/release/smartstack-load --fast-load 50
+		--clients 200 --idle 2000 --pin --load-binary .build/release/smartstack-load --fast-load 50 --fast-rate 5000
 
 ## eval: replays the usage log through the engine and the baselines and prints the evaluation.
 eval: release
