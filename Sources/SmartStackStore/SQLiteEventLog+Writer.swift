@@ -113,6 +113,12 @@ extension SQLiteEventLog {
         if result.deletedEvents > 0 {
             // Deleted donations may still be in old log frames: checkpoint and truncate the log.
             writer.recordsSinceCheckpoint = 0
+            writer.lastTruncateAttempt = end
+            requestCheckpoint(truncate: true)
+        } else if truncateRequested.load(ordering: .relaxed), end &- writer.lastTruncateAttempt >= 500_000_000 {
+            // A truncation that found a reader on old frames, again.
+            writer.recordsSinceCheckpoint = 0
+            writer.lastTruncateAttempt = end
             requestCheckpoint(truncate: true)
         } else if writer.recordsSinceCheckpoint >= options.checkpointRecords {
             writer.recordsSinceCheckpoint = 0
@@ -175,14 +181,14 @@ extension SQLiteEventLog {
                     // A truncating checkpoint waits for every reader while holding the writer's lock: behind a
                     // rebuild's replay (a read of the whole log, seconds long) every commit then waited too (the
                     // soak's commit latency reached 1.3 s). Without waiting, it checkpoints what it can; while a
-                    // reader holds old frames it is tried again a moment later, until the log is truncated.
+                    // reader holds old frames it is tried again after a later commit, until the log is truncated.
                     sqlite3_busy_timeout(db.sqliteConnection, 0)
                     defer { sqlite3_busy_timeout(db.sqliteConnection, Self.busyTimeoutMilliseconds) }
                     do {
                         _ = try db.checkpoint(.truncate)
                     } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                        // Tried again after a later commit (the writer asks at most every half second).
                         truncateRequested.store(true, ordering: .relaxed)
-                        checkpointer.asyncAfter(deadline: .now() + 0.5) { [self] in requestCheckpoint(truncate: true) }
                     }
                 }
             } catch {
@@ -209,6 +215,8 @@ final class StoreWriter: @unchecked Sendable {
     private var claim: RawStatement?
     private var buffer = ByteWriter(capacity: 512)
     var recordsSinceCheckpoint = 0
+    /// When a truncating checkpoint was last asked for (monotonic nanoseconds).
+    var lastTruncateAttempt: UInt64 = 0
 
     private var begin: RawStatement?
     private var commit: RawStatement?

@@ -16,9 +16,9 @@ enum FreedMemory {
         let last = lastTrim.load(ordering: .relaxed)
         guard last == 0 || now &- last >= due else { return }
         guard lastTrim.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged else { return }
-        trimQueue.asyncAfter(deadline: .now() + 0.5) { release() }
+        trimQueue.async { release() }
     }
 
     private static let lastTrim = Atomic<UInt64>(0)
-    private static let trimQueue = DispatchQueue(label: "smartstackd.trim", qos: .background)
+    private static let trimQueue = DispatchQueue(label: "smartstackd.trim", qos: .utility)
 }
