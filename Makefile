@@ -87,7 +87,7 @@ bench-store: release
 
 ## bench-socket: smartstackd beside Redis 7 (AOF everysec, Unix socket), both driven by smartstack-load (the same
 ## epoll client, RESP for Redis), interleaved rounds against fresh servers, medians and ratios (BENCHMARKS.md).
-## ROUNDS=3 SECONDS=5 by default; PIN=1 pins the client to CPU 0 and the server to CPU 1.
+## ROUNDS=3 RUN_SECONDS=5 by default; PIN=1 pins the client to CPU 0 and the server to CPU 1.
 bench-socket: release
 	@command -v redis-server >/dev/null || { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }

@@ -3,11 +3,12 @@
 # smartstackd (its durable default), each driven by the same epoll client, smartstack-load, speaking RESP to Redis
 # and Varlink to smartstackd. Every measure runs ROUNDS times, Redis and smartstackd interleaved, each run against a
 # freshly started server; the table gives the medians and the ratios. Expects a release build.
-#   ROUNDS (3), SECONDS per run (5), PIN=1 pins the client to CPU 0 and the server to CPU 1, JSON=FILE keeps the runs.
+#   ROUNDS (3), RUN_SECONDS per run (5), PIN=1 pins the client to CPU 0 and the server to CPU 1, JSON=FILE keeps the runs.
 set -euo pipefail
 BUILD=${BUILD:-.build/release}
 ROUNDS=${ROUNDS:-3}
-SECONDS_PER_RUN=${SECONDS:-5}
+# Not SECONDS: bash sets that itself (seconds since the shell started), so a default behind it was 0 s.
+SECONDS_PER_RUN=${RUN_SECONDS:-5}
 PIN=${PIN:-0}
 work=$(mktemp -d /tmp/smartstack-bench-socket-XXXXXX)
 server=""
