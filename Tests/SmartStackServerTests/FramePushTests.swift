@@ -26,7 +26,7 @@ struct FramePushTests {
         return frames
     }
 
-    @Test("frames sent before the stream starts wait, in order; after it starts they are written at once")
+    @Test("frames sent before the stream starts wait, in order; after it starts they are written at once and flushed at the end of the turn")
     func waitsThenWrites() throws {
         let channel = try Self.active()
         let push = FramePush(limit: 4)
@@ -36,7 +36,11 @@ struct FramePushTests {
         push.start(on: channel)
         #expect(try Self.written(channel) == ["a", "b"])
         #expect(push.send(Self.frame("c")))
-        #expect(try Self.written(channel) == ["c"])
+        #expect(push.send(Self.frame("d")))
+        // Written at once, flushed (one write for both) when the loop's turn ends.
+        #expect(try Self.written(channel).isEmpty)
+        channel.embeddedEventLoop.run()
+        #expect(try Self.written(channel) == ["c", "d"])
     }
 
     @Test("initial frames do not count against the limit; more than the limit waiting is a cut-off")

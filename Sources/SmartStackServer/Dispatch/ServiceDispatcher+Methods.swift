@@ -271,13 +271,13 @@ extension ServiceDispatcher {
         let initial: [Decision]
         do throws(HostError) {
             (id, initial) = try host.subscribe(
-                stacks: stacks, send: { decision in push.send(frames.reply(to: decision, continues: true).frame) },
+                stacks: stacks, send: { decision in push.send(frames.reply(to: decision, continues: true).buffer) },
                 close: { push.close() }, finish: { push.finish() })
         } catch {
             throw context.error(error)
         }
         // The current decisions first, however many stacks it follows.
-        for decision in initial { _ = push.sendInitial(frames.reply(to: decision, continues: true).frame) }
+        for decision in initial { _ = push.sendInitial(frames.reply(to: decision, continues: true).buffer) }
         let owner = host
         push.onClientGone = { owner.assumeIsolated { $0.closeSubscription(id) } }
         return .push(push)

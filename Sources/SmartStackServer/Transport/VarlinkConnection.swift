@@ -25,9 +25,15 @@ public enum CallOutcome: Sendable {
 /// A reply's frame, NUL terminator included, as `VarlinkReply(parameters:).encode(into:)` writes it.
 public struct EncodedReply: Sendable {
     public let frame: [UInt8]
+    /// The same bytes as a buffer, made once: a stream's frame pushed to many subscribers is written from it to
+    /// each (buffers share their storage) instead of copied into a new buffer per subscriber.
+    let buffer: ByteBuffer
 
     /// A frame encoded elsewhere (it must be one whole reply, NUL included).
-    public init(frame: [UInt8]) { self.frame = frame }
+    public init(frame: [UInt8]) {
+        self.frame = frame
+        self.buffer = ByteBuffer(bytes: frame)
+    }
 }
 
 /// What a call answered on the connection's event loop produced.
