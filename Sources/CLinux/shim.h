@@ -1,15 +1,12 @@
 // What the service needs of glibc that Glibc's Swift module does not export: malloc_trim(3) from <malloc.h>, the
-// calling thread's id (gettid(2)) for per-thread priorities, and the SCHED_IDLE policy (sched(7)).
+// SCHED_IDLE policy (sched(7)) and thread names.
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-
-static inline int smartstack_gettid(void) { return (int)syscall(SYS_gettid); }
 
 /// Puts the calling thread under SCHED_IDLE: it gets a CPU only when little else wants it (a weight of 3
 /// against a normal thread's 1024), and a normal thread waking up preempts it at once (nice 19 still takes a time slice from the event loop). A thread

@@ -110,13 +110,11 @@ extension SQLiteEventLog {
         }
         batch.waiter.resolve(nil)
         writer.recordsSinceCheckpoint += result.insertedEvents
-        if result.deletedEvents > 0 {
-            // Deleted donations may still be in old log frames: checkpoint and truncate the log.
-            writer.recordsSinceCheckpoint = 0
-            writer.lastTruncateAttempt = end
-            requestCheckpoint(truncate: true)
-        } else if truncateRequested.load(ordering: .relaxed), end &- writer.lastTruncateAttempt >= 500_000_000 {
-            // A truncation that found a reader on old frames, again.
+        if result.deletedEvents > 0
+            || (truncateRequested.load(ordering: .relaxed) && end &- writer.lastTruncateAttempt >= 500_000_000)
+        {
+            // Deleted donations may still be in old log frames: checkpoint and truncate the log (again, when the
+            // last truncation found a reader on old frames).
             writer.recordsSinceCheckpoint = 0
             writer.lastTruncateAttempt = end
             requestCheckpoint(truncate: true)
