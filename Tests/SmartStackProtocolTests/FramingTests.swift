@@ -115,6 +115,27 @@ struct CallTests {
         #expect(!call.oneway && !call.more && !call.upgrade)
     }
 
+    @Test("a call knows which of the service's methods it names, parsed, built or changed; another method is none")
+    func knownMethod() throws {
+        #expect(try Self.call(#"{"method":"io.smartstack.Shell.GetStack"}"#).known == .getStack)
+        #expect(try Self.call(#"{"method":"org.example.Other"}"#).known == nil)
+        var call = VarlinkCall(method: "io.smartstack.Provider.Donate")
+        #expect(call.known == .donate)
+        call.method = "org.varlink.service.GetInfo"
+        #expect(call.known == .getInfo)
+        call.method = "io.smartstack.Shell.Nope"
+        #expect(call.known == nil)
+        // Decoded where it lies in a decoder's buffer, as the server does.
+        var decoder = VarlinkFrameDecoder()
+        decoder.append(Array(#"{"method":"io.smartstack.Shell.ListStacks"}"#.utf8) + [0] + Array("{".utf8))
+        let parsed = try decoder.nextFrame { bytes in
+            Result { () throws(VarlinkFramingError) in try VarlinkCall(bytes: bytes) }
+        }
+        #expect(parsed?.known == .listStacks)
+        #expect(decoder.bufferedByteCount == 1)
+        #expect(try decoder.nextFrame { _ in Result<Int, VarlinkFramingError>.success(1) } == nil)
+    }
+
     @Test func flagsAndParameters() throws {
         let call = try Self.call(
             #"{"method":"io.smartstack.Shell.Subscribe","parameters":{"stacks":["home"]},"more":true,"oneway":false,"upgrade":null,"future":1}"#

@@ -1,6 +1,13 @@
 import SmartStackCore
-import SmartStackServer
 import Testing
+
+@testable import SmartStackServer
+
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The service keeps its own clock: no call's date moves it, deletes another app's donations, or reads a stale
 /// decision (docs: README "Time").
@@ -144,5 +151,34 @@ struct ServiceClockTests {
         var result: [String: [Donation]] = [:]
         for app in apps { result[app] = try await host.listDonations(app: F.app(app), after: nil, limit: 1_000) }
         return result
+    }
+
+    @Test("the local UTC offset is worked out once per second: localtime_r's, and a zone change takes effect on the second it happens")
+    func localOffsetCache() {
+        let local = LocalOffsetCache()
+        for second in stride(from: 1_774_740_000, through: 1_774_760_000, by: 997) {
+            var copy = second
+            var parts = tm()
+            localtime_r(&copy, &parts)
+            #expect(local.offset(at: second) == Int32(parts.tm_gmtoff))
+            #expect(local.offset(at: second) == Int32(parts.tm_gmtoff), "cached")
+        }
+        // A zone going from UTC+1 to UTC+2 at `change`, and one far west; each second's work counted.
+        let change = 1_774_746_000
+        let calls = Mutex(0)
+        let zone = LocalOffsetCache { second in
+            calls.withLock { $0 += 1 }
+            return second < change ? 3_600 : 7_200
+        }
+        #expect(zone.offset(at: change - 1) == 3_600)
+        #expect(zone.offset(at: change - 1) == 3_600)
+        #expect(calls.withLock { $0 } == 1)
+        #expect(zone.offset(at: change) == 7_200)
+        #expect(zone.offset(at: change) == 7_200)
+        #expect(calls.withLock { $0 } == 2)
+        let west = LocalOffsetCache { _ in -43_200 }
+        #expect(west.offset(at: 0) == -43_200)
+        #expect(west.offset(at: 0) == -43_200)
+        #expect(west.offset(at: -86_400) == -43_200)
     }
 }

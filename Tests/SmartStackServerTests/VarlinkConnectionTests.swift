@@ -19,6 +19,12 @@ struct VarlinkConnectionTests {
         /// What `org.example.test.Follow` streams, if set.
         var push: FramePush? = nil
 
+        static let shared: EncodedReply = {
+            var frame: [UInt8] = []
+            VarlinkReply(parameters: ["shared": .string(String(repeating: "x", count: 300))]).encode(into: &frame)
+            return EncodedReply(frame: frame)
+        }()
+
         func handle(_ call: VarlinkCall, peer: PeerCredentials) async -> CallOutcome { .failure(.methodNotFound(call.method)) }
 
         func handleImmediately(_ call: VarlinkCall, peer: PeerCredentials) -> ImmediateOutcome? {
@@ -32,6 +38,9 @@ struct VarlinkConnectionTests {
                     case .failure?, nil: .failure(VarlinkError(name: "org.example.test.StorageFailed"))
                     }
                 }
+            case "org.example.test.Shared":
+                // A reply encoded once and shared (as `GetStack`'s decisions are).
+                return .done(.encoded(Self.shared))
             case "org.example.test.Follow":
                 guard let push else { return .done(.failure(.methodNotFound(call.method))) }
                 return .done(.push(push))
@@ -80,6 +89,36 @@ struct VarlinkConnectionTests {
         #expect(writes == 1)
         let replies = try bytes.split(separator: 0).map { try VarlinkReply(frame: Array($0)) }
         #expect(replies.map { $0.parameters["n"] } == (1...5).map { .int(Int64($0)) })
+    }
+
+    @Test("a lone encoded reply is written from its shared buffer; several replies of both kinds go out in call order in one write")
+    func encodedReplies() throws {
+        let channel = try Self.connection(Handler(waiter: CommitWaiter()))
+        try Self.send(channel, [#"{"method":"org.example.test.Shared"}"#])
+        let lone = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        #expect(Array(lone.readableBytesView) == Handler.shared.frame)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+
+        let calls = [
+            #"{"method":"org.example.test.Shared"}"#, #"{"method":"org.example.test.Echo","parameters":{"n":2}}"#,
+            #"{"method":"org.example.test.Shared"}"#, #"{"method":"org.example.test.Shared","oneway":true}"#,
+            #"{"method":"org.example.test.Nope"}"#, #"{"method":"org.example.test.Shared"}"#,
+        ]
+        try Self.send(channel, calls)
+        var writes = 0
+        var bytes: [UInt8] = []
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
+            writes += 1
+            bytes += buffer.readableBytesView
+        }
+        #expect(writes == 1)
+        let replies = try bytes.split(separator: 0).map { try VarlinkReply(frame: Array($0)) }
+        #expect(replies.count == 5)
+        #expect(replies.map { $0.parameters["shared"] != nil } == [true, false, true, false, true])
+        #expect(replies[1].parameters["n"] == .int(2))
+        #expect(replies[3].error?.name == "org.varlink.service.MethodNotFound")
+        // The shared buffer is unchanged by being written and copied.
+        #expect(Array(Handler.shared.buffer.readableBytesView) == Handler.shared.frame)
     }
 
     @Test("a reply waiting for its commit holds the replies after it until the commit is known")

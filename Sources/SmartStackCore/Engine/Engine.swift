@@ -12,7 +12,7 @@ public struct Engine: Sendable {
 
     var kinds: [WidgetKindID: WidgetKind] = [:]
     var kindsByApp: [AppID: [WidgetKindID]] = [:]
-    var stacks: [StackID: StackState] = [:]
+    @usableFromInline var stacks: [StackID: StackState] = [:]
     var instances = InstanceStore()
     var usage = UsageModel()
     var keyIndex: [WidgetKey: Int32] = [:]
@@ -265,6 +265,9 @@ public struct Engine: Sendable {
     }
 
     /// The latest published decision of a stack.
+    /// Inlinable: the service reads it on every `GetStack`, and a call into this module on an engine kept in a
+    /// class (the service's actor) copies the whole engine first (a retain and a release per stored field).
+    @inlinable
     public func published(_ stack: StackID) -> Decision? { stacks[stack]?.published }
 }
 
@@ -311,6 +314,7 @@ struct PendingLook: Sendable, Hashable {
 }
 
 /// One stack.
+@usableFromInline
 struct StackState: Sendable, Hashable {
     var configuration: StackConfiguration
     /// The widgets in the user's order, their kinds, and where they are kept: their `InstanceStore` slots and
@@ -328,7 +332,7 @@ struct StackState: Sendable, Hashable {
     var seenTop: String?
     var revision = 0
     /// The stack's current decision: the latest evaluation (at most `Engine.decisionMaxAge` old once published).
-    var published: Decision?
+    @usableFromInline var published: Decision?
     /// The decision last sent to subscribers (a new revision): what the next evaluation is compared with, so
     /// changes smaller than `Decision.scoreResolution` add up until they are sent.
     var sent: Decision?

@@ -8,10 +8,10 @@ public enum JSON {
     /// keep it moderate).
     public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = 64) throws(JSONError) -> JSONValue {
         let result = bytes.withContiguousStorageIfAvailable { buffer in
-            parse(buffer: buffer, maxDepth: maxDepth)
+            parseResult(buffer: buffer, maxDepth: maxDepth)
         }
         if let result { return try result.get() }
-        return try Array(bytes).withUnsafeBufferPointer { parse(buffer: $0, maxDepth: maxDepth) }.get()
+        return try Array(bytes).withUnsafeBufferPointer { parseResult(buffer: $0, maxDepth: maxDepth) }.get()
     }
 
     /// Compact JSON text for `value`.
@@ -35,7 +35,13 @@ public enum JSON {
         JSONWriter.write(object, into: &buffer)
     }
 
-    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONError> {
+    /// Parses one JSON text where it lies.
+    public static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = 64) throws(JSONError) -> JSONValue {
+        var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+        return try parser.parseDocument()
+    }
+
+    private static func parseResult(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONError> {
         var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
         do throws(JSONError) {
             return .success(try parser.parseDocument())

@@ -64,13 +64,14 @@ struct JSONParser {
     private mutating func parseObject() throws(JSONError) -> JSONValue {
         try enterContainer()
         position += 1
-        var object = JSONObject()
         skipWhitespace()
         if peek() == Byte.closeBrace {
             position += 1
             depth -= 1
-            return .object(object)
+            return .object(JSONObject())
         }
+        // Room for a call's envelope or parameters at once (growing from one member reallocates twice).
+        var object = JSONObject(minimumCapacity: 4)
         while true {
             skipWhitespace()
             guard peek() == Byte.quote else { throw fail("expected a string key") }

@@ -155,7 +155,7 @@ public enum SmartStackRequest: Sendable {
     /// for a method its interface does not declare, `ExpectedMore` for a streaming method called without
     /// `more`, then the request type's own `InvalidParameter` errors.
     public init(call: VarlinkCall) throws(VarlinkError) {
-        guard let method = SmartStackMethod(rawValue: call.method) else {
+        guard let method = call.known else {
             let interface = String(call.interface)
             guard VarlinkInterfaces.definition(named: interface) != nil else { throw .interfaceNotFound(interface) }
             throw .methodNotFound(call.method)

@@ -6,7 +6,12 @@
 /// replies. Unknown envelope keys are ignored, as the Varlink specification lets later versions add them.
 public struct VarlinkCall: Sendable {
     /// The fully qualified method name, such as `io.smartstack.Shell.GetStack`.
-    public var method: String
+    public var method: String {
+        didSet { known = SmartStackMethod(rawValue: method) }
+    }
+    /// The service's own method `method` names, if it is one: looked up once per call (a hash of the name), not
+    /// by each step that needs it (framing, access control, decoding).
+    public private(set) var known: SmartStackMethod?
     /// The call's parameters; empty when the message has none (or `null`).
     public var parameters: JSONObject
     /// The caller wants no reply, not even an error.
@@ -33,6 +38,7 @@ public struct VarlinkCall: Sendable {
         method: String, parameters: JSONObject = [:], oneway: Bool = false, more: Bool = false, upgrade: Bool = false
     ) {
         self.method = method
+        self.known = SmartStackMethod(rawValue: method)
         self.parameters = parameters
         self.oneway = oneway
         self.more = more
@@ -41,10 +47,18 @@ public struct VarlinkCall: Sendable {
 
     /// Decodes a message (without its NUL).
     public init(frame: [UInt8]) throws(VarlinkFramingError) {
+        let parsed = frame.withUnsafeBufferPointer { bytes in
+            Result { () throws(VarlinkFramingError) in try VarlinkCall(bytes: bytes) }
+        }
+        self = try parsed.get()
+    }
+
+    /// Decodes a message (without its NUL) where it lies, in the connection's input.
+    public init(bytes frame: UnsafeBufferPointer<UInt8>) throws(VarlinkFramingError) {
         guard !frame.isEmpty else { throw .malformed("empty message") }
         let value: JSONValue
         do throws(JSONError) {
-            value = try JSON.parse(frame)
+            value = try JSON.parse(buffer: frame)
         } catch {
             throw .malformed(error.description)
         }
@@ -53,10 +67,12 @@ public struct VarlinkCall: Sendable {
             throw .malformed(object["method"] == nil ? "no 'method'" : "'method' is not a string")
         }
         // The service's own methods are valid names: one hash instead of checking the grammar per call.
-        guard SmartStackMethod(rawValue: method) != nil || VarlinkNames.isQualifiedMethodName(method) else {
+        let known = SmartStackMethod(rawValue: method)
+        guard known != nil || VarlinkNames.isQualifiedMethodName(method) else {
             throw .malformed("'method' is not an interface-qualified method name")
         }
         self.method = method
+        self.known = known
         switch object["parameters"] {
         case nil, .null?: parameters = JSONObject()
         case .object(let parameters)?: self.parameters = parameters

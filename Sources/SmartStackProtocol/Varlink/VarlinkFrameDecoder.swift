@@ -66,6 +66,14 @@ public struct VarlinkFrameDecoder: Sendable {
 
     /// The next complete message without its NUL, or `nil` until more bytes arrive.
     public mutating func next() throws(VarlinkFramingError) -> [UInt8]? {
+        try nextFrame { Result.success(Array($0)) }
+    }
+
+    /// Hands the next complete message (without its NUL) to `body` where it lies in the buffer, without copying
+    /// it; `nil` until more bytes arrive. The bytes are valid only during `body`.
+    public mutating func nextFrame<Decoded>(
+        _ body: (UnsafeBufferPointer<UInt8>) -> Result<Decoded, VarlinkFramingError>
+    ) throws(VarlinkFramingError) -> Decoded? {
         guard !failed else { throw .frameTooLarge(limit: maxFrameSize) }
         let terminator: Int? = buffer.withUnsafeBufferPointer { bytes in
             // memchr: a flood of unfinished input is scanned at memory speed, in every build.
@@ -86,7 +94,10 @@ public struct VarlinkFrameDecoder: Sendable {
             failed = true
             throw .frameTooLarge(limit: maxFrameSize)
         }
-        let frame = Array(buffer[start..<terminator])
+        let first = start
+        let decoded = buffer.withUnsafeBufferPointer { bytes in
+            body(UnsafeBufferPointer(rebasing: bytes[first..<terminator]))
+        }
         start = terminator + 1
         scanned = start
         if start == buffer.count {
@@ -96,6 +107,6 @@ public struct VarlinkFrameDecoder: Sendable {
             start = 0
             scanned = 0
         }
-        return frame
+        return try decoded.get()
     }
 }

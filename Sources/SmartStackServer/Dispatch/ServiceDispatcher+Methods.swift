@@ -224,6 +224,11 @@ extension ServiceDispatcher {
         _ ticket: CommitTicket, _ context: CallContext, on host: isolated EngineHost,
         _ body: @escaping @Sendable (isolated EngineHost) throws(HostError) -> CallOutcome
     ) -> ImmediateOutcome {
+        if let outcome = ticket.outcome {
+            // Nothing to wait for (the usual read: nothing was published): answered at once.
+            host.readCommitted(outcome)
+            do throws(HostError) { return .done(try body(host)) } catch { return .done(.failure(context.error(error))) }
+        }
         let host = self.host
         let finish = { (outcome: Result<Void, StoreFailure>) -> CallOutcome in
             host.assumeIsolated { host in

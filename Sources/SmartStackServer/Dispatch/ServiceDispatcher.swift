@@ -65,7 +65,7 @@ public struct ServiceDispatcher: CallHandler {
     public func handleImmediately(_ call: VarlinkCall, peer: PeerCredentials) -> ImmediateOutcome? {
         let request: SmartStackRequest
         let admission = admit(
-            call, peer: peer, as: SmartStackMethod(rawValue: call.method),
+            call, peer: peer, as: call.known,
             decode: { () throws(VarlinkError) in try SmartStackRequest(call: call) }, app: \.providerApp)
         switch admission {
         case .admitted(let admitted): request = admitted

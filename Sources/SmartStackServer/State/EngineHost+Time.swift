@@ -6,8 +6,8 @@ extension EngineHost {
     /// Live Activities that expired, reloads that came due. Then schedules the next wake-up.
     @discardableResult
     func tick() -> CommitTicket {
-        let ticket = publishNow()
         let now = clock.now()
+        let ticket = publishNow(reading: now)
         if now.seconds(since: lastRetentionSweep) >= retentionSweepInterval {
             lastRetentionSweep = now
             Task { await sweepRetention() }

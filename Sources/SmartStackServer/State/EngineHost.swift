@@ -109,9 +109,11 @@ public actor EngineHost {
 
     /// The service's time: its clock, never behind what the engine already reached (so it does not go back
     /// when the system clock is set back). No call moves it: recorded dates are never ahead of it.
-    public func serviceTime() -> Timestamp {
-        let now = clock.now()
-        return now >= engine.now ? now : Timestamp(microseconds: engine.now.microseconds, utcOffsetSeconds: now.utcOffsetSeconds)
+    public func serviceTime() -> Timestamp { serviceTime(reading: clock.now()) }
+
+    /// The service's time for a reading of its clock.
+    func serviceTime(reading now: Timestamp) -> Timestamp {
+        now >= engine.now ? now : Timestamp(microseconds: engine.now.microseconds, utcOffsetSeconds: now.utcOffsetSeconds)
     }
 
     /// A recording call's event at a time the service accepts: a date more than `maxFutureSkew` ahead of the
@@ -378,14 +380,14 @@ public actor EngineHost {
     /// Publishes what changed since the last publish at the service's current time (never before the engine's
     /// own), records the mark when anything was published, and schedules the next wake-up.
     @discardableResult
-    func publishNow() -> CommitTicket {
+    func publishNow(reading: Timestamp? = nil) -> CommitTicket {
         publishScheduled = false
         guard case .accepting = log.status else {
             // Nothing is published that could not be stored; reads answer from the last stored publish.
             retryWhenStorageWorks()
             return .committed
         }
-        let time = serviceTime()
+        let time = serviceTime(reading: reading ?? clock.now())
         if let quiet = publishQuietUntil, time < quiet { return .committed }
         guard engine.needsPublish(at: time) else {
             scheduleWakeUp()

@@ -24,16 +24,17 @@ public enum CallOutcome: Sendable {
 
 /// A reply's frame, NUL terminator included, as `VarlinkReply(parameters:).encode(into:)` writes it.
 public struct EncodedReply: Sendable {
-    public let frame: [UInt8]
-    /// The same bytes as a buffer, made once: a stream's frame pushed to many subscribers is written from it to
-    /// each (buffers share their storage) instead of copied into a new buffer per subscriber.
+    /// The frame as a buffer, made once: a reply sent to many calls and subscribers is written from it to each
+    /// (buffers share their storage) instead of copied per connection.
     let buffer: ByteBuffer
 
     /// A frame encoded elsewhere (it must be one whole reply, NUL included).
     public init(frame: [UInt8]) {
-        self.frame = frame
         self.buffer = ByteBuffer(bytes: frame)
     }
+
+    /// The frame's bytes (NUL included).
+    public var frame: [UInt8] { Array(buffer.readableBytesView) }
 }
 
 /// What a call answered on the connection's event loop produced.
@@ -250,8 +251,12 @@ final class VarlinkConnection: ChannelInboundHandler {
         while !running && !broken && !streaming && pendingStream == nil {
             let call: VarlinkCall
             do {
-                guard let frame = try decoder.next() else { return }
-                call = try VarlinkCall(frame: frame)
+                guard
+                    let decoded = try decoder.nextFrame({ bytes in
+                        Result { () throws(VarlinkFramingError) in try VarlinkCall(bytes: bytes) }
+                    })
+                else { return }
+                call = decoded
             } catch {
                 // Answer what came before the broken frame, then close: the stream of bytes can't be resynchronised.
                 logger.notice(
@@ -325,7 +330,10 @@ final class VarlinkConnection: ChannelInboundHandler {
     /// Once nothing waits, starts a pending stream, or closes a connection that is finishing.
     private func drain() {
         guard let context else { return }
-        scratch.removeAll(keepingCapacity: true)
+        // The replies ready, in call order, written at once. A lone encoded reply is written from its own buffer
+        // (shared with every call that gets the same decision: no copy); several are copied into one buffer.
+        var lone: ByteBuffer?
+        var out = ByteBuffer()
         replies: while let first = queue.first {
             let outcome: CallOutcome
             let oneway: Bool
@@ -343,17 +351,35 @@ final class VarlinkConnection: ChannelInboundHandler {
             }
             queue.removeFirst()
             guard !oneway else { continue }
+            if case .encoded(let reply) = outcome, lone == nil, out.writerIndex == 0 {
+                lone = reply.buffer
+                continue
+            }
+            if let written = lone {
+                lone = nil
+                // Room for as many replies of its size as are queued (bounded; the buffer grows past it).
+                let expected = written.readableBytes &* min(queue.count &+ 2, 256)
+                out = context.channel.allocator.buffer(capacity: max(expected, 4_096))
+                out.writeImmutableBuffer(written)
+            }
             switch outcome {
-            case .reply(let parameters): VarlinkReply(parameters: parameters).encode(into: &scratch)
-            case .encoded(let reply): scratch += reply.frame
-            case .failure(let error): VarlinkReply(error: error).encode(into: &scratch)
+            case .reply(let parameters):
+                scratch.removeAll(keepingCapacity: true)
+                VarlinkReply(parameters: parameters).encode(into: &scratch)
+                out.writeBytes(scratch)
+            case .encoded(let reply):
+                out.writeImmutableBuffer(reply.buffer)
+            case .failure(let error):
+                scratch.removeAll(keepingCapacity: true)
+                VarlinkReply(error: error).encode(into: &scratch)
+                out.writeBytes(scratch)
             case .stream, .boundedStream, .push: break  // streams never queue
             }
         }
-        if !scratch.isEmpty {
-            var buffer = context.channel.allocator.buffer(capacity: scratch.count)
-            buffer.writeBytes(scratch)
-            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        if let lone {
+            context.writeAndFlush(wrapOutboundOut(lone), promise: nil)
+        } else if out.readableBytes > 0 {
+            context.writeAndFlush(wrapOutboundOut(out), promise: nil)
         }
         guard queue.isEmpty, !running, !streaming else { return }
         if let stream = pendingStream {
