@@ -213,7 +213,7 @@ extension ServiceDispatcher {
     ) -> ImmediateOutcome {
         let host = self.host
         return ticket.answer { outcome in
-            guard let error = host.assumeIsolated({ $0.acknowledged(outcome) }) else { return .reply(reply()) }
+            guard let error = host.onLoop({ $0.acknowledged(outcome) }) else { return .reply(reply()) }
             return .failure(context.error(error))
         }
     }
@@ -231,7 +231,7 @@ extension ServiceDispatcher {
         }
         let host = self.host
         let finish = { (outcome: Result<Void, StoreFailure>) -> CallOutcome in
-            host.assumeIsolated { host in
+            host.onLoop { host in
                 host.readCommitted(outcome)
                 do throws(HostError) { return try body(host) } catch { return .failure(context.error(error)) }
             }
@@ -284,7 +284,7 @@ extension ServiceDispatcher {
         // The current decisions first, however many stacks it follows.
         for decision in initial { _ = push.sendInitial(frames.reply(to: decision, continues: true).buffer) }
         let owner = host
-        push.onClientGone = { owner.assumeIsolated { $0.closeSubscription(id) } }
+        push.onClientGone = { owner.onLoop { $0.closeSubscription(id) } }
         return .push(push)
     }
 

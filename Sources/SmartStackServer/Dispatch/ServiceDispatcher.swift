@@ -73,7 +73,7 @@ public struct ServiceDispatcher: CallHandler {
         }
         let context = CallContext(call: call, peer: peer)
         // The answer's completions run on this loop only, never elsewhere: the box carries it out of the closure.
-        return host.assumeIsolated { host in UncheckedBox(answer(request, context, on: host)) }.value
+        return host.onLoop { host in UncheckedBox(answer(request, context, on: host)) }.value
     }
 
     /// `ImmediateOutcome` carried out of the host's isolation (its completion is only run back inside it).

@@ -69,12 +69,16 @@ struct UnconfirmedDonations {
     private var previous: [DonationKey: Donation] = [:]
     /// The newest ticket when `previous` stopped growing: once it committed, all of `previous` is stored.
     private var previousCovered = CommitTicket.committed
+    /// The most room a cleared table keeps (a commit holds a few thousand calls at most under load).
+    static let keptCapacity = 16_384
 
     /// Adds a donation just logged; `newest` is the latest ticket (which covers it and everything before).
     mutating func add(_ donation: Donation, newest: CommitTicket) {
         if previousCovered.outcome != nil {
-            previous = current
-            current = [:]
+            // The tables are reused (a new one per generation grew from empty, rehashing several times per commit).
+            // A table a burst made large is given back.
+            swap(&previous, &current)
+            if current.capacity > Self.keptCapacity { current = [:] } else { current.removeAll(keepingCapacity: true) }
             previousCovered = newest
         }
         current[DonationKey(donation)] = donation
