@@ -108,6 +108,8 @@ final class VarlinkConnection: ChannelInboundHandler {
     private var peer = PeerCredentials.unknown
     private var decoder: VarlinkFrameDecoder
     private var queue: Deque<Pending> = []
+    /// The unfinished input last reported to the registry's budget.
+    private var reportedInput = 0
     /// The gate the connection asked the notifier about (the first queued reply's).
     private var watched: ObjectIdentifier?
     private var scratch: [UInt8] = []
@@ -183,7 +185,8 @@ final class VarlinkConnection: ChannelInboundHandler {
             }
             return
         }
-        decoder.append(buffer.readableBytesView)
+        // Copied as raw bytes (one memcpy; appending the buffer's view goes byte by byte).
+        buffer.withUnsafeReadableBytes { decoder.append($0) }
         process()
         holdInput()
     }
@@ -192,7 +195,11 @@ final class VarlinkConnection: ChannelInboundHandler {
     /// closed (this one or another: all of them run on this event loop).
     private func holdInput() {
         guard let registry, let channel = context?.channel else { return }
-        guard let victim = registry.holdInput(channel, bytes: broken ? 0 : decoder.heldBytes) else { return }
+        let held = broken ? 0 : decoder.heldBytes
+        // Nearly every read ends with every frame answered and nothing held: no change to report.
+        guard held != reportedInput else { return }
+        reportedInput = held
+        guard let victim = registry.holdInput(channel, bytes: held) else { return }
         logger.notice("closing the connection holding the most unfinished input: input budget reached",
             metadata: ["budget": "\(registry.inputBudget)"])
         victim.close(promise: nil)
