@@ -29,6 +29,7 @@ public struct ServiceAssembly: Sendable {
         try StateDirectory.prepare(stateDirectory)
         // One loop serves every connection and runs the engine: calls never wait for another thread.
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        _ = try await eventLoop.submit { LoopPriority.requestShortSlice(logger: logger) }.get()
         let host = EngineHost(
             settings: configuration.engine, limits: configuration.host, clock: clock, log: log, logger: logger,
             reporter: reporter, eventLoop: eventLoop)
