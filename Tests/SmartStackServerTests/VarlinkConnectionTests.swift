@@ -72,24 +72,28 @@ struct VarlinkConnectionTests {
     }
 
     /// Every reply written so far, decoded, in order.
-    static func replies(_ channel: EmbeddedChannel) throws -> [VarlinkReply] {
-        var bytes: [UInt8] = []
-        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { bytes += buffer.readableBytesView }
-        return try bytes.split(separator: 0, omittingEmptySubsequences: true).map { try VarlinkReply(frame: Array($0)) }
-    }
+    static func replies(_ channel: EmbeddedChannel) throws -> [VarlinkReply] { try written(channel).replies }
 
-    @Test("pipelined calls are answered in call order, in one write")
-    func pipelined() throws {
-        let channel = try Self.connection(Handler(waiter: CommitWaiter()))
-        try Self.send(channel, (1...5).map { #"{"method":"org.example.test.Echo","parameters":{"n":\#($0)}}"# })
+    /// What was written so far: how many writes, and their replies decoded, in order.
+    static func written(_ channel: EmbeddedChannel) throws -> (writes: Int, replies: [VarlinkReply]) {
         var writes = 0
         var bytes: [UInt8] = []
         while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
             writes += 1
             bytes += buffer.readableBytesView
         }
+        let replies = try bytes.split(separator: 0, omittingEmptySubsequences: true).map {
+            try VarlinkReply(frame: Array($0))
+        }
+        return (writes, replies)
+    }
+
+    @Test("pipelined calls are answered in call order, in one write")
+    func pipelined() throws {
+        let channel = try Self.connection(Handler(waiter: CommitWaiter()))
+        try Self.send(channel, (1...5).map { #"{"method":"org.example.test.Echo","parameters":{"n":\#($0)}}"# })
+        let (writes, replies) = try Self.written(channel)
         #expect(writes == 1)
-        let replies = try bytes.split(separator: 0).map { try VarlinkReply(frame: Array($0)) }
         #expect(replies.map { $0.parameters["n"] } == (1...5).map { .int(Int64($0)) })
     }
 
@@ -107,14 +111,8 @@ struct VarlinkConnectionTests {
             #"{"method":"org.example.test.Nope"}"#, #"{"method":"org.example.test.Shared"}"#,
         ]
         try Self.send(channel, calls)
-        var writes = 0
-        var bytes: [UInt8] = []
-        while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
-            writes += 1
-            bytes += buffer.readableBytesView
-        }
+        let (writes, replies) = try Self.written(channel)
         #expect(writes == 1)
-        let replies = try bytes.split(separator: 0).map { try VarlinkReply(frame: Array($0)) }
         #expect(replies.count == 5)
         #expect(replies.map { $0.parameters["shared"] != nil } == [true, false, true, false, true])
         #expect(replies[1].parameters["n"] == .int(2))
@@ -137,9 +135,7 @@ struct VarlinkConnectionTests {
         channel.pipeline.fireChannelReadComplete()
         #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
         channel.embeddedEventLoop.run()
-        var bytes: [UInt8] = []
-        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { bytes += buffer.readableBytesView }
-        let replies = try bytes.split(separator: 0).map { try VarlinkReply(frame: Array($0)) }
+        let replies = try Self.replies(channel)
         #expect(replies.count == 2)
         #expect(replies.first?.parameters["shared"] != nil)
         #expect(replies.last?.parameters["n"] == .int(3))
