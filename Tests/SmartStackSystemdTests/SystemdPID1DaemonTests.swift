@@ -62,8 +62,20 @@ extension SystemdPID1Tests {
         #expect(lifecycle.contains(SmartStackEvent.started.messageID.hex))
         #expect(lifecycle.contains(SmartStackEvent.stateLoaded.messageID.hex))
 
-        // A stalled engine stops the watchdog pings: systemd kills it (SIGABRT) and Restart= brings it back.
+        // Under the unit's system call filter the event loop still gets its short time slice (EEVDF's slice
+        // request, Linux 6.12 and later; docs/storage.md): the filter gives sched_setattr back.
         let firstPID = try machine.show("MainPID")
+        let threads = try machine.run([
+            "sh", "-c", "for t in /proc/\(firstPID)/task/*; do echo \"$(cat $t/comm):$(grep se.slice $t/sched)\"; done",
+        ])
+        #expect(threads.status == 0, "\(threads.errorOutput)")
+        let loop = threads.output.split(separator: "\n").first { $0.hasPrefix("NIO-SGLTN") }
+        let slice = loop.flatMap { UInt64($0.split(separator: ":").last?.filter(\.isNumber) ?? "") }
+        if Self.kernelAtLeast(6, 12) {
+            #expect(slice == 100_000, "the event loop's thread: \(loop ?? "not found") in \(threads.output)")
+        }
+
+        // A stalled engine stops the watchdog pings: systemd kills it (SIGABRT) and Restart= brings it back.
         let stall = try machine.run(["systemctl", "kill", "--kill-who=main", "-s", "SIGUSR2", "smartstackd.service"])
         #expect(stall.status == 0, "\(stall.errorOutput)")
         let restarted = try eventually(.seconds(20)) {
@@ -91,5 +103,15 @@ extension SystemdPID1Tests {
             $0["MESSAGE_ID"] as? String == SmartStackEvent.stopping.messageID.hex
         }
         #expect(stopping.count == 1)
+    }
+
+    /// Whether this kernel's release is at least major.minor.
+    static func kernelAtLeast(_ major: Int, _ minor: Int) -> Bool {
+        var names = utsname()
+        uname(&names)
+        let release = withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let parts = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
+        let found = (parts.first ?? 0, parts.dropFirst().first ?? 0)
+        return found.0 > major || (found.0 == major && found.1 >= minor)
     }
 }
