@@ -67,8 +67,6 @@ struct VarlinkConnectionTests {
         for frame in frames { bytes += Array(frame.utf8) + [0] }
         try channel.writeInbound(ByteBuffer(bytes: bytes))
         channel.pipeline.fireChannelReadComplete()
-        // Replies are flushed when the loop's turn ends.
-        channel.embeddedEventLoop.run()
     }
 
     /// Every reply written so far, decoded, in order.
@@ -119,30 +117,6 @@ struct VarlinkConnectionTests {
         #expect(replies[3].error?.name == "org.varlink.service.MethodNotFound")
         // The shared buffer is unchanged by being written and copied.
         #expect(Array(Handler.shared.buffer.readableBytesView) == Handler.shared.frame)
-    }
-
-    @Test("a turn's first reply is flushed at once, the ones after it when the loop's turn ends")
-    func flushedAtTurnEnd() throws {
-        let channel = try Self.connection(Handler(waiter: CommitWaiter()))
-        try channel.writeInbound(ByteBuffer(bytes: Array(#"{"method":"org.example.test.Echo","parameters":{"n":1}}"#.utf8) + [0]))
-        channel.pipeline.fireChannelReadComplete()
-        let first = try #require(try channel.readOutbound(as: ByteBuffer.self))
-        #expect(try VarlinkReply(frame: Array(first.readableBytesView.dropLast())).parameters["n"] == .int(1))
-        // Read in the same turn: waits for the turn's end.
-        try channel.writeInbound(ByteBuffer(bytes: Array(#"{"method":"org.example.test.Shared"}"#.utf8) + [0]))
-        channel.pipeline.fireChannelReadComplete()
-        try channel.writeInbound(ByteBuffer(bytes: Array(#"{"method":"org.example.test.Echo","parameters":{"n":3}}"#.utf8) + [0]))
-        channel.pipeline.fireChannelReadComplete()
-        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
-        channel.embeddedEventLoop.run()
-        let replies = try Self.replies(channel)
-        #expect(replies.count == 2)
-        #expect(replies.first?.parameters["shared"] != nil)
-        #expect(replies.last?.parameters["n"] == .int(3))
-        // The next turn's first reply goes out at once again.
-        try channel.writeInbound(ByteBuffer(bytes: Array(#"{"method":"org.example.test.Echo","parameters":{"n":4}}"#.utf8) + [0]))
-        channel.pipeline.fireChannelReadComplete()
-        #expect(try channel.readOutbound(as: ByteBuffer.self) != nil)
     }
 
     @Test("a reply waiting for its commit holds the replies after it until the commit is known")

@@ -115,8 +115,6 @@ final class VarlinkConnection: ChannelInboundHandler {
     private var scratch: [UInt8] = []
     /// Whether the peer's credentials are known (nothing is read before).
     private var started = false
-    /// Flushes the replies written in a turn of the loop (shared by the loop's connections; its own without one).
-    private var turnFlusher: TurnFlusher?
     /// A call runs as a task; nothing after it is decoded until it is answered.
     private var running = false
     /// The input closed (shutdown or the client's half-close): what arrived is answered, then the connection closes.
@@ -134,10 +132,9 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     init(
         handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: GateNotifier,
-        executor: EventLoopTaskExecutor, registry: ConnectionRegistry? = nil, flusher: TurnFlusher? = nil
+        executor: EventLoopTaskExecutor, registry: ConnectionRegistry? = nil
     ) {
         self.registry = registry
-        self.turnFlusher = flusher
         self.handler = handler
         self.maxFrameSize = maxFrameSize
         self.logger = logger
@@ -387,28 +384,17 @@ final class VarlinkConnection: ChannelInboundHandler {
             }
         }
         if let lone {
-            context.write(wrapOutboundOut(lone), promise: nil)
-            flusher(context).flush(context)
+            context.writeAndFlush(wrapOutboundOut(lone), promise: nil)
         } else if out.readableBytes > 0 {
-            context.write(wrapOutboundOut(out), promise: nil)
-            flusher(context).flush(context)
+            context.writeAndFlush(wrapOutboundOut(out), promise: nil)
         }
         guard queue.isEmpty, !running, !streaming else { return }
         if let stream = pendingStream {
             pendingStream = nil
             startStream(stream, context: context)
         } else if inputClosed || broken {
-            // What was answered goes out before the close (its flush waits for the turn's end otherwise).
-            context.flush()
             context.close(promise: nil)
         }
-    }
-
-    private func flusher(_ context: ChannelHandlerContext) -> TurnFlusher {
-        if let turnFlusher { return turnFlusher }
-        let made = TurnFlusher(eventLoop: context.eventLoop)
-        turnFlusher = made
-        return made
     }
 
     /// Asks to be told when `gate` opens (once per gate).
@@ -435,7 +421,6 @@ final class VarlinkConnection: ChannelInboundHandler {
         case .push(let frames):
             // Ended before it started (cut off, or the service stopping): the connection closes.
             if frames.hasEnded {
-                context.flush()
                 context.close(promise: nil)
             } else {
                 frames.start(on: context.channel)
