@@ -7,11 +7,12 @@ public enum JSON {
     /// `Double` are rejected. Containers nest at most `maxDepth` deep (the parser recurses once per level, so
     /// keep it moderate).
     public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = 64) throws(JSONError) -> JSONValue {
-        let result = bytes.withContiguousStorageIfAvailable { buffer in
-            parseResult(buffer: buffer, maxDepth: maxDepth)
+        // The closures cannot throw a typed error out: the result carries it.
+        func parsed(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, JSONError> {
+            Result { () throws(JSONError) in try parse(buffer: buffer, maxDepth: maxDepth) }
         }
-        if let result { return try result.get() }
-        return try Array(bytes).withUnsafeBufferPointer { parseResult(buffer: $0, maxDepth: maxDepth) }.get()
+        if let result = bytes.withContiguousStorageIfAvailable(parsed) { return try result.get() }
+        return try Array(bytes).withUnsafeBufferPointer(parsed).get()
     }
 
     /// Compact JSON text for `value`.
@@ -39,14 +40,5 @@ public enum JSON {
     public static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = 64) throws(JSONError) -> JSONValue {
         var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
         return try parser.parseDocument()
-    }
-
-    private static func parseResult(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONError> {
-        var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
-        do throws(JSONError) {
-            return .success(try parser.parseDocument())
-        } catch {
-            return .failure(error)
-        }
     }
 }

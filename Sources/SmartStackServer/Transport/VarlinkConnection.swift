@@ -369,19 +369,18 @@ final class VarlinkConnection: ChannelInboundHandler {
                 out = context.channel.allocator.buffer(capacity: max(expected, 4_096))
                 out.writeImmutableBuffer(written)
             }
+            let reply: VarlinkReply
             switch outcome {
-            case .reply(let parameters):
-                scratch.removeAll(keepingCapacity: true)
-                VarlinkReply(parameters: parameters).encode(into: &scratch)
-                out.writeBytes(scratch)
-            case .encoded(let reply):
-                out.writeImmutableBuffer(reply.buffer)
-            case .failure(let error):
-                scratch.removeAll(keepingCapacity: true)
-                VarlinkReply(error: error).encode(into: &scratch)
-                out.writeBytes(scratch)
-            case .stream, .boundedStream, .push: break  // streams never queue
+            case .reply(let parameters): reply = VarlinkReply(parameters: parameters)
+            case .failure(let error): reply = VarlinkReply(error: error)
+            case .encoded(let encoded):
+                out.writeImmutableBuffer(encoded.buffer)
+                continue
+            case .stream, .boundedStream, .push: continue  // streams never queue
             }
+            scratch.removeAll(keepingCapacity: true)
+            reply.encode(into: &scratch)
+            out.writeBytes(scratch)
         }
         if let lone {
             context.writeAndFlush(wrapOutboundOut(lone), promise: nil)
