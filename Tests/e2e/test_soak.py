@@ -3,11 +3,17 @@ connections, a subscriber that never reads, and kill -9 every 20 s, against the 
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 from conftest import DAEMON, ROOT
 
 
+def soak_directories():
+    return set(pathlib.Path(tempfile.gettempdir()).glob("smartstack-soak-*"))
+
+
 def test_one_minute_soak():
+    before = soak_directories()
     result = subprocess.run(
         [sys.executable, str(ROOT / "Tests" / "soak" / "soak.py"), "--daemon", str(DAEMON), "--seconds", "60",
          "--restart-every", "20", "--clients", "50", "--idle", "500", "--no-latency-check"],
@@ -15,3 +21,5 @@ def test_one_minute_soak():
     print(result.stdout)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "every acknowledged donation listed after each restart" in result.stdout
+    # The run's state (its SQLite store, tens of MiB after a long soak) is removed with it.
+    assert soak_directories() - before == set(), "the soak left its work directory behind"

@@ -537,6 +537,8 @@ def main():
                         help="calls a second that load offers, paced (0: as fast as the service answers, saturating it)")
     parser.add_argument("--no-latency-check", action="store_true",
                         help="report GetStack p99 without judging it (the short run in make test, on a debug build)")
+    parser.add_argument("--keep-state", action="store_true",
+                        help="keep the daemon's work directory (state, configuration, socket) after the run")
     options = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 16384)), hard))
@@ -545,6 +547,11 @@ def main():
         ok = asyncio.run(soak.run())
     finally:
         soak.daemon.stop()
+        # The daemon's state (tens of MiB after a 10-minute run) goes with the run unless asked to keep it.
+        if options.keep_state:
+            print(f"state kept in {soak.work}")
+        else:
+            shutil.rmtree(soak.work, ignore_errors=True)
     sys.exit(0 if ok else 1)
 
 
