@@ -2,6 +2,10 @@ import Testing
 
 @testable import SmartStackServer
 
+extension DonationKeyFilter {
+    func mayContain(app: String, id: String) -> Bool { mayContain(Self.probe(app: app, id: id)) }
+}
+
 /// The Bloom filter of donation ids: "no" is certain, "maybe" is rare, and a key's bits lie in one cache line.
 @Suite("Donation key filter")
 struct DonationKeyFilterTests {

@@ -42,16 +42,17 @@ struct DonationKeyFilter: Sendable {
         var bits: (Int, Int, Int)
     }
 
-    mutating func insert(app: String, id: String) {
-        let probe = Self.probe(app: app, id: id)
+    mutating func insert(app: String, id: String) { insert(Self.probe(app: app, id: id)) }
+
+    /// With the key's probe already computed (a donation is checked, then inserted: hashed once).
+    mutating func insert(_ probe: Probe) {
         set(probe.base, probe.bits.0)
         set(probe.base, probe.bits.1)
         set(probe.base, probe.bits.2)
     }
 
-    func mayContain(app: String, id: String) -> Bool {
-        let probe = Self.probe(app: app, id: id)
-        return isSet(probe.base, probe.bits.0) && isSet(probe.base, probe.bits.1) && isSet(probe.base, probe.bits.2)
+    func mayContain(_ probe: Probe) -> Bool {
+        isSet(probe.base, probe.bits.0) && isSet(probe.base, probe.bits.1) && isSet(probe.base, probe.bits.2)
     }
 
     private mutating func set(_ base: Int, _ bit: Int) { words[base + (bit >> 6)] |= 1 << UInt64(bit & 63) }
@@ -65,6 +66,8 @@ struct DonationKeyFilter: Sendable {
     /// The block and three bit positions from one 64-bit hash: 9 bits per position, 15 for the block, all distinct
     /// bits of the hash. `Hasher`'s seed is the process's, the same on every thread, so a filter filled off the
     /// loop matches the loop's.
+    static func probe(_ key: DonationKey) -> Probe { probe(app: key.app.rawValue, id: key.id) }
+
     static func probe(app: String, id: String) -> Probe {
         var hasher = Hasher()
         hasher.combine(app)

@@ -197,7 +197,9 @@ public actor EngineHost {
         if !idGiven { donation.id = nextDonationID() }
         guard !stopping else { throw .stopping }
         try checkStorage()
-        if let existing = try knownDonation(DonationKey(donation)) {
+        let key = DonationKey(donation)
+        let probe = DonationKeyFilter.probe(key)
+        if let existing = try knownDonation(key, probe: probe) {
             // A retry of a call dated a little ahead was stored at the service's time then: the same donation.
             guard existing == donation || (clamped && existing.withDate(donation.date) == donation) else {
                 throw .core(.conflict(kind: "donation", id: donation.id, reason: "the app already used this id for another donation"))
@@ -207,14 +209,14 @@ public actor EngineHost {
         guard donationCount < limits.maxDonations else {
             throw .core(.limitExceeded(limit: "maxDonations", maximum: limits.maxDonations))
         }
-        let (_, ticket) = try apply(.donate(donation), admittedAlready: true)
+        let (_, ticket) = try apply(.donate(donation), checked: probe)
         return (donation.id, ticket)
     }
 
     /// The donation stored (or logged and not yet stored) under this key, if any: the filter answers "none" for
     /// nearly every new id without asking the store.
-    func knownDonation(_ key: DonationKey) throws(HostError) -> Donation? {
-        if donationKeysComplete, !donationKeys.mayContain(app: key.app.rawValue, id: key.id) { return nil }
+    func knownDonation(_ key: DonationKey, probe: DonationKeyFilter.Probe) throws(HostError) -> Donation? {
+        if donationKeysComplete, !donationKeys.mayContain(probe) { return nil }
         if let pending = unconfirmed.donation(key) { return pending }
         do { return try log.donation(app: key.app, id: key.id) } catch { throw .store(error) }
     }
@@ -301,11 +303,13 @@ public actor EngineHost {
     ///
     /// Publishing waits for the end of the burst: the first event of a burst schedules one publish behind the
     /// calls already queued on the actor, so a burst of calls costs one ranking pass, not one per call.
-    /// `admittedAlready`: a donation `donateNow` admitted.
-    private func apply(_ event: EngineEvent, admittedAlready: Bool = false) throws(HostError) -> ([EngineEffect], CommitTicket) {
+    /// `checked`: the filter's probe of a donation `donateNow` admitted and checked (its key is hashed once).
+    private func apply(_ event: EngineEvent, checked: DonationKeyFilter.Probe? = nil) throws(HostError) -> (
+        [EngineEffect], CommitTicket
+    ) {
         guard !stopping else { throw .stopping }
         try checkStorage()
-        let event = admittedAlready ? event : try admitted(event)
+        let event = checked != nil ? event : try admitted(event)
         let effects: [EngineEffect]
         do { effects = try engine.apply(event) } catch { throw .core(error) }
         engineChanged()
@@ -316,7 +320,7 @@ public actor EngineHost {
         if backfilled || !backfilledUntil.isEmpty { journalBackfill(event, backfilled: backfilled) }
         if let donation = event.donation {
             donationCount += 1
-            donationKeys.insert(app: donation.app.rawValue, id: donation.id)
+            donationKeys.insert(checked ?? DonationKeyFilter.probe(DonationKey(donation)))
             if donation.date < oldestApplied { oldestApplied = donation.date }
             if let oldest = oldestDonation, donation.date < oldest { oldestDonation = donation.date }
             statistics.donationsReceived += 1
