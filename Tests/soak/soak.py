@@ -9,7 +9,8 @@ again on the same state (clients reconnect). Checked:
 - after each restart, every acknowledged donation is listed;
 - resident memory after warm-up stays flat (each life's samples are reported, start and end);
 - GetStack p99 under load within 2x an unloaded run (plus 5 ms of slack for a shared 2-core machine);
-- the subscriber that never reads is cut off, and everyone else is served.
+- the subscriber that never reads is cut off (at the end of each life the soak submits timelines until it is, should
+  the load not have published enough to fill its queue), and everyone else is served.
 
 Prints a summary and exits 0 when everything held, 1 otherwise.
 
@@ -25,6 +26,7 @@ import asyncio
 import json
 import os
 import random
+import select
 import resource
 import shutil
 import signal
@@ -219,6 +221,7 @@ class Soak:
         self.life_starts = []  # monotonic time each life of the daemon began (the probe's clock)
         self.verified = []
         self.deleted = 0
+        self.driven = []  # timelines submitted in each life before the subscriber that never reads was cut off
         # The epoll load generator beside the Python clients (--load-binary): calls answered, segments cut by a
         # kill, segments that saw an error reply.
         self.fast_calls = 0
@@ -355,6 +358,47 @@ class Soak:
                                        "more": True}).encode() + b"\0")
         return connection
 
+    def drive_until_cut(self, connection, seconds=30):
+        """Whether the service cut off the subscriber that never reads.
+
+        The load alone may publish too little in a life to fill that subscriber's queue on a slow machine (a CI
+        runner answered 130 calls a second where this one answers thousands), so until the cut shows on the socket,
+        or `seconds` pass, this submits timelines whose scores swing between high and low, each moving its app up
+        or down the stacks that show it: the check is that a subscriber who stops reading is cut off, not how busy the load happened to be."""
+        poller = select.poll()
+        poller.register(connection, select.POLLRDHUP | select.POLLHUP | select.POLLERR)
+        deadline = time.monotonic() + seconds
+        pushed = 0
+        try:
+            with socket.socket(socket.AF_UNIX) as driver:
+                driver.settimeout(10)
+                driver.connect(self.daemon.socket)
+                buffer = b""
+                while time.monotonic() < deadline and not poller.poll(0):
+                    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1))
+                    score = 1.0 if pushed // len(APPS) % 2 == 0 else 0.01
+                    driver.sendall(json.dumps({"method": P + "SubmitTimeline", "parameters": {
+                        "app": APPS[pushed % len(APPS)], "kind": "main",
+                        "entries": [{"date": stamp, "relevance": {"score": score, "duration": 60}}]}}).encode() + b"\0")
+                    while b"\0" not in buffer:
+                        chunk = driver.recv(65536)
+                        if not chunk:
+                            raise ConnectionError("the service closed the driver's connection")
+                        buffer += chunk
+                    frame, buffer = buffer.split(b"\0", 1)
+                    reply = json.loads(frame)
+                    pushed += 1
+                    if "error" in reply:
+                        if reply["error"].endswith("RateLimited"):
+                            time.sleep(0.05)
+                        else:
+                            self.unexpected.append(("SubmitTimeline (driving the non-reader)", reply))
+                            break
+        except OSError as error:
+            self.unexpected.append(("SubmitTimeline (driving the non-reader)", str(error)))
+        self.driven.append(pushed)
+        return self.cut_off(connection)
+
     @staticmethod
     def cut_off(connection):
         """Whether the service closed the connection (reads what is queued until EOF)."""
@@ -428,7 +472,7 @@ class Soak:
                 sampler = asyncio.create_task(self.sample_rss(self.daemon.lives, life_started))
                 remaining = options.seconds - (time.monotonic() - began)
                 await asyncio.sleep(min(options.restart_every, max(0, remaining)))
-                non_readers_cut.append(await asyncio.to_thread(self.cut_off, non_reader))
+                non_readers_cut.append(await asyncio.to_thread(self.drive_until_cut, non_reader))
                 non_reader.close()
                 for connection in idle:
                     connection.close()
@@ -493,14 +537,16 @@ class Soak:
                   f"{len(self.fast_errors)} with error replies")
             if self.fast_errors:
                 print(f"epoll load errors, first: {self.fast_errors[:2]}")
+        print(f"the subscriber that never reads: cut off in {sum(non_readers_cut)} of {len(non_readers_cut)} lives; "
+              f"timelines the soak submitted to push it over its queue: {self.driven}")
         print("acknowledged donations verified after each restart (total, missing): "
               + ", ".join(f"({t}, {m})" for t, m in self.verified))
         print(f"GetStack p99 (a probe process, one call every 10 ms): unloaded {unloaded * 1000:.2f} ms, under load "
-              f"{loaded * 1000:.2f} ms (p50 {statistics.median([l for l, _ in self.probed]) * 1000:.2f} ms, "
+              f"{loaded * 1000:.2f} ms (p50 {statistics.median([l for l, _ in self.probed] or [0]) * 1000:.2f} ms, "
               f"{len(self.probed) - len(self.recovering)} calls; in the first {RECOVERY} s of each life: p99 "
               f"{percentile(self.recovering, 0.99) * 1000:.2f} ms, {len(self.recovering)} calls; all: p99 "
               f"{percentile([l for l, _ in self.probed], 0.99) * 1000:.2f} ms; "
-              f"the load's own GetStack calls: p50 {statistics.median(self.latencies) * 1000:.2f} ms, "
+              f"the load's own GetStack calls: p50 {statistics.median(self.latencies or [0]) * 1000:.2f} ms, "
               f"p99 {percentile(self.latencies, 0.99) * 1000:.2f} ms, {len(self.latencies)} calls)")
         for method, samples in sorted(self.timings.items()):
             steady_samples = [latency for latency, at in samples
