@@ -20,14 +20,16 @@ extension SQLiteEventLog {
                     start.events = Int(range.int64(1))
                     _ = try range.next()
                 }
-                let counts = try Row.fetchAll(
-                    db, sql: "SELECT app, count(*) AS n FROM event WHERE donation IS NOT NULL GROUP BY app")
-                for row in counts {
-                    let name: String = row["app"]
+                let tail = try loadKeyTail(db)
+                var counts = tail.countsPerApp()
+                for row in try Row.fetchAll(db, sql: "SELECT app, count(*) AS n FROM donation_key GROUP BY app") {
+                    counts[row["app"], default: 0] += row["n"] as Int
+                }
+                for (name, count) in counts {
                     guard let app = try? AppID(name) else {
                         throw StoreFailure(reason: "\(path): a donation row names the app \(name), not an app id")
                     }
-                    start.donationsPerApp[app] = row["n"]
+                    start.donationsPerApp[app] = count
                 }
             }
         } catch let failure as StoreFailure {
@@ -62,6 +64,35 @@ extension SQLiteEventLog {
 
     public var lastSequence: Int64 { state.withLock { $0.nextSequence - 1 } }
 
+    /// Reads the donation keys not yet in `donation_key` back from `event` into the writer's tail (at open and
+    /// every load, when nothing is being written) and returns it.
+    @discardableResult
+    func loadKeyTail(_ db: Database) throws -> DonationKeyTail {
+        let through = try Int64.fetchOne(
+            db, sql: "SELECT value FROM meta WHERE key = '\(StoreSchema.donationKeysThrough)'") ?? 0
+        let rows = try RawStatement(
+            db, sql: "SELECT seq, app, donation FROM event WHERE seq > ? AND donation IS NOT NULL ORDER BY seq")
+        rows.bind(1, through)
+        var keys: [(app: String, id: String, sequence: Int64)] = []
+        while try rows.next() { keys.append((app: rows.text(1), id: rows.text(2), sequence: rows.int64(0))) }
+        return writer.keys.withLock { tail in
+            tail.reset(through: through, keys: keys)
+            return tail
+        }
+    }
+
+    /// The row of a stored donation, found in the tail or in `donation_key`.
+    private func sequence(app: AppID, id: String, _ db: Database) throws -> Int64? {
+        if let sequence = writer.keys.withLock({ $0.sequence(app: app.rawValue, id: id) }) { return sequence }
+        let position = try RawStatement(db, sql: "SELECT seq FROM donation_key WHERE app = ? AND donation = ?")
+        position.bind(1, copying: app.rawValue)
+        position.bind(2, copying: id)
+        guard try position.next() else { return nil }
+        let sequence = position.int64(0)
+        _ = try position.next()
+        return sequence
+    }
+
     public func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) throws(StoreFailure) {
         try scan(sql: "SELECT seq, kind, body FROM event WHERE seq > ? AND seq <= ? ORDER BY seq") { rows in
             rows.bind(1, after)
@@ -84,7 +115,10 @@ extension SQLiteEventLog {
     }
 
     public func forEachDonationKey(_ body: (String, String) -> Void) throws(StoreFailure) {
-        try scan(sql: "SELECT app, donation FROM event WHERE donation IS NOT NULL") { _ in
+        // The tail first: a key flushed while the table is read is then seen twice, never missed.
+        let tail = writer.keys.withLock { $0 }
+        for key in tail.sequences.keys { body(key.app, key.id) }
+        try scan(sql: "SELECT app, donation FROM donation_key") { _ in
         } each: { rows, _ in
             body(rows.text(0), rows.text(1))
         }
@@ -92,10 +126,9 @@ extension SQLiteEventLog {
 
     public func donation(app: AppID, id: String) throws(StoreFailure) -> Donation? {
         try query { db throws in
-            let rows = try RawStatement(
-                db, sql: "SELECT seq, kind, body FROM event WHERE app = ? AND donation = ? AND donation IS NOT NULL")
-            rows.bind(1, copying: app.rawValue)
-            rows.bind(2, copying: id)
+            guard let sequence = try sequence(app: app, id: id, db) else { return nil }
+            let rows = try RawStatement(db, sql: "SELECT seq, kind, body FROM event WHERE seq = ?")
+            rows.bind(1, sequence)
             var recentApps: [AppID] = []
             guard try rows.next() else { return nil }
             let event = try decode(rows, recentApps: &recentApps)
@@ -110,16 +143,7 @@ extension SQLiteEventLog {
     public func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]? {
         var from: Int64 = 0
         if let after {
-            let found = try query { db throws -> Int64? in
-                let position = try RawStatement(
-                    db, sql: "SELECT seq FROM event WHERE app = ? AND donation = ? AND donation IS NOT NULL")
-                position.bind(1, copying: app.rawValue)
-                position.bind(2, copying: after)
-                guard try position.next() else { return nil }
-                let sequence = position.int64(0)
-                _ = try position.next()
-                return sequence
-            }
+            let found = try query { db throws -> Int64? in try sequence(app: app, id: after, db) }
             guard let found else { return nil }
             from = found
         }

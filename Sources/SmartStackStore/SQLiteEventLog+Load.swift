@@ -17,6 +17,7 @@ extension SQLiteEventLog {
             try readerDatabase.read { db in
                 history.snapshot = try Self.storedSnapshot(db)
                 history.owners = try Self.owners(db)
+                try loadKeyTail(db)
                 let range = try RawStatement(
                     db, sql: "SELECT ifnull(min(seq), 0), ifnull(max(seq), 0), count(*) FROM event")
                 if try range.next() {

@@ -20,6 +20,12 @@ struct CommitResult {
     var insertedDonations = 0
     var deletedEvents = 0
     var snapshot: StoredSnapshot?
+    /// The donation keys this transaction stored that are not in `donation_key` (they join the tail once it
+    /// commits).
+    var newKeys: [(app: String, id: String, sequence: Int64)] = []
+    /// Set when the transaction wrote the whole tail to `donation_key` (before a deletion): the last sequence
+    /// number it covers.
+    var keysFlushedThrough: Int64?
 }
 
 /// What the writer thread does next.
@@ -108,7 +114,17 @@ extension SQLiteEventLog {
             if let snapshot = result.snapshot { counters.lastSnapshot = snapshot.taken }
             for queued in batch.calls { counters.latencies.add(UInt32(clamping: (end &- queued) / 1_000)) }
         }
+        // The keys join the tail before the calls are woken: a lookup after an acknowledgement finds them.
+        var tailCount = 0
+        if result.keysFlushedThrough != nil || !result.newKeys.isEmpty {
+            tailCount = writer.keys.withLock { tail in
+                if let through = result.keysFlushedThrough { tail.flushed(through: through) }
+                for key in result.newKeys { tail.add(app: key.app, id: key.id, sequence: key.sequence) }
+                return tail.count
+            }
+        }
         batch.waiter.resolve(nil)
+        if tailCount >= options.donationKeyBatch { flushKeys() }
         writer.recordsSinceCheckpoint += result.insertedEvents
         if result.deletedEvents > 0
             || (truncateRequested.load(ordering: .relaxed) && end &- writer.lastTruncateAttempt >= 500_000_000)
@@ -122,6 +138,24 @@ extension SQLiteEventLog {
             writer.recordsSinceCheckpoint = 0
             requestCheckpoint(truncate: false)
         }
+    }
+
+    /// Writes the tail's donation keys to `donation_key` in a transaction of their own (after a commit, once the
+    /// tail holds a batch). On failure they stay in memory and are tried again after a later commit.
+    private func flushKeys() {
+        var through: Int64?
+        let after = writer.keys.withLock { $0.through }
+        do {
+            try writerDatabase.writeWithoutTransaction { db in
+                try writer.transaction(db) { through = try writer.flushKeys(after: after, db) }
+            }
+        } catch {
+            logger.warning(
+                "cannot write donation keys yet; kept in memory",
+                metadata: ["file": "\(path)", "error": "\(Self.describe(error))"])
+            return
+        }
+        if let through { writer.keys.withLock { $0.flushed(through: through) } }
     }
 
     /// A failed commit fails its calls and everything queued after them, and stops the log until its owner has
@@ -205,10 +239,15 @@ extension SQLiteEventLog {
     }
 }
 
-/// The writer thread's prepared statements and scratch space; used only on that thread, inside GRDB's closure.
+/// The writer thread's prepared statements and scratch space; used only on that thread, inside GRDB's closure
+/// (but for `keys`, which lookups read under its lock).
 final class StoreWriter: @unchecked Sendable {
     let path: String
+    /// The committed donation keys not yet in `donation_key`.
+    let keys = Mutex(DonationKeyTail())
     private var insert: RawStatement?
+    private var keyCopy: RawStatement?
+    private var keysThrough: RawStatement?
     private var doom: RawStatement?
     private var claim: RawStatement?
     private var buffer = ByteWriter(capacity: 512)
@@ -250,6 +289,10 @@ final class StoreWriter: @unchecked Sendable {
             case .record(let sequence, let event):
                 try write(sequence, event, insert, into: &result)
             case .delete(let donations, let engine, let through):
+                // Deletion finds rows through `donation_key`: every key stored so far goes there first.
+                let after = result.keysFlushedThrough ?? keys.withLock { $0.through }
+                result.keysFlushedThrough = try flushKeys(after: after, db)
+                result.newKeys = []
                 result.deletedEvents += try delete(donations, db)
                 let snapshot = StoredSnapshot(through: through, taken: Wallclock.now(), bytes: engine.snapshot())
                 try store(snapshot, db)
@@ -291,6 +334,7 @@ final class StoreWriter: @unchecked Sendable {
                     try runInsert(insert)
                 }
             }
+            result.newKeys.append((app: app, id: id, sequence: sequence))
             result.insertedDonations += 1
         } else {
             insert.bindNull(3)
@@ -307,7 +351,35 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    /// Deletes donation rows by app and id in one scan of the log (through a temporary table of the ids).
+    /// Copies the keys of the donation rows after the last batch (the tail, plus this transaction's rows so far)
+    /// from `event` into `donation_key` in one statement, and records the last sequence number they cover; returns
+    /// it. Inside the caller's transaction. (The rows were just written: their pages are in SQLite's cache.)
+    func flushKeys(after: Int64, _ db: Database) throws -> Int64 {
+        let copy =
+            try self.keyCopy
+            ?? RawStatement(
+                db,
+                sql: """
+                    INSERT OR REPLACE INTO donation_key(app, donation, seq)
+                        SELECT app, donation, seq FROM event WHERE seq > ? AND donation IS NOT NULL
+                    """)
+        self.keyCopy = copy
+        copy.bind(1, after)
+        try copy.run()
+        let last = try Int64.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM event") ?? 0
+        let through = max(after, last)
+        let keysThrough =
+            try self.keysThrough
+            ?? RawStatement(
+                db, sql: "INSERT OR REPLACE INTO meta(key, value) VALUES ('\(StoreSchema.donationKeysThrough)', ?)")
+        self.keysThrough = keysThrough
+        keysThrough.bind(1, through)
+        try keysThrough.run()
+        return through
+    }
+
+    /// Deletes donation rows by app and id, found through `donation_key` (a temporary table holds the ids); the
+    /// caller wrote every stored key there first.
     private func delete(_ donations: [(app: AppID, id: String)], _ db: Database) throws -> Int {
         guard !donations.isEmpty else { return 0 }
         try db.execute(
@@ -331,9 +403,12 @@ final class StoreWriter: @unchecked Sendable {
         }
         try db.execute(
             sql: """
-                DELETE FROM event WHERE donation IS NOT NULL AND (app, donation) IN (SELECT app, id FROM temp.doomed)
+                DELETE FROM event WHERE seq IN (
+                    SELECT k.seq FROM temp.doomed AS d JOIN donation_key AS k ON k.app = d.app AND k.donation = d.id)
                 """)
         let deleted = db.changesCount
+        try db.execute(
+            sql: "DELETE FROM donation_key WHERE (app, donation) IN (SELECT app, id FROM temp.doomed)")
         try db.execute(sql: "DELETE FROM temp.doomed")
         return deleted
     }

@@ -93,6 +93,7 @@ public final class SQLiteEventLog: EventLog {
             let query = try DatabaseQueue(path: path, configuration: queryConfiguration)
             let log = SQLiteEventLog(
                 path: path, options: options, logger: logger, writer: writer, reader: reader, query: query, lock: lock)
+            _ = try reader.read { db in try log.loadKeyTail(db) }
             log.start()
             return log
         } catch let error as StoreOpenError {

@@ -23,6 +23,9 @@ public struct StoreOptions: Sendable, Hashable {
     public var snapshotEverySeconds = 600.0
     /// The write-ahead log is checkpointed into the database (off the writer thread) after this many records.
     public var checkpointRecords = 16_384
+    /// Donation keys (app and id) are written to the store's key table in batches of this many (until then
+    /// the log keeps them in memory, about 100 bytes each, and reads them back at start); see `DonationKeyTail`.
+    public var donationKeyBatch = 16_384
 
     /// The largest the database may grow, in pages (`PRAGMA max_page_count`); beyond it commits fail as on a full
     /// disk. Nil: no limit but the disk's.

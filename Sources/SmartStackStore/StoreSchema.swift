@@ -3,8 +3,9 @@ import GRDB
 /// The database's schema and its migrations, from the first version on.
 ///
 /// `event` holds the log in order: every engine event (publish marks included), one row each, keyed by its
-/// sequence number. Donation rows also carry their app and id, indexed (v4), so a donation is found by its id
-/// without the service keeping them in memory. `snapshot` holds one row: the engine's state and
+/// sequence number. Donation rows also carry their app and id; `donation_key` (v5) maps each donation's app and id
+/// to its row, written in large batches (``DonationKeyTail``), so a donation is found by its id without the
+/// service keeping them in memory and without each commit writing a page of an index per donation. `snapshot` holds one row: the engine's state and
 /// the last sequence number it includes. `meta` records the layout of event bodies. `app_owner` keeps which uid
 /// an app id belongs to when the access policy gives it to the first uid that acts for it.
 /// Migrations are GRDB's (`grdb_migrations` lists the applied ones); `user_version` mirrors the latest, so a
@@ -13,7 +14,7 @@ enum StoreSchema {
     /// `PRAGMA application_id`: "SMST", marking the file as smartstackd's.
     static let applicationID: Int32 = 0x534D_5354
     /// The schema version this build writes (`PRAGMA user_version`).
-    static let version = 4
+    static let version = 5
     /// The database file's name in the state directory.
     static let fileName = "smartstack.sqlite"
 
@@ -77,8 +78,34 @@ enum StoreSchema {
                     PRAGMA user_version = 4;
                     """)
         }
+        // v5: donation ids are found through `donation_key`, written in large batches by the writer, instead
+        // of an index on `event` that every commit updated per donation (a commit of 50 donations from 50 clients
+        // wrote up to 50 index leaves, 4 KiB each, to the write-ahead log). The keys of rows after
+        // `donationKeysThrough` are not in the table yet: the log keeps them in memory and reads them back from
+        // `event` at start.
+        migrator.registerMigration("v5") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE donation_key (
+                        app TEXT NOT NULL,
+                        donation TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (app, donation)
+                    ) WITHOUT ROWID;
+                    INSERT OR REPLACE INTO donation_key(app, donation, seq)
+                        SELECT app, donation, seq FROM event WHERE donation IS NOT NULL ORDER BY app, donation;
+                    DROP INDEX event_donation;
+                    INSERT OR REPLACE INTO meta(key, value)
+                        VALUES ('\(donationKeysThrough)', (SELECT ifnull(max(seq), 0) FROM event));
+                    PRAGMA user_version = 5;
+                    """)
+        }
         return migrator
     }
+
+    /// The `meta` key of the last sequence number whose donation key is in `donation_key` (every later donation's
+    /// key is in the log's memory, read back from `event` at start).
+    static let donationKeysThrough = "donationKeysThrough"
 
     /// Checks, without writing anything, that `db` is a database this build can use: empty, or smartstackd's
     /// with a schema no newer than this build's.

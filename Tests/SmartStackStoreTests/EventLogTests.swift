@@ -49,6 +49,64 @@ struct EventLogTests {
         await reopened.close()
     }
 
+    @Test("donation ids are found before and after their keys are written in a batch, after reopening, and deleted from both")
+    func donationKeyBatches() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions()
+        options.donationKeyBatch = 5
+        let log = try S.open(directory, options: options)
+        // Twelve commits of one donation each: the keys of the first ten go to the table in two batches of five,
+        // the last two stay in memory.
+        for index in 0..<12 {
+            try await log.enqueue([S.donation(index.isMultiple(of: 2) ? "mail" : "news", id: "d\(index)", at: Double(index))])
+                .committed()
+        }
+        func tableState(_ directory: TemporaryDirectory) throws -> (keys: Int, through: Int64?) {
+            let queue = try DatabaseQueue(path: directory.database)
+            defer { try? queue.close() }
+            return try queue.read { db in
+                (
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM donation_key") ?? -1,
+                    try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'donationKeysThrough'")
+                )
+            }
+        }
+        #expect(try tableState(directory) == (10, 10))
+        for index in 0..<12 {
+            let app = S.app(index.isMultiple(of: 2) ? "mail" : "news")
+            #expect(try log.donation(app: app, id: "d\(index)")?.id == "d\(index)", "d\(index) before reopening")
+        }
+        #expect(try log.donation(app: S.app("news"), id: "d0") == nil, "an id is found under its own app only")
+        await log.close()
+
+        let reopened = try S.open(directory, options: options)
+        let start = try reopened.loadStart()
+        #expect(start.donationsPerApp == [S.app("mail"): 6, S.app("news"): 6])
+        for index in 0..<12 {
+            let app = S.app(index.isMultiple(of: 2) ? "mail" : "news")
+            #expect(try reopened.donation(app: app, id: "d\(index)")?.id == "d\(index)", "d\(index) after reopening")
+        }
+        // A page after an id whose key is in the table, and after one still in memory.
+        #expect(try reopened.donations(app: S.app("mail"), after: "d6", limit: 10)?.map(\.id) == ["d8", "d10"])
+        #expect(try reopened.donations(app: S.app("mail"), after: "d10", limit: 10)?.map(\.id) == [])
+        // Deleting one donation whose key is in the table and one whose key is in memory: both rows go, every
+        // key is then in the table, and the ids are free again.
+        try await reopened.delete(donations: [(S.app("mail"), "d2"), (S.app("mail"), "d10")], engine: Engine())
+            .committed()
+        #expect(try reopened.donation(app: S.app("mail"), id: "d2") == nil)
+        #expect(try reopened.donation(app: S.app("mail"), id: "d10") == nil)
+        #expect(try reopened.donation(app: S.app("news"), id: "d11")?.id == "d11")
+        #expect(try tableState(directory) == (10, 12))
+        var keys: [String] = []
+        try reopened.forEachDonationKey { app, id in keys.append("\(app)/\(id)") }
+        #expect(keys.count == 10)
+        #expect(!keys.contains("com.example.mail/d2") && !keys.contains("com.example.mail/d10"))
+        #expect(try reopened.load().events.count == 10)
+        try await reopened.enqueue([S.donation("mail", id: "d2", at: 20)]).committed()
+        #expect(try reopened.donation(app: S.app("mail"), id: "d2")?.date == S.t(20))
+        await reopened.close()
+    }
+
     @Test("concurrent calls share transactions: fewer commits than calls, every call stored once")
     func groupCommit() async throws {
         let directory = try TemporaryDirectory()
@@ -171,6 +229,8 @@ struct EventLogTests {
         }
         let log = try S.open(directory)
         #expect(try log.load().events == [S.donation("mail", id: "old", at: 0)])
+        // The old index's keys moved to `donation_key` (v5): the donation is found by its id.
+        #expect(try log.donation(app: S.app("mail"), id: "old")?.id == "old")
         try await log.enqueue([S.donation("mail", id: "new", at: 1)]).committed()
         await log.close()
         let queue = try DatabaseQueue(path: directory.database)
@@ -181,8 +241,8 @@ struct EventLogTests {
                 try Int.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'eventFormat'")
             )
         }
-        #expect(version == 4)
-        #expect(migrations == ["v1", "v2", "v3", "v4"])
+        #expect(version == 5)
+        #expect(migrations == ["v1", "v2", "v3", "v4", "v5"])
         #expect(eventFormat == 1)
         #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM app_owner") } == 0)
         try queue.close()

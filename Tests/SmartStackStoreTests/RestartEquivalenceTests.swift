@@ -140,6 +140,7 @@ struct RestartEquivalenceTests {
         let clock = TestClock()
         var options = StoreOptions()
         options.snapshotEveryRecords = 150  // background snapshots during the workload, records replayed on top
+        options.donationKeyBatch = 40  // donation keys written to their table in batches, some left in memory
         let first = try await Self.host(directory, clock: clock, options: options)
         try await Self.workload(first, clock: clock, seed: seed, steps: 600)
         let now = clock.now()
@@ -165,7 +166,9 @@ struct RestartEquivalenceTests {
     func deletionDuringDonations() async throws {
         let directory = try TemporaryDirectory()
         let clock = TestClock()
-        let host = try await Self.host(directory, clock: clock, options: StoreOptions())
+        var options = StoreOptions()
+        options.donationKeyBatch = 25
+        let host = try await Self.host(directory, clock: clock, options: options)
         try await Self.workload(host, clock: clock, seed: 7, steps: 200)
         // A history long enough that the rebuild takes a while, with a group to delete.
         for index in 0..<4_000 {
@@ -214,7 +217,7 @@ struct RestartEquivalenceTests {
         #expect(!stored.events.contains { $0.donation?.groupId == "bulk" && $0.donation?.app == S.app("a") })
 
         // And a restart (from the deletion's snapshot) decides and explains exactly as before.
-        let second = try await Self.host(directory, clock: clock, options: StoreOptions())
+        let second = try await Self.host(directory, clock: clock, options: options)
         let after = try await Self.observe(second, at: times)
         #expect(after == before)
         await second.stop()
