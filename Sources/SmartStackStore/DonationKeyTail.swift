@@ -2,10 +2,11 @@
 ///
 /// Each commit adds its donations' keys here instead of to an index on `event`: 50 donations from 50 clients
 /// would otherwise write up to 50 index leaves (4 KiB each) to the write-ahead log per commit. When the tail
-/// holds `StoreOptions.donationKeyBatch` keys, or before a deletion, the writer copies them from `event` into
+/// holds `StoreOptions.donationKeyBatch` keys, the writer copies its oldest `donationKeyChunk` from `event` into
 /// `donation_key` in one statement, in a transaction that also records the last sequence number they cover
-/// (`donationKeysThrough`): a run of ids from one client then dirties a few neighbouring leaves once per batch
-/// instead of one per commit. Every key with a later sequence number
+/// (`donationKeysThrough`): a run of ids from one client then dirties a neighbouring leaf or two once per chunk
+/// instead of a leaf per commit, and no commit waits behind more than a chunk's copy. Before a deletion it copies
+/// them all. Every key with a later sequence number
 /// is in the tail, so at start the log reads it back from `event` (at most one batch of rows).
 ///
 /// Written by the writer thread only, after its transactions commit; read by lookups on any thread.
@@ -16,6 +17,9 @@ struct DonationKeyTail: Sendable {
     }
 
     private(set) var sequences: [Key: Int64] = [:]
+    /// The same keys in the order they were stored (by sequence number), from `head` on.
+    private var order: [(key: Key, sequence: Int64)] = []
+    private var head = 0
     /// The last sequence number whose donation keys are all in `donation_key`.
     private(set) var through: Int64 = 0
 
@@ -25,18 +29,38 @@ struct DonationKeyTail: Sendable {
     func sequence(app: String, id: String) -> Int64? { sequences[Key(app: app, id: id)] }
 
     mutating func add(app: String, id: String, sequence: Int64) {
-        sequences[Key(app: app, id: id), default: sequence] = sequence
+        let key = Key(app: app, id: id)
+        sequences[key] = sequence
+        order.append((key: key, sequence: sequence))
     }
 
-    /// After a transaction wrote every key here to `donation_key`, covering sequence numbers up to `through`.
+    /// The sequence number of the last of the oldest `count` keys (the end of the next chunk to copy).
+    func end(ofOldest count: Int) -> Int64? {
+        guard head < order.count else { return nil }
+        return order[min(order.count - 1, head + max(1, count) - 1)].sequence
+    }
+
+    /// After a transaction copied the keys of the rows up to `through` to `donation_key`.
     mutating func flushed(through: Int64) {
-        sequences.removeAll(keepingCapacity: sequences.count <= 65_536)
+        while head < order.count, order[head].sequence <= through {
+            if sequences[order[head].key] == order[head].sequence { sequences.removeValue(forKey: order[head].key) }
+            head += 1
+        }
+        if head == order.count {
+            order.removeAll(keepingCapacity: order.count <= 65_536)
+            head = 0
+        } else if head >= 4_096, head * 2 >= order.count {
+            order.removeFirst(head)
+            head = 0
+        }
         self.through = max(self.through, through)
     }
 
     /// Replaces everything with what the store holds (at start, and after a failed commit).
     mutating func reset(through: Int64, keys: [(app: String, id: String, sequence: Int64)]) {
         sequences = [:]
+        order = []
+        head = 0
         self.through = through
         for key in keys { add(app: key.app, id: key.id, sequence: key.sequence) }
     }

@@ -140,14 +140,16 @@ extension SQLiteEventLog {
         }
     }
 
-    /// Writes the tail's donation keys to `donation_key` in a transaction of their own (after a commit, once the
-    /// tail holds a batch). On failure they stay in memory and are tried again after a later commit.
+    /// Copies the tail's oldest `donationKeyChunk` keys to `donation_key` in a transaction of their own (after a
+    /// commit, once the tail holds a batch). On failure they stay in memory and are tried again after a later
+    /// commit.
     private func flushKeys() {
         var through: Int64?
-        let after = writer.keys.withLock { $0.through }
+        let (after, end) = writer.keys.withLock { ($0.through, $0.end(ofOldest: options.donationKeyChunk)) }
+        guard let end else { return }
         do {
             try writerDatabase.writeWithoutTransaction { db in
-                try writer.transaction(db) { through = try writer.flushKeys(after: after, db) }
+                try writer.transaction(db) { through = try writer.flushKeys(after: after, through: end, db) }
             }
         } catch {
             logger.warning(
@@ -351,23 +353,29 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    /// Copies the keys of the donation rows after the last batch (the tail, plus this transaction's rows so far)
-    /// from `event` into `donation_key` in one statement, and records the last sequence number they cover; returns
-    /// it. Inside the caller's transaction. (The rows were just written: their pages are in SQLite's cache.)
-    func flushKeys(after: Int64, _ db: Database) throws -> Int64 {
+    /// Copies the keys of the donation rows after `after` and up to `end` (nil: all of them, this transaction's rows
+    /// so far included) from `event` into `donation_key` in one statement, and records the last sequence number
+    /// they cover; returns it. Inside the caller's transaction. (The rows are recent: their pages are in SQLite's
+    /// cache.)
+    func flushKeys(after: Int64, through end: Int64? = nil, _ db: Database) throws -> Int64 {
         let copy =
             try self.keyCopy
             ?? RawStatement(
                 db,
                 sql: """
                     INSERT OR REPLACE INTO donation_key(app, donation, seq)
-                        SELECT app, donation, seq FROM event WHERE seq > ? AND donation IS NOT NULL
+                        SELECT app, donation, seq FROM event WHERE seq > ? AND seq <= ? AND donation IS NOT NULL
                     """)
         self.keyCopy = copy
         copy.bind(1, after)
+        copy.bind(2, end ?? Int64.max)
         try copy.run()
-        let last = try Int64.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM event") ?? 0
-        let through = max(after, last)
+        let through: Int64
+        if let end {
+            through = max(after, end)
+        } else {
+            through = max(after, try Int64.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM event") ?? 0)
+        }
         let keysThrough =
             try self.keysThrough
             ?? RawStatement(

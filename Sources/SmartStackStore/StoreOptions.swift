@@ -23,9 +23,12 @@ public struct StoreOptions: Sendable, Hashable {
     public var snapshotEverySeconds = 600.0
     /// The write-ahead log is checkpointed into the database (off the writer thread) after this many records.
     public var checkpointRecords = 16_384
-    /// Donation keys (app and id) are written to the store's key table in batches of this many (until then
+    /// Donation keys (app and id) are written to the store's key table once this many are waiting (until then
     /// the log keeps them in memory, about 100 bytes each, and reads them back at start); see `DonationKeyTail`.
     public var donationKeyBatch = 16_384
+    /// ...copying the oldest this many at a time, each in a transaction of its own (commits wait behind one chunk,
+    /// a few milliseconds, not a whole batch).
+    public var donationKeyChunk = 2_048
 
     /// The largest the database may grow, in pages (`PRAGMA max_page_count`); beyond it commits fail as on a full
     /// disk. Nil: no limit but the disk's.

@@ -107,6 +107,45 @@ struct EventLogTests {
         await reopened.close()
     }
 
+    @Test("donation keys are copied the oldest chunk at a time once a batch waits; a deletion copies the rest first")
+    func donationKeyChunks() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions()
+        options.donationKeyBatch = 6
+        options.donationKeyChunk = 2
+        let log = try S.open(directory, options: options)
+        func tableState() throws -> (keys: [String], through: Int64?) {
+            let queue = try DatabaseQueue(path: directory.database)
+            defer { try? queue.close() }
+            return try queue.read { db in
+                (
+                    try String.fetchAll(db, sql: "SELECT donation FROM donation_key ORDER BY seq"),
+                    try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'donationKeysThrough'")
+                )
+            }
+        }
+        // Commits 6, 8 and 10 find six keys waiting and copy the oldest two each time (after the commit's calls are
+        // acknowledged, on the writer thread: seen once the next commit is acknowledged, or the log closed).
+        for index in 0..<10 {
+            try await log.enqueue([S.donation("mail", id: "d\(index)", at: Double(index))]).committed()
+            if index == 6 { #expect(try tableState() == (["d0", "d1"], 2)) }
+            if index == 8 { #expect(try tableState() == (["d0", "d1", "d2", "d3"], 4)) }
+        }
+        await log.close()
+        #expect(try tableState() == (["d0", "d1", "d2", "d3", "d4", "d5"], 6))
+        let reopened = try S.open(directory, options: options)
+        _ = try reopened.loadStart()
+        for index in 0..<10 {
+            #expect(try reopened.donation(app: S.app("mail"), id: "d\(index)")?.id == "d\(index)")
+        }
+        try await reopened.delete(donations: [(S.app("mail"), "d0"), (S.app("mail"), "d9")], engine: Engine())
+            .committed()
+        #expect(try tableState() == (["d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8"], 10))
+        #expect(try reopened.donation(app: S.app("mail"), id: "d9") == nil)
+        #expect(try reopened.donation(app: S.app("mail"), id: "d8")?.id == "d8")
+        await reopened.close()
+    }
+
     @Test("concurrent calls share transactions: fewer commits than calls, every call stored once")
     func groupCommit() async throws {
         let directory = try TemporaryDirectory()

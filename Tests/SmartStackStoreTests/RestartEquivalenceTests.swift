@@ -140,7 +140,8 @@ struct RestartEquivalenceTests {
         let clock = TestClock()
         var options = StoreOptions()
         options.snapshotEveryRecords = 150  // background snapshots during the workload, records replayed on top
-        options.donationKeyBatch = 40  // donation keys written to their table in batches, some left in memory
+        options.donationKeyBatch = 40  // donation keys copied to their table 16 at a time, some left in memory
+        options.donationKeyChunk = 16
         let first = try await Self.host(directory, clock: clock, options: options)
         try await Self.workload(first, clock: clock, seed: seed, steps: 600)
         let now = clock.now()
@@ -168,6 +169,7 @@ struct RestartEquivalenceTests {
         let clock = TestClock()
         var options = StoreOptions()
         options.donationKeyBatch = 25
+        options.donationKeyChunk = 10
         let host = try await Self.host(directory, clock: clock, options: options)
         try await Self.workload(host, clock: clock, seed: 7, steps: 200)
         // A history long enough that the rebuild takes a while, with a group to delete.
