@@ -28,7 +28,7 @@ public struct StoreOptions: Sendable, Hashable {
     public var donationKeyBatch = 16_384
     /// ...copying the oldest this many at a time, each in a transaction of its own (commits wait behind one chunk,
     /// a few milliseconds, not a whole batch).
-    public var donationKeyChunk = 2_048
+    public var donationKeyChunk = 8_192
 
     /// The largest the database may grow, in pages (`PRAGMA max_page_count`); beyond it commits fail as on a full
     /// disk. Nil: no limit but the disk's.
