@@ -62,14 +62,8 @@ struct EventLogTests {
                 .committed()
         }
         func tableState(_ directory: TemporaryDirectory) throws -> (keys: Int, through: Int64?) {
-            let queue = try DatabaseQueue(path: directory.database)
-            defer { try? queue.close() }
-            return try queue.read { db in
-                (
-                    try Int.fetchOne(db, sql: "SELECT count(*) FROM donation_key") ?? -1,
-                    try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'donationKeysThrough'")
-                )
-            }
+            let (keys, through) = try Self.donationKeyTable(directory)
+            return (keys.count, through)
         }
         #expect(try tableState(directory) == (10, 10))
         for index in 0..<12 {
@@ -114,16 +108,7 @@ struct EventLogTests {
         options.donationKeyBatch = 6
         options.donationKeyChunk = 2
         let log = try S.open(directory, options: options)
-        func tableState() throws -> (keys: [String], through: Int64?) {
-            let queue = try DatabaseQueue(path: directory.database)
-            defer { try? queue.close() }
-            return try queue.read { db in
-                (
-                    try String.fetchAll(db, sql: "SELECT donation FROM donation_key ORDER BY seq"),
-                    try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'donationKeysThrough'")
-                )
-            }
-        }
+        func tableState() throws -> (keys: [String], through: Int64?) { try Self.donationKeyTable(directory) }
         // Commits 6, 8 and 10 find six keys waiting and copy the oldest two each time (after the commit's calls are
         // acknowledged, on the writer thread: seen once the next commit is acknowledged, or the log closed).
         for index in 0..<10 {
@@ -144,6 +129,18 @@ struct EventLogTests {
         #expect(try reopened.donation(app: S.app("mail"), id: "d9") == nil)
         #expect(try reopened.donation(app: S.app("mail"), id: "d8")?.id == "d8")
         await reopened.close()
+    }
+
+    /// The ids in `donation_key` (by row) and `donationKeysThrough`, read from the file on a connection of its own.
+    static func donationKeyTable(_ directory: TemporaryDirectory) throws -> (keys: [String], through: Int64?) {
+        let queue = try DatabaseQueue(path: directory.database)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            (
+                try String.fetchAll(db, sql: "SELECT donation FROM donation_key ORDER BY seq"),
+                try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'donationKeysThrough'")
+            )
+        }
     }
 
     @Test("concurrent calls share transactions: fewer commits than calls, every call stored once")
