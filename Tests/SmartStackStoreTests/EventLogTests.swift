@@ -440,7 +440,11 @@ struct EventLogTests {
         let deadline = clock.now + .seconds(5)
         while log.status != .accepting, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(log.status == .accepting)
+        // The keys committed before the failure were read back with the stored state: found, and deletable.
+        #expect(try log.donation(app: S.app("mail"), id: "f\(stored - 1)")?.id == "f\(stored - 1)")
         try await log.delete(donations: [(S.app("mail"), "f0"), (S.app("mail"), "f1")], engine: Engine()).committed()
+        #expect(try log.donation(app: S.app("mail"), id: "f0") == nil)
+        #expect(try log.donation(app: S.app("mail"), id: "f2")?.id == "f2")
         try await log.enqueue([S.donation("mail", id: "small", at: 0)]).committed()
         await log.close()
     }
