@@ -121,7 +121,7 @@ extension ByteWriter {
     }
 
     mutating func timers(_ value: TimerQueue) {
-        // The heap array as it is: its order decides which of two timers due together fires first.
+        // The heap array as it is (superseded wake-ups included), so a restored queue is the same array.
         array(value.heap) { writer, entry in
             writer.int(entry.time)
             writer.int(entry.sequence)
@@ -322,7 +322,7 @@ extension ByteReader {
     }
 
     mutating func timers() throws(CodecError) -> TimerQueue {
-        var value = TimerQueue()
+        var entries: [TimerQueue.Entry] = []
         for _ in 0..<(try count()) {
             let time = try int()
             let sequence = try int()
@@ -333,9 +333,8 @@ extension ByteReader {
             case 2: target = .everyStack
             case let tag: throw CodecError("unknown timer target \(tag)")
             }
-            value.heap.append((time, sequence, target))
+            entries.append((time, sequence, target))
         }
-        value.sequence = try int()
-        return value
+        return TimerQueue(entries: entries, sequence: try int())
     }
 }

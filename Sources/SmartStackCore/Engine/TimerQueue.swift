@@ -8,18 +8,95 @@ enum TimerTarget: Sendable, Hashable {
     case everyStack
 }
 
-/// A min-heap of wake-up times. Entries are hints: a woken target recomputes its own next time, so stale or
-/// duplicate entries cost a wasted wake-up, never a wrong decision.
+/// A min-heap of wake-up times. Entries are hints: a woken target recomputes its own next time, so a wake-up
+/// that finds nothing changed costs only itself, never a wrong decision.
+///
+/// An instance has at most one pending wake-up. A woken instance schedules its next change itself
+/// (`Engine.scheduleTimers`), so a wake-up later than the one pending is not needed, and one earlier replaces it: the
+/// replaced entry stays in the heap, superseded, and is dropped unseen when it comes up (or when superseded entries
+/// are half the heap). Before this, every timeline submitted left one more entry per instance that, woken, scheduled
+/// itself again: an app that updated its timeline every second grew the heap (and each wake-up's work) without end.
+/// Stacks' and Live Activities' timers each mark a moment of their own and are all kept.
 struct TimerQueue: Sendable {
-    var heap: [(time: Int64, sequence: Int64, target: TimerTarget)] = []
+    typealias Entry = (time: Int64, sequence: Int64, target: TimerTarget)
+
+    private(set) var heap: [Entry] = []
     var sequence: Int64 = 0
+    /// Each instance's pending wake-up: its entry's time and sequence.
+    private var pending: [InstanceID: (time: Int64, sequence: Int64)] = [:]
+    /// Entries in `heap` that a wake-up scheduled earlier superseded.
+    private var superseded = 0
 
     var count: Int { heap.count }
+    /// The earliest wake-up that is not superseded.
     var nextTime: Int64? { heap.first?.time }
 
+    /// A queue with these entries, as a snapshot stored them: each instance's earliest entry is its pending one, the
+    /// others are superseded. A heap array is kept as it is, so a restored queue is the same array.
+    init(entries: [Entry] = [], sequence: Int64 = 0) {
+        self.sequence = sequence
+        for entry in entries {
+            guard case .instance(let id) = entry.target else { continue }
+            if let current = pending[id], Self.less((current.time, current.sequence, entry.target), entry) { continue }
+            pending[id] = (entry.time, entry.sequence)
+        }
+        heap = entries
+        superseded = heap.reduce(0) { $0 + (isSuperseded($1) ? 1 : 0) }
+        let ordered = heap.indices.dropFirst().allSatisfy { !Self.less(heap[$0], heap[($0 - 1) / 2]) }
+        if !ordered { heapify() }
+        dropSupersededTop()
+    }
+
     mutating func schedule(_ target: TimerTarget, at time: Timestamp) {
+        let microseconds = time.microseconds
+        if case .instance(let id) = target {
+            if let current = pending[id] {
+                // The pending wake-up comes first, and the instance then schedules its next change itself.
+                if current.time <= microseconds { return }
+                superseded += 1
+            }
+            pending[id] = (microseconds, sequence + 1)
+        }
         sequence += 1
-        heap.append((time.microseconds, sequence, target))
+        push((microseconds, sequence, target))
+        if superseded > 1_024, superseded * 2 > heap.count { compact() }
+    }
+
+    /// Removes and returns the earliest entry due at or before `time`.
+    mutating func popDue(atOrBefore time: Int64) -> (time: Int64, target: TimerTarget)? {
+        guard let first = heap.first, first.time <= time else { return nil }
+        removeFirst()
+        if case .instance(let id) = first.target { pending[id] = nil }
+        dropSupersededTop()
+        return (first.time, first.target)
+    }
+
+    private func isSuperseded(_ entry: Entry) -> Bool {
+        guard case .instance(let id) = entry.target else { return false }
+        return pending[id]?.sequence != entry.sequence
+    }
+
+    /// Keeps a pending entry first, so `nextTime` is a wake-up that will happen.
+    private mutating func dropSupersededTop() {
+        while let first = heap.first, isSuperseded(first) {
+            removeFirst()
+            superseded -= 1
+        }
+    }
+
+    /// Drops every superseded entry at once.
+    private mutating func compact() {
+        let pending = pending
+        heap.removeAll { entry in
+            guard case .instance(let id) = entry.target else { return false }
+            return pending[id]?.sequence != entry.sequence
+        }
+        superseded = 0
+        heapify()
+    }
+
+    private mutating func push(_ entry: Entry) {
+        heap.append(entry)
         var child = heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
@@ -29,30 +106,33 @@ struct TimerQueue: Sendable {
         }
     }
 
-    /// Removes and returns the earliest entry due at or before `time`.
-    mutating func popDue(atOrBefore time: Int64) -> (time: Int64, target: TimerTarget)? {
-        guard let first = heap.first, first.time <= time else { return nil }
+    private mutating func removeFirst() {
         let last = heap.removeLast()
-        if !heap.isEmpty {
-            heap[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1
-                let right = left + 1
-                var smallest = parent
-                if left < heap.count, Self.less(heap[left], heap[smallest]) { smallest = left }
-                if right < heap.count, Self.less(heap[right], heap[smallest]) { smallest = right }
-                if smallest == parent { break }
-                heap.swapAt(parent, smallest)
-                parent = smallest
-            }
-        }
-        return (first.time, first.target)
+        guard !heap.isEmpty else { return }
+        heap[0] = last
+        siftDown(from: 0)
     }
 
-    private static func less(
-        _ a: (time: Int64, sequence: Int64, target: TimerTarget), _ b: (time: Int64, sequence: Int64, target: TimerTarget)
-    ) -> Bool {
+    private mutating func siftDown(from start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count, Self.less(heap[left], heap[smallest]) { smallest = left }
+            if right < heap.count, Self.less(heap[right], heap[smallest]) { smallest = right }
+            if smallest == parent { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+
+    private mutating func heapify() {
+        guard heap.count > 1 else { return }
+        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(from: index) }
+    }
+
+    private static func less(_ a: Entry, _ b: Entry) -> Bool {
         a.time != b.time ? a.time < b.time : a.sequence < b.sequence
     }
 }

@@ -1,0 +1,96 @@
+@testable import SmartStackCore
+import Testing
+
+private typealias F = Fixture
+
+/// The engine's wake-ups: an instance has one pending wake-up, however often its timeline is replaced; stacks'
+/// timers are all kept; a restored queue is the same.
+@Suite("Timer queue")
+struct TimerQueueTests {
+    private static let a = TimerTarget.instance(F.instance("a"))
+    private static let b = TimerTarget.instance(F.instance("b"))
+
+    private func drain(_ queue: inout TimerQueue, through seconds: Double) -> [(Double, TimerTarget)] {
+        var woken: [(Double, TimerTarget)] = []
+        while let (time, target) = queue.popDue(atOrBefore: F.t(seconds).microseconds) {
+            woken.append((Timestamp(microseconds: time).seconds(since: F.t(0)), target))
+        }
+        return woken
+    }
+
+    @Test func anInstanceKeepsOnlyItsEarliestWakeUp() {
+        var queue = TimerQueue()
+        for second in 0..<1_000 { queue.schedule(Self.a, at: F.t(60 + Double(second))) }
+        #expect(queue.count == 1)
+        #expect(queue.nextTime == F.t(60).microseconds)
+        // An earlier one replaces it; the replaced entry never wakes anyone.
+        queue.schedule(Self.a, at: F.t(30))
+        queue.schedule(Self.b, at: F.t(45))
+        #expect(queue.nextTime == F.t(30).microseconds)
+        let woken = drain(&queue, through: 2_000)
+        #expect(woken.map(\.0) == [30, 45])
+        #expect(woken.map(\.1) == [Self.a, Self.b])
+        #expect(queue.count == 0 && queue.nextTime == nil)
+        // Woken, the instance may schedule again, at any time.
+        queue.schedule(Self.a, at: F.t(3_000))
+        #expect(drain(&queue, through: 3_000).map(\.0) == [3_000])
+    }
+
+    @Test func stacksKeepEveryTimer() {
+        var queue = TimerQueue()
+        let stack = TimerTarget.stack(F.stack())
+        for second in [300.0, 100, 200, 100] { queue.schedule(stack, at: F.t(second)) }
+        queue.schedule(.everyStack, at: F.t(150))
+        #expect(drain(&queue, through: 1_000).map(\.0) == [100, 100, 150, 200, 300])
+    }
+
+    @Test func supersededWakeUpsAreDroppedBeforeTheyPileUp() {
+        var queue = TimerQueue()
+        // Each wake-up earlier than the last: every one supersedes the one before.
+        for step in 0..<10_000 { queue.schedule(Self.a, at: F.t(100_000 - Double(step))) }
+        #expect(queue.count <= 2 * 1_024 + 2)
+        #expect(drain(&queue, through: 200_000).map(\.0) == [90_001])
+    }
+
+    @Test func aRestoredQueueIsTheSameArrayAndWakesTheSame() {
+        var queue = TimerQueue()
+        queue.schedule(Self.a, at: F.t(500))
+        queue.schedule(Self.b, at: F.t(400))
+        queue.schedule(Self.a, at: F.t(200))  // supersedes 500, which stays in the array
+        queue.schedule(.stack(F.stack()), at: F.t(300))
+        var restored = TimerQueue(entries: queue.heap, sequence: queue.sequence)
+        #expect(restored.heap.map(\.sequence) == queue.heap.map(\.sequence))
+        #expect(restored.sequence == queue.sequence)
+        let expected = drain(&queue, through: 1_000)
+        #expect(drain(&restored, through: 1_000).map(\.0) == expected.map(\.0))
+        #expect(expected.map(\.0) == [200, 300, 400])
+        // An array from before: duplicates of one instance, in any order, wake it once.
+        var old = TimerQueue(entries: [(F.t(50).microseconds, 3, Self.a), (F.t(20).microseconds, 1, Self.a),
+                                       (F.t(20).microseconds, 2, Self.a)], sequence: 3)
+        #expect(old.nextTime == F.t(20).microseconds)
+        #expect(drain(&old, through: 100).map(\.0) == [20])
+    }
+}
+
+@Suite("Engine: wake-ups stay bounded")
+struct EngineWakeUpTests {
+    /// An app that replaces its timeline every second (a clock, a music widget) leaves one pending wake-up per
+    /// instance, and relevance still ends when the last timeline says.
+    @Test func timelinesReplacedEverySecondLeaveOneWakeUpPerInstance() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        try engine.apply(F.donation("a", at: 1))
+        for second in 10..<2_010 {
+            let timeline = F.timeline([(Double(second - 1), 5, 60)])
+            try engine.apply(.submitTimeline(.instance(F.instance("c")), timeline, at: F.t(Double(second))))
+            if second % 50 == 0 { engine.publish(at: F.t(Double(second))) }
+        }
+        // c's one wake-up and the stack's own timers (time on top, suggestions), not one per timeline.
+        #expect(engine.timers.count < 10)
+        #expect(try engine.entry("c", at: 2_010)?.reason == .relevance)
+        // The last entry (dated 2,008) lasts 60 s, and the engine wakes up for its end.
+        #expect(engine.nextWakeUp.map { $0 <= F.t(2_068) } == true)
+        #expect(try engine.entry("c", at: 2_067)?.reason == .relevance)
+        #expect(try engine.entry("c", at: 2_068)?.reason == .expired)
+        #expect(engine.timers.count < 10)
+    }
+}
