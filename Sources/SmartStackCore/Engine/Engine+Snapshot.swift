@@ -302,9 +302,14 @@ extension ByteReader {
         for _ in 0..<(try count()) { state.relevantContexts.append(try relevantContext()) }
         state.group = try optionalString()
         for _ in 0..<(try count()) { state.rotations.append(try timestamp()) }
+        // Decayed counts of taps and ignored impressions: never negative (a negative count of taps made the
+        // engagement factor the log of a negative number, NaN, in every decision of the stack after).
+        let taps = try double(), ignored = try double()
+        guard taps >= 0, ignored >= 0 else {
+            throw CodecError("engagement of instance \(id.rawValue): taps \(taps), ignored \(ignored), not counts")
+        }
         state.engagement = WidgetEngagement(
-            taps: try double(), ignored: try double(), updated: try optionalTimestamp(),
-            demotedUntil: try optionalTimestamp())
+            taps: taps, ignored: ignored, updated: try optionalTimestamp(), demotedUntil: try optionalTimestamp())
         return state
     }
 }
