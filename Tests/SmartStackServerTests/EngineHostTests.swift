@@ -92,6 +92,41 @@ struct EngineHostTests {
         #expect(await host.snapshotStatistics().donations == 1)
     }
 
+    @Test("a stack read while writes wait for their commit answers from the last publish; the commit publishes first")
+    func readsWhileACommitIsPending() async throws {
+        let clock = ManualClock()
+        let log = HeldEventLog()
+        let host = EngineHost(settings: EngineSettings(), clock: clock, log: log, logger: ServerFixture.logger)
+        let apps = ["mail", "news", "maps"]
+        for app in apps { _ = try await host.recordNow(.registerKind(ServerFixture.kind(app), at: clock.now())) }
+        let widgets = try apps.map {
+            WidgetPlacement(instance: ServerFixture.instance($0), kind: try WidgetKindID(app: ServerFixture.app($0), kind: "main"))
+        }
+        let stack = ServerFixture.stack()
+        _ = try await host.recordNow(
+            .configureStack(
+                StackConfiguration(id: stack, family: .systemMedium, widgets: widgets, smartRotate: true), at: clock.now()))
+        log.commitAll()
+        let before = try await host.stack(stack)
+        let bottom = try #require(before.order.last)
+        var tickets: [CommitTicket] = []
+        for _ in 0..<5 {
+            clock.advance(seconds: 30)
+            tickets.append(try await host.donateNow(ServerFixture.donation(bottom, at: clock.now()), idGiven: false).ticket)
+        }
+        // Not acknowledged yet: the read waits for nothing (the commit is held) and answers from the last publish.
+        let read = await host.readStack()
+        #expect(read.outcome != nil, "the read waits for a commit")
+        let during = try await host.currentDecision(stack)
+        #expect(during.revision == before.revision && during.order == before.order)
+        #expect(tickets.allSatisfy { $0.outcome == nil })
+        log.commitAll()
+        // The commit's publish runs on the loop before anything that waited for the commit, this read included.
+        let after = try await host.stack(stack)
+        #expect(after.revision > before.revision)
+        #expect(after.order != before.order, "the donated widget did not move: \(after.order)")
+    }
+
     @Test("ListDonations pages in recorded order; DeleteDonations removes rows and rebuilds")
     func listAndDelete() async throws {
         let clock = ManualClock()

@@ -120,7 +120,7 @@ extension ServiceDispatcher {
             }
             let stack = request.stack
             let frames = decisionFrames
-            return read(host.publishForRead(), context, on: host) { host throws(HostError) in
+            return read(host.readStack(), context, on: host) { host throws(HostError) in
                 .encoded(frames.reply(to: try host.currentDecision(stack), continues: false))
             }
         case .subscribe(let request):

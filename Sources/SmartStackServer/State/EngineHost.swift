@@ -36,6 +36,8 @@ public actor EngineHost {
     /// Until when publishing has nothing to do unless the engine changes (`Engine.nextPublishDue`): reads before
     /// then skip looking at every stack.
     var publishQuietUntil: Timestamp?
+    /// The commit that publishes what was applied since the last publish (`publishAtCommit`), while it is pending.
+    var publishingCommit: CommitWaiter?
     /// The history of record is the log's (`EventLog.replay`): no copy of it is kept here, so memory does not grow
     /// with stored donations. While a rebuild (deletion, retention) replays the log off the loop, the events
     /// applied meanwhile are kept here, to be taken onto the rebuilt engine.
@@ -301,8 +303,8 @@ public actor EngineHost {
 
     /// Applies an event and logs it; returns the effects and the log's ticket.
     ///
-    /// Publishing waits for the end of the burst: the first event of a burst schedules one publish behind the
-    /// calls already queued on the actor, so a burst of calls costs one ranking pass, not one per call.
+    /// Publishing waits for the commit that stores the event (`publishAtCommit`), so the calls that commit takes
+    /// together cost one ranking pass, not one per call.
     /// `checked`: the filter's probe of a donation `donateNow` admitted and checked (its key is hashed once).
     private func apply(_ event: EngineEvent, checked: DonationKeyFilter.Probe? = nil) throws(HostError) -> (
         [EngineEffect], CommitTicket
@@ -332,8 +334,32 @@ public actor EngineHost {
         if let donation = event.donation { unconfirmed.add(donation, newest: ticket) }
         scheduleFlush()
         fanOut(decisions: [], effects: effects)
-        schedulePublish()
+        publishAtCommit(ticket)
         return (effects, ticket)
+    }
+
+    /// Publishes what an event changed once the commit that stores it resolves, before that commit's calls are
+    /// answered: this callback is registered on the commit before any reply waits for it, and the replies run on
+    /// the loop after it. So a burst of calls costs one publish per commit, subscribers are sent decisions of
+    /// stored events, and every read that comes after an acknowledgement sees what was acknowledged. A stack read
+    /// (`readStack`) meanwhile answers from the last publish: what changed since is not acknowledged yet.
+    private func publishAtCommit(_ ticket: CommitTicket) {
+        guard ticket.outcome == nil, let waiter = ticket.waiter else {
+            schedulePublish()
+            return
+        }
+        guard publishingCommit !== waiter else { return }
+        publishingCommit = waiter
+        let loop = eventLoop
+        waiter.whenResolved { [weak self] _ in
+            guard let owner = self else { return }
+            loop.execute {
+                owner.onLoop { host in
+                    if host.publishingCommit === waiter { host.publishingCommit = nil }
+                    host.publishNow()
+                }
+            }
+        }
     }
 
     /// Journals what a backfilled event (dated in the past: a replay) changed, as the engine decides each stack it
@@ -432,7 +458,7 @@ public actor EngineHost {
     /// When that publishes, the reply waits for the publish mark to be stored, so a decision a client saw is
     /// one a restart reproduces.
     public func stack(_ id: StackID) async throws(HostError) -> Decision {
-        let ticket = publishForRead()
+        let ticket = readStack()
         // Reads keep working when storage fails: a publish that could not be stored is rolled back first, so the
         // answer is the stored state's.
         do { try await ticket.committed() } catch { recoverIfNeeded() }
@@ -442,6 +468,22 @@ public actor EngineHost {
     /// The synchronous first half of a read of the current state: publishes what time changed; the read is answered
     /// (`currentDecision`, `currentExplanation`) once the returned ticket resolved, after `readCommitted`.
     public func publishForRead() -> CommitTicket { tick() }
+
+    /// The first half of a read of a stack's current decision (`GetStack`): as `publishForRead`, except while the
+    /// events applied since the last publish wait for their commit. Those are not acknowledged yet, and that commit
+    /// publishes them before it answers their calls (`publishAtCommit`), so the read answers from the last publish
+    /// at once, unless something time alone changes is due. Under a steady stream of writes most reads then decide
+    /// nothing (before, each read after a write decided every stack and waited for its publish mark to be stored).
+    public func readStack() -> CommitTicket {
+        if publishingCommit != nil, !timeChangeDue { return .committed }
+        return tick()
+    }
+
+    /// Whether a scheduled change (an entry becoming current, an expiry, a reload, a Live Activity) is due by now.
+    private var timeChangeDue: Bool {
+        guard let next = engine.nextWakeUp else { return false }
+        return next <= serviceTime()
+    }
 
     /// After a read's publish resolved: a publish that could not be stored is rolled back, so the read answers
     /// from the stored state.
