@@ -3,8 +3,8 @@ import Testing
 
 private typealias F = Fixture
 
-/// The engine's wake-ups: an instance has one pending wake-up, however often its timeline is replaced; stacks'
-/// timers are all kept; a restored queue is the same.
+/// The engine's wake-ups: an instance has one pending wake-up, however often its timeline is replaced; a stack has
+/// one wake-up per moment; a restored queue is the same.
 @Suite("Timer queue")
 struct TimerQueueTests {
     private static let a = TimerTarget.instance(F.instance("a"))
@@ -36,12 +36,23 @@ struct TimerQueueTests {
         #expect(drain(&queue, through: 3_000).map(\.0) == [3_000])
     }
 
-    @Test func stacksKeepEveryTimer() {
+    @Test func stacksKeepEveryMomentOnce() {
         var queue = TimerQueue()
         let stack = TimerTarget.stack(F.stack())
         for second in [300.0, 100, 200, 100] { queue.schedule(stack, at: F.t(second)) }
         queue.schedule(.everyStack, at: F.t(150))
-        #expect(drain(&queue, through: 1_000).map(\.0) == [100, 100, 150, 200, 300])
+        #expect(drain(&queue, through: 1_000).map(\.0) == [100, 150, 200, 300])
+        // A suggestion's end, scheduled at every publish until the candidate is used again: one entry.
+        for _ in 0..<1_000 { queue.schedule(stack, at: F.t(86_400)) }
+        #expect(queue.count == 1)
+        #expect(drain(&queue, through: 86_400).map(\.0) == [86_400])
+        // Woken, the moment may be scheduled again.
+        queue.schedule(stack, at: F.t(86_400))
+        #expect(queue.count == 1)
+        // A restored queue knows its stacks' moments.
+        var restored = TimerQueue(entries: queue.heap, sequence: queue.sequence)
+        restored.schedule(stack, at: F.t(86_400))
+        #expect(restored.count == 1)
     }
 
     @Test func supersededWakeUpsAreDroppedBeforeTheyPileUp() {
@@ -92,5 +103,23 @@ struct EngineWakeUpTests {
         #expect(try engine.entry("c", at: 2_067)?.reason == .relevance)
         #expect(try engine.entry("c", at: 2_068)?.reason == .expired)
         #expect(engine.timers.count < 10)
+    }
+
+    /// A stack showing a suggestion decides again at every publish after a donation (here of an app with no widget),
+    /// and each decision schedules the suggestion's end, the same moment while the candidate is not used: one
+    /// wake-up, not one per publish (2,000 before, measured).
+    @Test func publishesOfASuggestionLeaveOneWakeUpForItsEnd() throws {
+        var (engine, _) = try EngineTests.suggestionEngine()
+        for step in 0..<2_000 {
+            let time = 400 + Double(step) * 10
+            try engine.apply(F.donation("other", at: time))
+            let published = engine.publish(at: F.t(time)).decisions
+            if step == 0 { #expect(published.first?.entries.first?.suggested == true) }
+        }
+        #expect(engine.timers.count < 10, "\(engine.timers.count) timers")
+        // The suggestion still ends 24 hours after Tokyo's last donation (at 360 s).
+        #expect(engine.nextWakeUp.map { $0 <= F.t(360 + 86_400) } == true)
+        let later = engine.publish(at: F.t(360 + 86_400)).decisions
+        #expect(later.allSatisfy { $0.entries.allSatisfy { !$0.suggested } })
     }
 }

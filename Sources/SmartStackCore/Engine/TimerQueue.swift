@@ -16,7 +16,10 @@ enum TimerTarget: Sendable, Hashable {
 /// replaced entry stays in the heap, superseded, and is dropped unseen when it comes up (or when superseded entries
 /// are half the heap). Before this, every timeline submitted left one more entry per instance that, woken, scheduled
 /// itself again: an app that updated its timeline every second grew the heap (and each wake-up's work) without end.
-/// Stacks' and Live Activities' timers each mark a moment of their own and are all kept.
+/// Stacks' and Live Activities' timers each mark a moment of their own and are all kept, but a stack's wake-up at a
+/// moment it already has one for is not added again: a stack showing a suggestion schedules the suggestion's end at
+/// every decision, the same moment until the candidate is used again, and under a steady stream of donations that
+/// added one entry per publish for 24 hours.
 struct TimerQueue: Sendable {
     typealias Entry = (time: Int64, sequence: Int64, target: TimerTarget)
 
@@ -26,6 +29,13 @@ struct TimerQueue: Sendable {
     private var pending: [InstanceID: (time: Int64, sequence: Int64)] = [:]
     /// Entries in `heap` that a wake-up scheduled earlier superseded.
     private var superseded = 0
+    /// The moments each stack has a wake-up for in `heap`.
+    private var stackMoments: Set<StackMoment> = []
+
+    private struct StackMoment: Hashable, Sendable {
+        var stack: StackID
+        var time: Int64
+    }
 
     var count: Int { heap.count }
     /// The earliest wake-up that is not superseded.
@@ -36,6 +46,7 @@ struct TimerQueue: Sendable {
     init(entries: [Entry] = [], sequence: Int64 = 0) {
         self.sequence = sequence
         for entry in entries {
+            if case .stack(let stack) = entry.target { stackMoments.insert(StackMoment(stack: stack, time: entry.time)) }
             guard case .instance(let id) = entry.target else { continue }
             if let current = pending[id], Self.less((current.time, current.sequence, entry.target), entry) { continue }
             pending[id] = (entry.time, entry.sequence)
@@ -57,6 +68,9 @@ struct TimerQueue: Sendable {
             }
             pending[id] = (microseconds, sequence + 1)
         }
+        if case .stack(let stack) = target {
+            guard stackMoments.insert(StackMoment(stack: stack, time: microseconds)).inserted else { return }
+        }
         sequence += 1
         push((microseconds, sequence, target))
         if superseded > 1_024, superseded * 2 > heap.count { compact() }
@@ -66,7 +80,11 @@ struct TimerQueue: Sendable {
     mutating func popDue(atOrBefore time: Int64) -> (time: Int64, target: TimerTarget)? {
         guard let first = heap.first, first.time <= time else { return nil }
         removeFirst()
-        if case .instance(let id) = first.target { pending[id] = nil }
+        switch first.target {
+        case .instance(let id): pending[id] = nil
+        case .stack(let stack): stackMoments.remove(StackMoment(stack: stack, time: first.time))
+        case .everyStack: break
+        }
         dropSupersededTop()
         return (first.time, first.target)
     }
