@@ -156,7 +156,8 @@ enum IdleThread {
             guard let raw else { return nil }
             let job = Unmanaged<Job>.fromOpaque(raw).takeRetainedValue()
             _ = smartstack_sched_idle()
-            smartstack_name_thread("smartstackd-idle")
+            smartstack_start_pacing()
+            smartstack_name_thread("smartstack-idle")
             job.body()
             return nil
         }, job.toOpaque())
@@ -178,6 +179,7 @@ struct RebuildFold: Sendable {
     init(settings: EngineSettings) { engine = Engine(settings: settings) }
 
     mutating func take(_ event: EngineEvent, without doomed: (Donation) -> Bool) {
+        _ = smartstack_pace()
         if let donation = event.donation {
             if doomed(donation) {
                 removed.append(donation)

@@ -1,3 +1,4 @@
+import CLinux
 public import SmartStackCore
 public import SmartStackStore
 
@@ -99,7 +100,10 @@ extension EngineHost {
             let filled = await Self.offLoop { () -> Result<DonationKeyFilter, StoreFailure> in
                 Result { () throws(StoreFailure) in
                     var filter = DonationKeyFilter()
-                    try log.forEachDonationKey { filter.insert(app: $0, id: $1) }
+                    try log.forEachDonationKey {
+                        _ = smartstack_pace()
+                        filter.insert(app: $0, id: $1)
+                    }
                     return filter
                 }
             }

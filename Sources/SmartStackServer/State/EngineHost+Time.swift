@@ -1,3 +1,4 @@
+import CLinux
 import SmartStackCore
 import SmartStackStore
 
@@ -58,6 +59,7 @@ extension EngineHost {
                 var oldest: Timestamp?
                 do {
                     try log.forEachDonation(app: nil) { donation in
+                        _ = smartstack_pace()
                         if oldest.map({ donation.date < $0 }) ?? true { oldest = donation.date }
                     }
                 } catch {

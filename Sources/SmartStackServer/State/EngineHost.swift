@@ -1,3 +1,4 @@
+import CLinux
 import Collections
 public import NIOCore
 import NIOPosix
@@ -249,7 +250,10 @@ public actor EngineHost {
                     // By id: each looked up in the index, not a scan of every donation of the app.
                     for id in wanted where try log.donation(app: app, id: id) != nil { ids.insert(id) }
                 } else {
-                    try log.forEachDonation(app: app) { if filter.matches($0, app: app) { ids.insert($0.id) } }
+                    try log.forEachDonation(app: app) {
+                        _ = smartstack_pace()
+                        if filter.matches($0, app: app) { ids.insert($0.id) }
+                    }
                 }
                 return ids
             }
@@ -555,6 +559,7 @@ public actor EngineHost {
             Result { () throws(StoreFailure) in
                 var past = Engine(settings: settings)
                 try log.replay(after: 0, through: through) { event in
+                    _ = smartstack_pace()
                     if event.time <= time { past.replay(event) }
                 }
                 return past

@@ -1,0 +1,73 @@
+import CLinux
+import Synchronization
+import Testing
+
+@testable import SmartStackServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Idle-priority work (rebuilds, replays of the past, scans) gives the CPU back every 0.5 ms of work: SCHED_IDLE alone
+/// let it run a whole time slice ahead of a runnable event loop (docs/storage.md, "Work off the loop").
+@Suite("Idle-priority work is paced")
+struct IdlePacingTests {
+    struct Outcome: Sendable {
+        var policy: Int32
+        var name: String
+        var sleeps: Int
+        var voluntarySwitches: Int
+        var seconds: Double
+    }
+
+    /// The calling thread's voluntary context switches, from /proc.
+    static func voluntarySwitches() -> Int {
+        guard let file = fopen("/proc/thread-self/status", "r") else { return -1 }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text.hasPrefix("voluntary_ctxt_switches:") {
+                return Int(text.split(separator: ":")[1].trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+            }
+        }
+        return -1
+    }
+
+    /// Calls `smartstack_pace` as a replay would, for `seconds` of wall time.
+    static func work(seconds: Double) -> Outcome {
+        var name = [CChar](repeating: 0, count: 32)
+        pthread_getname_np(pthread_self(), &name, name.count)
+        let switchesBefore = voluntarySwitches()
+        let began = smartstack_monotonic_nanoseconds()
+        var sleeps = 0
+        var sink = 0.0
+        while smartstack_monotonic_nanoseconds() - began < UInt64(seconds * 1e9) {
+            for index in 0..<64 { sink += Double(index).squareRoot() }
+            sleeps += Int(smartstack_pace())
+        }
+        return Outcome(
+            policy: sched_getscheduler(0), name: String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+            sleeps: sleeps + (sink < 0 ? 1 : 0), voluntarySwitches: voluntarySwitches() - switchesBefore,
+            seconds: Double(smartstack_monotonic_nanoseconds() - began) / 1e9)
+    }
+
+    @Test("an idle thread runs under SCHED_IDLE, is named, and sleeps about every 0.5 ms of work")
+    func idleThreadsArePaced() async throws {
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            let started = IdleThread.start { continuation.resume(returning: Self.work(seconds: 0.05)) }
+            #expect(started)
+        }
+        #expect(outcome.policy == 5)  // SCHED_IDLE
+        #expect(outcome.name == "smartstack-idle")
+        // 50 ms at one sleep per 0.5 ms of work: about 90 (fewer when the machine is busy and the thread waits).
+        #expect(outcome.sleeps >= 10, "slept \(outcome.sleeps) times in \(outcome.seconds) s")
+        #expect(outcome.voluntarySwitches >= outcome.sleeps / 2, "\(outcome.voluntarySwitches) voluntary switches")
+    }
+
+    @Test("other threads are not paced")
+    func otherThreadsAreNot() {
+        let outcome = Self.work(seconds: 0.01)
+        #expect(outcome.sleeps == 0)
+    }
+}
