@@ -17,7 +17,7 @@ struct IdlePacingTests {
         var name: String
         var sleeps: Int
         var voluntarySwitches: Int
-        var seconds: Double
+        var cpuSeconds: Double
     }
 
     /// The calling thread's voluntary context switches, from /proc.
@@ -34,40 +34,53 @@ struct IdlePacingTests {
         return -1
     }
 
-    /// Calls `smartstack_pace` as a replay would, for `seconds` of wall time.
-    static func work(seconds: Double) -> Outcome {
+    /// The calling thread's CPU time in nanoseconds.
+    static func threadCPUNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    /// Calls `smartstack_pace` as a replay would, until the thread has worked `cpuSeconds` (its CPU time: an idle
+    /// thread on a busy machine gets little of the wall time) or `wallSeconds` passed.
+    static func work(cpuSeconds: Double, wallSeconds: Double) -> Outcome {
         var name = [CChar](repeating: 0, count: 32)
         pthread_getname_np(pthread_self(), &name, name.count)
         let switchesBefore = voluntarySwitches()
         let began = smartstack_monotonic_nanoseconds()
+        let cpuBegan = threadCPUNanoseconds()
         var sleeps = 0
         var sink = 0.0
-        while smartstack_monotonic_nanoseconds() - began < UInt64(seconds * 1e9) {
+        while threadCPUNanoseconds() - cpuBegan < UInt64(cpuSeconds * 1e9),
+            smartstack_monotonic_nanoseconds() - began < UInt64(wallSeconds * 1e9)
+        {
             for index in 0..<64 { sink += Double(index).squareRoot() }
             sleeps += Int(smartstack_pace())
         }
         return Outcome(
             policy: sched_getscheduler(0), name: String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
             sleeps: sleeps + (sink < 0 ? 1 : 0), voluntarySwitches: voluntarySwitches() - switchesBefore,
-            seconds: Double(smartstack_monotonic_nanoseconds() - began) / 1e9)
+            cpuSeconds: Double(threadCPUNanoseconds() - cpuBegan) / 1e9)
     }
 
     @Test("an idle thread runs under SCHED_IDLE, is named, and sleeps about every 0.5 ms of work")
     func idleThreadsArePaced() async throws {
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            let started = IdleThread.start { continuation.resume(returning: Self.work(seconds: 0.05)) }
+            let started = IdleThread.start { continuation.resume(returning: Self.work(cpuSeconds: 0.02, wallSeconds: 30)) }
             #expect(started)
         }
         #expect(outcome.policy == 5)  // SCHED_IDLE
         #expect(outcome.name == "smartstack-idle")
-        // 50 ms at one sleep per 0.5 ms of work: about 90 (fewer when the machine is busy and the thread waits).
-        #expect(outcome.sleeps >= 10, "slept \(outcome.sleeps) times in \(outcome.seconds) s")
+        // At least one nap per 0.5 ms of the thread's CPU time (the pace counts wall time, which is longer): about
+        // 40 in 20 ms of work.
+        #expect(outcome.cpuSeconds >= 0.02, "worked \(outcome.cpuSeconds) s of CPU in 30 s")
+        #expect(outcome.sleeps >= 20, "slept \(outcome.sleeps) times in \(outcome.cpuSeconds) s of CPU")
         #expect(outcome.voluntarySwitches >= outcome.sleeps / 2, "\(outcome.voluntarySwitches) voluntary switches")
     }
 
     @Test("other threads are not paced")
     func otherThreadsAreNot() {
-        let outcome = Self.work(seconds: 0.01)
+        let outcome = Self.work(cpuSeconds: 0.01, wallSeconds: 5)
         #expect(outcome.sleeps == 0)
     }
 }
