@@ -8,7 +8,7 @@ again on the same state (clients reconnect). Checked:
 - no unexpected error (a call cut by the kill is not an error; any typed error reply is);
 - after each restart, every acknowledged donation is listed;
 - resident memory after warm-up stays flat (each life's samples are reported, start and end);
-- GetStack p99 under load within 2x an unloaded run (plus 5 ms of slack for a shared 2-core machine);
+- GetStack p99 under load within 2x an unloaded run (strictly, as issue 15 asks);
 - the subscriber that never reads is cut off (at the end of each life the soak submits timelines until it is, should
   the load not have published enough to fill its queue), and everyone else is served.
 
@@ -523,7 +523,7 @@ class Soak:
             "no unexpected error": not self.unexpected and not self.fast_errors,
             "every acknowledged donation listed after each restart": all(m == 0 for _, m in self.verified),
             "resident memory flat after warm-up": flat,
-            "GetStack p99 within 2x unloaded": self.options.no_latency_check or loaded <= 2 * unloaded + 0.005,
+            "GetStack p99 within 2x unloaded": self.options.no_latency_check or loaded <= 2 * unloaded,
             "the subscriber that never reads was cut off": bool(non_readers_cut) and all(non_readers_cut),
             "everyone else served": self.calls > 0 and self.updates > 0 and len(self.latencies) > 100,
         }
