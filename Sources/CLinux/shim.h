@@ -89,9 +89,6 @@ static inline void smartstack_start_pacing(void) {
     smartstack_pace_since = smartstack_monotonic_nanoseconds();
 }
 
-/// Whether the calling thread is paced.
-static inline int smartstack_is_pacing(void) { return smartstack_pacing; }
-
 /// A point where a paced thread may give the CPU back: cheap enough to call per row or event (a read of the vDSO
 /// clock, about 20 ns; a replayed publish mark alone can take half a millisecond, so every call looks). Returns 1
 /// when it slept.
