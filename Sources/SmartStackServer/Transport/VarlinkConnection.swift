@@ -1,4 +1,3 @@
-import Collections
 import Logging
 import NIOCore
 public import SmartStackProtocol
@@ -75,30 +74,19 @@ extension CallHandler {
 /// ends; input is then only read to notice the client leaving, and the connection closes when the stream ends
 /// (calls sent after a stream call are not answered). A bounded stream ends with a last reply without
 /// `continues`; nothing is read meanwhile, and the calls that follow it are answered as usual.
+///
+/// What to do at each event is decided by a `ConnectionStateMachine` (no I/O, tested transition by transition);
+/// this handler feeds it the channel's events and performs its actions: reads, writes, tasks, closing.
 final class VarlinkConnection: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
-    typealias Send = @Sendable (JSONObject) async throws -> Void
-    typealias SendFrame = @Sendable ([UInt8]) async throws -> Void
-
-    private enum Stream {
-        /// An open stream, sending whole frames.
-        case open(@Sendable (_ send: @escaping SendFrame) async throws -> Void)
-        case bounded(@Sendable (_ send: @escaping Send) async throws -> CallOutcome)
-        /// An open stream whose frames the service pushes from the loop.
-        case push(FramePush)
-    }
-
-    private enum Pending {
-        case ready(CallOutcome, oneway: Bool)
-        case waiting(any ReplyGate, then: () -> CallOutcome, oneway: Bool)
-    }
+    typealias Send = ConnectionStateMachine.Send
+    typealias SendFrame = ConnectionStateMachine.SendFrame
 
     /// Replies queued beyond this stop reading until they are written.
-    static let maxQueuedReplies = 1_024
+    static let maxQueuedReplies = ConnectionStateMachine.maxQueuedReplies
 
     private let handler: any CallHandler
-    private let maxFrameSize: Int
     private let logger: Logger
     private let notifier: GateNotifier
     private let executor: EventLoopTaskExecutor
@@ -106,29 +94,13 @@ final class VarlinkConnection: ChannelInboundHandler {
     private let registry: ConnectionRegistry?
     private var context: ChannelHandlerContext?
     private var peer = PeerCredentials.unknown
-    private var decoder: VarlinkFrameDecoder
-    private var queue: Deque<Pending> = []
+    /// What the connection does; this class performs it on the channel.
+    private var machine: ConnectionStateMachine
     /// The unfinished input last reported to the registry's budget.
     private var reportedInput = 0
-    /// The gate the connection asked the notifier about (the first queued reply's).
-    private var watched: ObjectIdentifier?
     private var scratch: [UInt8] = []
-    /// Whether the peer's credentials are known (nothing is read before).
-    private var started = false
-    /// A call runs as a task; nothing after it is decoded until it is answered.
-    private var running = false
-    /// The input closed (shutdown or the client's half-close): what arrived is answered, then the connection closes.
-    private var inputClosed = false
-    /// A frame was broken (or the client left): nothing more is decoded; what came before is answered.
-    private var broken = false
-    /// A stream call's replies, waiting for the replies queued before it.
-    private var pendingStream: Stream?
-    private var streaming = false
-    /// The running stream is bounded: the connection goes on after it.
-    private var streamIsBounded = false
+    /// The task running a stream's replies (open or bounded), cancelled when the client leaves.
     private var streamTask: Task<Void, Never>?
-    /// The pushed stream this connection serves (started or waiting to start).
-    private var push: FramePush?
 
     init(
         handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: GateNotifier,
@@ -136,11 +108,10 @@ final class VarlinkConnection: ChannelInboundHandler {
     ) {
         self.registry = registry
         self.handler = handler
-        self.maxFrameSize = maxFrameSize
         self.logger = logger
         self.notifier = notifier
         self.executor = executor
-        self.decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
+        self.machine = ConnectionStateMachine(maxFrameSize: maxFrameSize)
         scratch.reserveCapacity(4_096)
     }
 
@@ -162,40 +133,26 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         streamTask?.cancel()
-        if let push {
+        if let push = machine.closed() {
             // Told on the loop's next turn: a write inside a publish can close the channel, and the subscription's
             // removal must not run inside that publish's pass over the subscribers.
             context.eventLoop.execute { push.connectionClosed() }
         }
-        push = nil
-        queue.removeAll()
-        broken = true
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
-        guard !broken else { return }
-        if streaming || pendingStream != nil {
-            // While an open stream runs, input is read only to notice the client leaving; what comes before or
-            // while a bounded one runs is kept for after it.
-            if streamIsBounded || isBounded(pendingStream) {
-                decoder.append(buffer.readableBytesView)
-                holdInput()
-            }
-            return
-        }
-        // Copied as raw bytes (one memcpy; appending the buffer's view goes byte by byte).
-        buffer.withUnsafeReadableBytes { decoder.append($0) }
+        buffer.withUnsafeReadableBytes { machine.received($0) }
         process()
         holdInput()
     }
 
-    /// Counts what the decoder holds against the input budget; over it, the connection holding the most input is
+    /// Counts what the connection holds against the input budget; over it, the connection holding the most input is
     /// closed (this one or another: all of them run on this event loop).
     private func holdInput() {
         guard let registry, let channel = context?.channel else { return }
-        let held = broken ? 0 : decoder.heldBytes
+        let held = machine.heldInput
         // Nearly every read ends with every frame answered and nothing held: no change to report.
         guard held != reportedInput else { return }
         reportedInput = held
@@ -211,7 +168,7 @@ final class VarlinkConnection: ChannelInboundHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        push?.writable()
+        machine.push?.writable()
         readIfPossible()
         context.fireChannelWritabilityChanged()
     }
@@ -219,7 +176,7 @@ final class VarlinkConnection: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, case .inputClosed = event {
             // Answer what already arrived, then close (unless a stream holds the connection).
-            inputClosed = true
+            machine.inputEnded()
             process()
             drain()
         }
@@ -235,85 +192,52 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     /// Reads the peer's credentials (the access policy needs them), then starts reading.
     private func start(_ context: ChannelHandlerContext) {
-        guard !started else { return }
-        started = true
+        guard machine.started() else { return }
         peer = PeerCredentials.now(of: context.channel)
         readIfPossible()
     }
 
-    /// Asks for more input unless a call is running, the output is full, or too many replies wait.
+    /// Asks for more input when the connection wants it (not while a call runs, the output is full, or many
+    /// replies wait).
     private func readIfPossible() {
-        guard let context, started, !running, context.channel.isActive else { return }
-        // A bounded stream (running or waiting to) leaves the calls after it in the socket until it has ended.
-        let readsForStream = streaming && !streamIsBounded
-        let readsForCalls =
-            !streaming && !isBounded(pendingStream) && !inputClosed && !broken
-            && queue.count < Self.maxQueuedReplies && context.channel.isWritable
-        guard readsForStream || readsForCalls else { return }
+        guard let context, context.channel.isActive, machine.wantsInput(writable: context.channel.isWritable) else {
+            return
+        }
         context.read()
     }
 
     /// Decodes and answers the calls received, in order, until one has to run as a task.
     private func process() {
-        while !running && !broken && !streaming && pendingStream == nil {
+        while true {
             let call: VarlinkCall
-            do {
-                guard
-                    let decoded = try decoder.nextFrame({ bytes in
-                        Result { () throws(VarlinkFramingError) in try VarlinkCall(bytes: bytes) }
-                    })
-                else { return }
-                call = decoded
-            } catch {
-                // Answer what came before the broken frame, then close: the stream of bytes can't be resynchronised.
+            switch machine.nextCall() {
+            case .none:
+                return
+            case .framingError(let error):
                 logger.notice(
                     "closing connection on a framing error", metadata: ["peer": "\(peer)", "error": "\(error)"])
-                broken = true
                 return
+            case .call(let decoded):
+                call = decoded
             }
-            switch handler.handleImmediately(call, peer: peer) {
-            case .done(let outcome):
-                enqueue(outcome, oneway: call.oneway)
-            case .waiting(let gate, let then):
-                queue.append(.waiting(gate, then: then, oneway: call.oneway))
-            case .later(let run):
-                self.run(call) { await run() }
-            case nil:
+            let answer: ImmediateOutcome
+            if let immediate = handler.handleImmediately(call, peer: peer) {
+                answer = immediate
+            } else {
                 let handler = self.handler
                 let peer = self.peer
-                run(call) { await handler.handle(call, peer: peer) }
+                answer = .later { await handler.handle(call, peer: peer) }
             }
-        }
-    }
-
-    /// Queues a call's outcome in call order; a stream waits for the replies queued before it, and holds the
-    /// connection (an open one) or the calls after it (a bounded one) once it starts.
-    private func enqueue(_ outcome: CallOutcome, oneway: Bool) {
-        switch outcome {
-        case .stream(let run):
-            pendingStream = .open { sendFrame in
-                try await run { parameters in
-                    var frame: [UInt8] = []
-                    VarlinkReply(parameters: parameters, continues: true).encode(into: &frame)
-                    try await sendFrame(frame)
-                }
+            switch machine.answered(answer, oneway: call.oneway) {
+            case .next: continue
+            case .runTask(let body): run(call, body)
             }
-            decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
-        case .boundedStream(let run):
-            pendingStream = .bounded(run)
-        case .push(let frames):
-            push = frames
-            pendingStream = .push(frames)
-            decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
-        case .reply, .encoded, .failure:
-            queue.append(.ready(outcome, oneway: oneway))
         }
     }
 
     /// Runs a call that suspends as a task on the loop's executor; the connection waits for its outcome.
     private func run(_ call: VarlinkCall, _ body: @escaping @Sendable () async -> CallOutcome) {
         guard let context else { return }
-        running = true
         let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         Task(executorPreference: executor) {
@@ -323,9 +247,8 @@ final class VarlinkConnection: ChannelInboundHandler {
     }
 
     private func finished(_ call: VarlinkCall, _ outcome: CallOutcome) {
-        running = false
+        machine.taskFinished(outcome, oneway: call.oneway)
         guard context != nil else { return }
-        enqueue(outcome, oneway: call.oneway)
         process()
         drain()
         readIfPossible()
@@ -334,30 +257,24 @@ final class VarlinkConnection: ChannelInboundHandler {
     // MARK: Replies
 
     /// Writes the replies whose outcome is known, in call order, in one write; waits for the first pending commit.
-    /// Once nothing waits, starts a pending stream, or closes a connection that is finishing.
+    /// Then starts a stream whose turn it is, or closes a connection that is finishing.
     private func drain() {
         guard let context else { return }
         // The replies ready, in call order, written at once. A lone encoded reply is written from its own buffer
         // (shared with every call that gets the same decision: no copy); several are copied into one buffer.
         var lone: ByteBuffer?
         var out = ByteBuffer()
-        replies: while let first = queue.first {
+        replies: while true {
             let outcome: CallOutcome
-            let oneway: Bool
-            switch first {
-            case .ready(let known, let isOneway):
-                outcome = known
-                oneway = isOneway
-            case .waiting(let gate, let then, let isOneway):
-                guard gate.isOpen else {
-                    watch(gate)
-                    break replies
-                }
-                outcome = then()
-                oneway = isOneway
+            switch machine.nextReply() {
+            case .none:
+                break replies
+            case .blocked(let gate, let watch):
+                if watch { self.watch(gate) }
+                break replies
+            case .reply(let next):
+                outcome = next
             }
-            queue.removeFirst()
-            guard !oneway else { continue }
             if case .encoded(let reply) = outcome, lone == nil, out.writerIndex == 0 {
                 lone = reply.buffer
                 continue
@@ -365,7 +282,7 @@ final class VarlinkConnection: ChannelInboundHandler {
             if let written = lone {
                 lone = nil
                 // Room for as many replies of its size as are queued (bounded; the buffer grows past it).
-                let expected = written.readableBytes &* min(queue.count &+ 2, 256)
+                let expected = written.readableBytes &* min(machine.queuedReplies &+ 2, 256)
                 out = context.channel.allocator.buffer(capacity: max(expected, 4_096))
                 out.writeImmutableBuffer(written)
             }
@@ -387,33 +304,28 @@ final class VarlinkConnection: ChannelInboundHandler {
         } else if out.readableBytes > 0 {
             context.writeAndFlush(wrapOutboundOut(out), promise: nil)
         }
-        guard queue.isEmpty, !running, !streaming else { return }
-        if let stream = pendingStream {
-            pendingStream = nil
-            startStream(stream, context: context)
-        } else if inputClosed || broken {
-            context.close(promise: nil)
+        switch machine.afterReplies() {
+        case .none: break
+        case .startStream(let stream): startStream(stream, context: context)
+        case .close: context.close(promise: nil)
         }
     }
 
-    /// Asks to be told when `gate` opens (once per gate).
+    /// Asks to be told when `gate` opens.
     private func watch(_ gate: any ReplyGate) {
         let key = ObjectIdentifier(gate)
-        guard watched != key else { return }
-        watched = key
         notifier.notify(when: gate) { [weak self] in
             guard let self else { return }
-            if watched == key { watched = nil }
+            machine.gateOpened(key)
             drain()
             readIfPossible()
         }
     }
 
-    /// Runs a stream's replies on a task, each written when the previous one was; the connection closes when an
-    /// open stream ends, and serves the next calls when a bounded one has sent its last reply. A client that
-    /// leaves cancels the task; a cancelled write closes the connection.
-    private func startStream(_ stream: Stream, context: ChannelHandlerContext) {
-        streaming = true
+    /// Runs a stream's replies: pushed from the loop, or on a task, each written when the previous one was; the
+    /// connection closes when an open stream ends, and serves the next calls when a bounded one has sent its last
+    /// reply. A client that leaves cancels the task; a cancelled write closes the connection.
+    private func startStream(_ stream: ConnectionStateMachine.Stream, context: ChannelHandlerContext) {
         switch stream {
         case .open(let run):
             streamTask = Self.runStream(run, on: context.channel, executor: executor)
@@ -425,7 +337,6 @@ final class VarlinkConnection: ChannelInboundHandler {
                 frames.start(on: context.channel)
             }
         case .bounded(let run):
-            streamIsBounded = true
             let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
             let eventLoop = context.eventLoop
             streamTask = Self.runBoundedStream(run, on: context.channel, executor: executor) {
@@ -437,18 +348,12 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     /// A bounded stream sent its last reply: the calls that came meanwhile are answered, then reading resumes.
     private func boundedStreamEnded() {
-        streaming = false
-        streamIsBounded = false
         streamTask = nil
+        machine.boundedStreamEnded()
         guard context != nil else { return }
         process()
         drain()
         readIfPossible()
-    }
-
-    private func isBounded(_ stream: Stream?) -> Bool {
-        if case .bounded? = stream { return true }
-        return false
     }
 
     /// Runs a bounded stream: its replies with `continues`, then its last one; `ended` once that was written.
