@@ -1,8 +1,9 @@
 import SmartStackCore
-import SmartStackServer
 import SmartStackStore
 import Synchronization
 import Testing
+
+@testable import SmartStackServer
 
 @Suite("Engine host")
 struct EngineHostTests {
@@ -203,6 +204,55 @@ struct EngineHostTests {
         }
     }
 
+    @Test("the host's phase: storage failing stops publishing and recording, a retry each second serves again once the store takes records, stopping is final")
+    func phases() async throws {
+        let clock = ManualClock()
+        let log = HeldEventLog()
+        let host = EngineHost(settings: EngineSettings(), clock: clock, log: log, logger: ServerFixture.logger)
+        _ = try await host.recordNow(.registerKind(ServerFixture.kind("mail"), at: clock.now()))
+        log.commitAll()
+        #expect(await host.phase == .serving)
+        let failure = StoreFailure(reason: "disk full")
+        log.failing.withLock { $0 = failure }
+        await #expect(throws: HostError.store(failure)) {
+            try await host.donate(ServerFixture.donation("mail", at: clock.now()), idGiven: false)
+        }
+        await host.tick()
+        #expect(await host.phase == .storageFailed)
+        // Still failing a second later: the retry publishes, fails, and waits for the next one.
+        try await Task.sleep(for: .milliseconds(1_300))
+        #expect(await host.phase == .storageFailed)
+        log.failing.withLock { $0 = nil }
+        var phase = await host.phase
+        for _ in 0..<300 where phase != .serving {
+            try await Task.sleep(for: .milliseconds(10))
+            phase = await host.phase
+        }
+        #expect(phase == .serving)
+        _ = try await host.donateNow(ServerFixture.donation("mail", at: clock.now()), idGiven: false)
+        await host.stop()
+        await host.tick()
+        #expect(await host.phase == .stopping)
+        await #expect(throws: HostError.stopping) {
+            try await host.donateNow(ServerFixture.donation("mail", at: clock.now()), idGiven: false)
+        }
+    }
+
+    @Test("rebuilds queue: the deletions waiting go together, then one retention sweep however often it came due")
+    func rebuildQueue() {
+        var queue = RebuildQueue<String>()
+        #expect(queue.next() == nil)
+        queue.retentionDue = true
+        queue.retentionDue = true
+        #expect(queue.nextKind() == "retention")
+        #expect(queue.next() == nil)
+        queue.retentionDue = true
+        queue.deletions = ["mail d1", "news d2"]
+        #expect(queue.nextKind() == "deletions 2")
+        #expect(queue.nextKind() == "retention")
+        #expect(queue.next() == nil)
+    }
+
     @Test("after stop, recording calls are refused and streams end")
     func stop() async throws {
         let host = try await ServerFixture.host(apps: ["mail"])
@@ -218,6 +268,8 @@ struct EngineHostTests {
 /// A log whose commits wait until the test says so; what it holds is readable at once (an `InMemoryEventLog`'s).
 final class HeldEventLog: EventLog {
     let events = Mutex<[EngineEvent]>([])
+    /// Set: the log refuses records, as a store whose commit failed (`status`).
+    let failing = Mutex<StoreFailure?>(nil)
     private let memory = InMemoryEventLog()
     private let waiter = Mutex(CommitWaiter())
 
@@ -241,7 +293,9 @@ final class HeldEventLog: EventLog {
 
     func snapshot(_ engine: Engine) {}
     var snapshotDue: Bool { false }
-    var status: EventLogStatus { .accepting }
+    var status: EventLogStatus {
+        failing.withLock { failure in failure.map { .failed($0, reloadNeeded: false) } ?? .accepting }
+    }
     func loadStart() throws(StoreFailure) -> StoredStart { try memory.loadStart() }
     var lastSequence: Int64 { memory.lastSequence }
     func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) throws(StoreFailure) {
@@ -260,3 +314,15 @@ final class HeldEventLog: EventLog {
     func statistics() -> EventLogStatistics? { nil }
     func close() async {}
 }
+
+extension RebuildQueue {
+    /// The next rebuild, named: `deletions N` or `retention`.
+    mutating func nextKind() -> String? {
+        switch next() {
+        case .deletions(let batch)?: "deletions \(batch.count)"
+        case .retention?: "retention"
+        case nil: nil
+        }
+    }
+}
+

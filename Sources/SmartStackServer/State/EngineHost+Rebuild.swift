@@ -18,12 +18,13 @@ extension EngineHost {
     /// The long part, replaying the stored log, runs on another thread once everything logged so far is stored,
     /// while the event loop goes on serving calls; the events applied meanwhile (kept in `captured`) are then
     /// taken here onto the rebuilt engine, which takes over (revisions counting on from the live engine's). A
-    /// rollback to the stored state meanwhile (a failed commit) starts it over. Callers hold the rebuild lock.
+    /// rollback to the stored state meanwhile (a failed commit) starts it over. Only the rebuild task (`runRebuilds`)
+    /// calls it, so two never overlap.
     func rebuild(without doomed: @escaping @Sendable (Donation) -> Bool) async throws(HostError) -> (
         removed: [Donation], ticket: CommitTicket
     ) {
         attempt: while true {
-            guard !stopping else { throw .stopping }
+            guard phase != .stopping else { throw .stopping }
             let through = log.lastSequence
             let rollbacksBefore = rollbacks
             captured = []
@@ -38,7 +39,7 @@ extension EngineHost {
                     return fold
                 }
             }
-            guard !stopping else { throw .stopping }
+            guard phase != .stopping else { throw .stopping }
             guard rollbacks == rollbacksBefore else { continue }
             var fold: RebuildFold
             switch replayed {
@@ -62,7 +63,7 @@ extension EngineHost {
                     for event in batch { fold.take(event, without: doomed) }
                     return fold
                 }
-                guard !stopping else { throw .stopping }
+                guard phase != .stopping else { throw .stopping }
                 guard rollbacks == rollbacksBefore else { continue attempt }
             }
             let arrived = captured ?? []
@@ -89,17 +90,19 @@ extension EngineHost {
     /// takes them would otherwise never let the rebuild end); what is left then is taken on the loop.
     static let catchUpRounds = 8
 
-    /// Waits until no other rebuild runs, then holds the lock (deletions and retention sweeps take turns).
-    func lockRebuild() async {
-        while rebuilding {
-            await withCheckedContinuation { rebuildWaiters.append($0) }
+    /// Starts the task that runs the queued rebuilds, one after another, unless it is on.
+    func runRebuilds() {
+        guard !rebuilds.running else { return }
+        rebuilds.running = true
+        Task {
+            while let next = rebuilds.next() {
+                switch next {
+                case .deletions(let batch): await delete(batch)
+                case .retention: await sweepRetention()
+                }
+            }
+            rebuilds.running = false
         }
-        rebuilding = true
-    }
-
-    func unlockRebuild() {
-        rebuilding = false
-        if !rebuildWaiters.isEmpty { rebuildWaiters.removeFirst().resume() }
     }
 
     /// Runs off-loop work on the global queue from now on (the dispatch fuzzer diverts that queue onto its own

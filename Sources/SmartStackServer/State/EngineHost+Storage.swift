@@ -171,16 +171,20 @@ extension EngineHost {
     /// roll back if needed and to publish again once the log takes records.
     func retryWhenStorageWorks() {
         recoverIfNeeded()
-        guard !storageRetryScheduled, !stopping else { return }
-        storageRetryScheduled = true
+        // Already retrying, or stopping.
+        guard phase == .serving else { return }
+        phase = .storageFailed
         Task { [weak self] in
             try? await Task.sleep(for: .seconds(1))
             await self?.storageRetry()
         }
     }
 
+    /// A second after storage failed: serving again, and publishing, which fails into `storageFailed` (and the next
+    /// retry) while the store still refuses records.
     private func storageRetry() {
-        storageRetryScheduled = false
+        guard phase == .storageFailed else { return }
+        phase = .serving
         publishNow()
     }
 

@@ -11,7 +11,8 @@ extension EngineHost {
         let ticket = publishNow(reading: now)
         if now.seconds(since: lastRetentionSweep) >= retentionSweepInterval {
             lastRetentionSweep = now
-            Task { await sweepRetention() }
+            rebuilds.retentionDue = true
+            runRebuilds()
         }
         return ticket
     }
@@ -22,7 +23,7 @@ extension EngineHost {
     /// Sets the timer to the engine's next scheduled change (or the next retention sweep), so decisions
     /// are published at that moment without anyone asking.
     func scheduleWakeUp() {
-        guard !stopping else { return }
+        guard phase != .stopping else { return }
         let sweep = lastRetentionSweep.adding(seconds: retentionSweepInterval)
         let next = engine.nextWakeUp.map { min($0, sweep) } ?? sweep
         if let timerFireTime, timer != nil, timerFireTime == next { return }
@@ -47,9 +48,7 @@ extension EngineHost {
     /// date is known after the first sweep (and kept up to date), so a sweep with nothing to drop reads nothing;
     /// the first one after start reads the stored donations' dates off the loop.
     func sweepRetention() async {
-        await lockRebuild()
-        defer { unlockRebuild() }
-        guard !stopping, case .accepting = log.status, donationCount > 0 else { return }
+        guard phase != .stopping, case .accepting = log.status, donationCount > 0 else { return }
         let cutoff = retentionCutoff
         if oldestDonation == nil {
             oldestApplied = Timestamp(microseconds: .max)
@@ -84,11 +83,11 @@ extension EngineHost {
 
     /// Stops taking work and ends every stream (graceful shutdown).
     public func stop() {
-        if !stopping, case .accepting = log.status {
+        if phase != .stopping, case .accepting = log.status {
             // The last state as a snapshot, so the next start replays nothing.
             log.snapshot(engine)
         }
-        stopping = true
+        phase = .stopping
         timer?.cancel()
         timer = nil
         subscriptions.finishAll()

@@ -16,6 +16,17 @@ public enum HostError: Error, Sendable, Hashable {
     case stopping
 }
 
+/// What the engine's owner is doing: one line per case.
+enum HostPhase: Equatable, Sendable {
+    /// Taking calls and publishing what they change.
+    case serving
+    /// The store failed a record: recording calls fail, nothing is published (it could not be stored), and a retry
+    /// wakes the host each second until the store takes records again (then `serving`).
+    case storageFailed
+    /// Stopping (graceful shutdown): no new work is taken, every stream has ended, no wake-up is scheduled.
+    case stopping
+}
+
 /// The single owner of the engine: every call that reads or changes it goes through this actor.
 ///
 /// I/O never happens here. Recording calls apply their event, hand it to the event log inside the actor's
@@ -61,14 +72,11 @@ public actor EngineHost {
     var lastRetentionSweep: Timestamp
     var statistics = HostStatistics()
     let started: Timestamp
-    var stopping = false
+    /// Serving, storage failed or stopping (`HostPhase`).
+    var phase = HostPhase.serving
     var publishScheduled = false
-    /// Whether a rebuild (deletion, retention sweep) runs; the others wait in `rebuildWaiters`.
-    var rebuilding = false
-    /// Deletions waiting for the next rebuild, and whether the task that runs them is on.
-    var pendingDeletions: [PendingDeletion] = []
-    var deleting = false
-    var rebuildWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The rebuilds (deletions, retention sweeps) waiting, run one at a time by one task.
+    var rebuilds = RebuildQueue<PendingDeletion>()
     /// Counts rollbacks to the stored state (after a failed commit), so a rebuild that began before one starts over.
     var rollbacks = 0
     /// Whether a flush of the log is scheduled for the end of the event loop's current turn.
@@ -76,8 +84,6 @@ public actor EngineHost {
     /// The ticket of the latest record logged, publish marks included (commits are in order: once it is stored,
     /// so is every earlier one).
     var lastTicket = CommitTicket.committed
-    /// Whether a wake-up to retry publishing is set while storage is failing.
-    var storageRetryScheduled = false
     /// The latest time of a recorded event (publish marks aside): a question about an earlier time is answered
     /// from the history up to it (`pastEngine`), a later one from the current state.
     var latestEventTime = Timestamp(microseconds: .min)
@@ -198,7 +204,7 @@ public actor EngineHost {
         donation.date = try admitted(.donate(donation)).time
         let clamped = donation.date != sent
         if !idGiven { donation.id = nextDonationID() }
-        guard !stopping else { throw .stopping }
+        guard phase != .stopping else { throw .stopping }
         try checkStorage()
         let key = DonationKey(donation)
         let probe = DonationKeyFilter.probe(key)
@@ -238,7 +244,7 @@ public actor EngineHost {
     /// all of them): a rebuild costs a replay of the whole stored log, so one per call would let a stream of
     /// deletions queue without end behind each other.
     public func deleteDonations(app: AppID, filter: DonationFilter) async throws(HostError) -> Int {
-        guard !stopping else { throw .stopping }
+        guard phase != .stopping else { throw .stopping }
         try checkStorage()
         // Which stored donations match, read off the loop once everything logged so far is stored.
         try await committed(lastTicket)
@@ -265,43 +271,33 @@ public actor EngineHost {
         }
         guard !ids.isEmpty else { return 0 }
         let outcome = await withCheckedContinuation { continuation in
-            pendingDeletions.append(PendingDeletion(app: app, ids: ids, continuation: continuation))
-            if pendingDeletions.count == 1, !deleting { startDeleting() }
+            rebuilds.deletions.append(PendingDeletion(app: app, ids: ids, continuation: continuation))
+            runRebuilds()
         }
         return try outcome.get()
     }
 
-    /// Runs the queued deletions, all of those queued at each turn in one rebuild, until none is left.
-    private func startDeleting() {
-        deleting = true
-        Task {
-            await lockRebuild()
-            while !pendingDeletions.isEmpty {
-                let batch = pendingDeletions
-                pendingDeletions = []
-                var doomed: [AppID: Set<String>] = [:]
-                for deletion in batch { doomed[deletion.app, default: []].formUnion(deletion.ids) }
-                let selected = doomed
-                do throws(HostError) {
-                    // Only these apps' donations: what retention removes is the sweep's, on the service's clock.
-                    guard !stopping else { throw .stopping }
-                    let (removed, ticket) = try await rebuild(without: { selected[$0.app]?.contains($0.id) ?? false })
-                    try await committed(ticket)
-                    // Each removed donation counts for the first deletion in the batch that asked for it.
-                    var unclaimed = Set(removed.map(DonationKey.init))
-                    for deletion in batch {
-                        var count = 0
-                        for id in deletion.ids where unclaimed.remove(DonationKey(app: deletion.app, id: id)) != nil {
-                            count += 1
-                        }
-                        deletion.continuation.resume(returning: .success(count))
-                    }
-                } catch {
-                    for deletion in batch { deletion.continuation.resume(returning: .failure(error)) }
+    /// Runs the deletions queued so far in one rebuild (one replay of the log for all of them).
+    func delete(_ batch: [PendingDeletion]) async {
+        var doomed: [AppID: Set<String>] = [:]
+        for deletion in batch { doomed[deletion.app, default: []].formUnion(deletion.ids) }
+        let selected = doomed
+        do throws(HostError) {
+            // Only these apps' donations: what retention removes is the sweep's, on the service's clock.
+            guard phase != .stopping else { throw .stopping }
+            let (removed, ticket) = try await rebuild(without: { selected[$0.app]?.contains($0.id) ?? false })
+            try await committed(ticket)
+            // Each removed donation counts for the first deletion in the batch that asked for it.
+            var unclaimed = Set(removed.map(DonationKey.init))
+            for deletion in batch {
+                var count = 0
+                for id in deletion.ids where unclaimed.remove(DonationKey(app: deletion.app, id: id)) != nil {
+                    count += 1
                 }
+                deletion.continuation.resume(returning: .success(count))
             }
-            deleting = false
-            unlockRebuild()
+        } catch {
+            for deletion in batch { deletion.continuation.resume(returning: .failure(error)) }
         }
     }
 
@@ -313,7 +309,7 @@ public actor EngineHost {
     private func apply(_ event: EngineEvent, checked: DonationKeyFilter.Probe? = nil) throws(HostError) -> (
         [EngineEffect], CommitTicket
     ) {
-        guard !stopping else { throw .stopping }
+        guard phase != .stopping else { throw .stopping }
         try checkStorage()
         let event = checked != nil ? event : try admitted(event)
         let effects: [EngineEffect]
@@ -637,6 +633,34 @@ struct PendingDeletion {
     var app: AppID
     var ids: Set<String>
     var continuation: CheckedContinuation<Result<Int, HostError>, Never>
+}
+
+/// The rebuilds waiting to run: one task runs them one after another (each replays the stored log, so they never
+/// overlap), the deletions queued at each turn in one rebuild, then a retention sweep if one came due.
+struct RebuildQueue<Deletion> {
+    var deletions: [Deletion] = []
+    /// A retention sweep came due (`tick`); one is run however many times it came due meanwhile.
+    var retentionDue = false
+    /// The task that runs them is on.
+    var running = false
+
+    /// The next rebuild to run, taken off the queue.
+    mutating func next() -> Rebuild? {
+        if !deletions.isEmpty {
+            defer { deletions = [] }
+            return .deletions(deletions)
+        }
+        if retentionDue {
+            retentionDue = false
+            return .retention
+        }
+        return nil
+    }
+
+    enum Rebuild {
+        case deletions([Deletion])
+        case retention
+    }
 }
 
 /// The host's limits beyond the engine's own (which `EngineSettings` holds).
