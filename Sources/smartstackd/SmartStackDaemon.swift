@@ -115,7 +115,9 @@ struct SmartStackDaemon: AsyncParsableCommand {
         journal.stateLoaded(await service.host.snapshotStatistics(), in: ContinuousClock.now - started)
 
         let notifier = SystemdNotifier.fromEnvironment()
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service.listener)]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: service.listener), .init(service: HostTimeService(host: service.host)),
+        ]
         if let interval = notifier.watchdogPingInterval {
             services.append(
                 .init(

@@ -204,11 +204,13 @@ struct EngineHostTests {
         }
     }
 
-    @Test("the host's phase: storage failing stops publishing and recording, a retry each second serves again once the store takes records, stopping is final")
+    @Test("the host's phase: storage failing stops publishing and recording, the time service's retry a second later serves again once the store takes records, stopping is final")
     func phases() async throws {
         let clock = ManualClock()
         let log = HeldEventLog()
         let host = EngineHost(settings: EngineSettings(), clock: clock, log: log, logger: ServerFixture.logger)
+        let timeService = Task { await HostTimeService(host: host).run() }
+        defer { timeService.cancel() }
         _ = try await host.recordNow(.registerKind(ServerFixture.kind("mail"), at: clock.now()))
         log.commitAll()
         #expect(await host.phase == .serving)
@@ -218,17 +220,17 @@ struct EngineHostTests {
             try await host.donate(ServerFixture.donation("mail", at: clock.now()), idGiven: false)
         }
         await host.tick()
-        #expect(await host.phase == .storageFailed)
-        // Still failing a second later: the retry publishes, fails, and waits for the next one.
-        try await Task.sleep(for: .milliseconds(1_300))
-        #expect(await host.phase == .storageFailed)
+        let retryAt = clock.now().adding(seconds: 1)
+        #expect(await host.phase == .storageFailed(retryAt: retryAt))
+        #expect(await host.scheduledWakeUp == retryAt)
+        // The service's clock a second later, the store still failing: the retry publishes, fails, waits again.
+        clock.advance(seconds: 1)
+        let nextRetry = clock.now().adding(seconds: 1)
+        #expect(await Self.eventually { await host.phase == .storageFailed(retryAt: nextRetry) })
+        // The store works again; a second later the retry serves.
         log.failing.withLock { $0 = nil }
-        var phase = await host.phase
-        for _ in 0..<300 where phase != .serving {
-            try await Task.sleep(for: .milliseconds(10))
-            phase = await host.phase
-        }
-        #expect(phase == .serving)
+        clock.advance(seconds: 1)
+        #expect(await Self.eventually { await host.phase == .serving })
         _ = try await host.donateNow(ServerFixture.donation("mail", at: clock.now()), idGiven: false)
         await host.stop()
         await host.tick()
@@ -236,6 +238,17 @@ struct EngineHostTests {
         await #expect(throws: HostError.stopping) {
             try await host.donateNow(ServerFixture.donation("mail", at: clock.now()), idGiven: false)
         }
+        // The time service ends with the host.
+        await timeService.value
+    }
+
+    /// Whether `condition` holds within 3 s.
+    static func eventually(_ condition: () async -> Bool) async -> Bool {
+        for _ in 0..<300 {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return await condition()
     }
 
     @Test("rebuilds queue: the deletions waiting go together, then one retention sweep however often it came due")

@@ -173,19 +173,10 @@ extension EngineHost {
         recoverIfNeeded()
         // Already retrying, or stopping.
         guard phase == .serving else { return }
-        phase = .storageFailed
-        Task { [weak self] in
-            try? await Task.sleep(for: .seconds(1))
-            await self?.storageRetry()
-        }
-    }
-
-    /// A second after storage failed: serving again, and publishing, which fails into `storageFailed` (and the next
-    /// retry) while the store still refuses records.
-    private func storageRetry() {
-        guard phase == .storageFailed else { return }
-        phase = .serving
-        publishNow()
+        // The time service wakes the host then (`timerFired`): serving again, it publishes, which fails back into
+        // this phase (and the next retry) while the store still refuses records.
+        phase = .storageFailed(retryAt: clock.now().adding(seconds: 1))
+        scheduleWakeUp()
     }
 
     // MARK: Shutdown and statistics

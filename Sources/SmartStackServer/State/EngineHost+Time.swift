@@ -20,28 +20,42 @@ extension EngineHost {
     /// How often donations past the retention period are looked for.
     var retentionSweepInterval: Double { limits.retentionSweepInterval }
 
-    /// Sets the timer to the engine's next scheduled change (or the next retention sweep), so decisions
-    /// are published at that moment without anyone asking.
+    /// Tells the time service the next moment time-driven work is due: the engine's next scheduled change, the
+    /// next retention sweep, or the storage retry, so decisions are published at that moment without anyone asking.
     func scheduleWakeUp() {
         guard phase != .stopping else { return }
         let sweep = lastRetentionSweep.adding(seconds: retentionSweepInterval)
-        let next = engine.nextWakeUp.map { min($0, sweep) } ?? sweep
-        if let timerFireTime, timer != nil, timerFireTime == next { return }
-        timer?.cancel()
-        timerFireTime = next
-        let delay = max(0, next.seconds(since: clock.now()))
-        timer = Task { [weak self] in
-            // Sleep a little past the due time so the clock reads at or after it on waking.
-            try? await Task.sleep(for: .microseconds(Int64(delay * 1_000_000) + 500))
-            guard !Task.isCancelled else { return }
-            await self?.timerFired()
-        }
+        var next = engine.nextWakeUp.map { min($0, sweep) } ?? sweep
+        if case .storageFailed(let retryAt) = phase { next = min(next, retryAt) }
+        guard next != scheduledWakeUp else { return }
+        scheduledWakeUp = next
+        wakeUps?.yield(next)
     }
 
-    private func timerFired() {
-        timer = nil
-        timerFireTime = nil
+    /// The wake-ups of time-driven work, for the time service: the one scheduled now first, then each change of
+    /// it. A second call replaces the first stream (which ends). The stream ends when the host stops.
+    func attachTimeService() -> AsyncStream<Timestamp> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Timestamp.self, bufferingPolicy: .bufferingNewest(1))
+        wakeUps?.finish()
+        wakeUps = continuation
+        if phase == .stopping {
+            continuation.finish()
+        } else {
+            scheduledWakeUp = nil
+            scheduleWakeUp()
+        }
+        return stream
+    }
+
+    /// The time service's wake-up came: a storage retry that is due serves again, then what time changed is
+    /// published (`tick`), which schedules the next wake-up.
+    func timerFired() {
+        scheduledWakeUp = nil
+        let now = clock.now()
+        if case .storageFailed(let retryAt) = phase, now >= retryAt { phase = .serving }
         tick()
+        // Scheduled even when nothing was published (a wake-up that came early, a retry while storage still fails).
+        scheduleWakeUp()
     }
 
     /// Drops donations past the retention period from the model and the log (see `rebuild`). The earliest stored
@@ -88,8 +102,8 @@ extension EngineHost {
             log.snapshot(engine)
         }
         phase = .stopping
-        timer?.cancel()
-        timer = nil
+        wakeUps?.finish()
+        wakeUps = nil
         subscriptions.finishAll()
     }
 }

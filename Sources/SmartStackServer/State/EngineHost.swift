@@ -20,9 +20,9 @@ public enum HostError: Error, Sendable, Hashable {
 enum HostPhase: Equatable, Sendable {
     /// Taking calls and publishing what they change.
     case serving
-    /// The store failed a record: recording calls fail, nothing is published (it could not be stored), and a retry
-    /// wakes the host each second until the store takes records again (then `serving`).
-    case storageFailed
+    /// The store failed a record: recording calls fail and nothing is published (it could not be stored); at
+    /// `retryAt`, a second later, the host serves again and publishes, or fails back into this phase.
+    case storageFailed(retryAt: Timestamp)
     /// Stopping (graceful shutdown): no new work is taken, every stream has ended, no wake-up is scheduled.
     case stopping
 }
@@ -67,8 +67,12 @@ public actor EngineHost {
     /// The earliest date of a donation applied since a retention scan began.
     var oldestApplied = Timestamp(microseconds: .max)
     var subscriptions = SubscriptionRegistry()
-    var timer: Task<Void, Never>?
-    var timerFireTime: Timestamp?
+    /// The next moment time-driven work is due (the engine's next change, the retention sweep, the storage retry),
+    /// as last handed to the time service.
+    var scheduledWakeUp: Timestamp?
+    /// Where the wake-ups go: the time service (`HostTimeService`) that sleeps until each and calls `timerFired()`.
+    /// Without one (tests, benchmarks) nothing happens by time alone; reads still publish what time changed.
+    var wakeUps: AsyncStream<Timestamp>.Continuation?
     var lastRetentionSweep: Timestamp
     var statistics = HostStatistics()
     let started: Timestamp
