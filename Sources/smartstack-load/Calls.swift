@@ -93,24 +93,36 @@ struct ReplyReader {
         }
     }
 
+    /// Varlink replies end with a NUL: found with `memchr` (a reply of 2.4 KB scanned byte by byte cost the client
+    /// microseconds per reply, counted in the latency it measures); only a reply's first bytes are compared with
+    /// `{"error"`.
     private mutating func varlinkReplies(_ count: Int) -> Int {
         var replies = 0
-        for index in 0..<count {
-            let byte = buffer[index]
-            if byte == 0 {
+        var prefix = self.prefix
+        var errors = self.errors
+        let expected = Self.errorPrefix
+        buffer.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var index = 0
+            while index < count {
+                // The start of the current reply, while it may still be an error.
+                while prefix >= 0, prefix < expected.count, index < count, bytes[index] != 0 {
+                    if bytes[index] == expected[prefix] {
+                        prefix += 1
+                        if prefix == expected.count { errors += 1 }
+                        index += 1
+                    } else {
+                        prefix = -1
+                    }
+                }
+                guard index < count, let end = memchr(base + index, 0, count - index) else { return }
                 replies += 1
                 prefix = 0
-                continue
-            }
-            if prefix >= 0 && prefix < Self.errorPrefix.count {
-                if byte == Self.errorPrefix[prefix] {
-                    prefix += 1
-                    if prefix == Self.errorPrefix.count { errors += 1 }
-                } else {
-                    prefix = -1
-                }
+                index = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(end)) + 1
             }
         }
+        self.prefix = prefix
+        self.errors = errors
         return replies
     }
 
