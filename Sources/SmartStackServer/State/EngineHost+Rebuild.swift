@@ -72,9 +72,7 @@ extension EngineHost {
             logger.debug("rebuilt off the loop", metadata: ["through": "\(through)", "arrived meanwhile": "\(arrived.count)"])
             let changed = engine.adopt(fold.engine)
             engineChanged()
-            donationCount -= removed.count
-            oldestDonation = fold.oldest ?? serviceTime()
-            unconfirmed.remove(Set(removed.map(DonationKey.init)))
+            donations.removed(removed, oldestLeft: fold.oldest ?? serviceTime())
             let ticket = log.delete(donations: removed.map { ($0.app, $0.id) }, engine: engine)
             lastTicket = ticket
             fanOut(decisions: changed, effects: [])

@@ -86,15 +86,15 @@ extension EngineHost {
         self.engine = engine
         engineChanged()
         latestEventTime = latest
-        donationCount = stored.donationsPerApp.values.reduce(0, +)
+        donations.count = stored.donationsPerApp.values.reduce(0, +)
         return RestoreSummary(
-            events: stored.events, donations: donationCount, replayed: replayed, fromSnapshot: restored != nil,
+            events: stored.events, donations: donations.count, replayed: replayed, fromSnapshot: restored != nil,
             snapshotProblem: problem, seconds: 0)
     }
 
     /// Fills the donation id filter from the store off the loop; until it is complete, ids are looked up.
     private func fillDonationKeys() {
-        donationKeysComplete = false
+        donations.keysComplete = false
         let log = self.log
         Task {
             let filled = await Self.offLoop { () -> Result<DonationKeyFilter, StoreFailure> in
@@ -115,8 +115,8 @@ extension EngineHost {
         switch filled {
         case .success(let stored):
             // The loop's own insertions since start are kept: together they hold every stored id.
-            donationKeys.formUnion(stored)
-            donationKeysComplete = true
+            donations.keys.formUnion(stored)
+            donations.keysComplete = true
             FreedMemory.release()
         case .failure(let failure):
             logger.warning("donation ids not indexed in memory; each is looked up", metadata: ["error": "\(failure)"])
@@ -155,7 +155,7 @@ extension EngineHost {
             return
         }
         rollbacks += 1
-        unconfirmed.removeAll()
+        donations.unconfirmed.removeAll()
         var changed: [Decision] = []
         for (id, old) in before {
             if let new = engine.published(id), new.order != old?.order { changed.append(new) }

@@ -62,10 +62,10 @@ extension EngineHost {
     /// date is known after the first sweep (and kept up to date), so a sweep with nothing to drop reads nothing;
     /// the first one after start reads the stored donations' dates off the loop.
     func sweepRetention() async {
-        guard phase != .stopping, case .accepting = log.status, donationCount > 0 else { return }
+        guard phase != .stopping, case .accepting = log.status, donations.count > 0 else { return }
         let cutoff = retentionCutoff
-        if oldestDonation == nil {
-            oldestApplied = Timestamp(microseconds: .max)
+        if donations.oldest == nil {
+            donations.oldestApplied = Timestamp(microseconds: .max)
             guard (try? await committed(lastTicket)) != nil else { return }
             let log = self.log
             let scanned = await Self.offLoop { () -> Timestamp?? in
@@ -81,9 +81,9 @@ extension EngineHost {
                 return .some(oldest)
             }
             guard case .some(let stored) = scanned else { return }
-            oldestDonation = min(stored ?? oldestApplied, oldestApplied)
+            donations.oldest = min(stored ?? donations.oldestApplied, donations.oldestApplied)
         }
-        guard let oldest = oldestDonation, oldest < cutoff else { return }
+        guard let oldest = donations.oldest, oldest < cutoff else { return }
         do {
             let (expired, _) = try await rebuild(without: { $0.date < cutoff })
             logger.info("retention removed donations", metadata: ["count": "\(expired.count)"])

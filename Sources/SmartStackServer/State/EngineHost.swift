@@ -54,18 +54,8 @@ public actor EngineHost {
     /// with stored donations. While a rebuild (deletion, retention) replays the log off the loop, the events
     /// applied meanwhile are kept here, to be taken onto the rebuilt engine.
     var captured: [EngineEvent]?
-    /// Which donation ids may be taken (certain "no" without asking the store).
-    var donationKeys = DonationKeyFilter()
-    /// Whether `donationKeys` holds every stored donation (filled off the loop after start); until then every id
-    /// is looked up in the store.
-    var donationKeysComplete = false
-    /// Donations logged whose commit may still be pending (the store cannot find them yet).
-    var unconfirmed = UnconfirmedDonations()
-    var donationCount = 0
-    /// The earliest date of a stored donation, when known (retention skips its scan while it is within the period).
-    var oldestDonation: Timestamp?
-    /// The earliest date of a donation applied since a retention scan began.
-    var oldestApplied = Timestamp(microseconds: .max)
+    /// The stored donations' count, id filter, uncommitted ones and earliest date.
+    var donations = DonationIndex()
     var subscriptions = SubscriptionRegistry()
     /// The next moment time-driven work is due (the engine's next change, the retention sweep, the storage retry),
     /// as last handed to the time service.
@@ -219,7 +209,7 @@ public actor EngineHost {
             }
             return (donation.id, lastTicket)
         }
-        guard donationCount < limits.maxDonations else {
+        guard donations.count < limits.maxDonations else {
             throw .core(.limitExceeded(limit: "maxDonations", maximum: limits.maxDonations))
         }
         let (_, ticket) = try apply(.donate(donation), checked: probe)
@@ -229,8 +219,8 @@ public actor EngineHost {
     /// The donation stored (or logged and not yet stored) under this key, if any: the filter answers "none" for
     /// nearly every new id without asking the store.
     func knownDonation(_ key: DonationKey, probe: DonationKeyFilter.Probe) throws(HostError) -> Donation? {
-        if donationKeysComplete, !donationKeys.mayContain(probe) { return nil }
-        if let pending = unconfirmed.donation(key) { return pending }
+        if donations.surelyFree(probe) { return nil }
+        if let pending = donations.unconfirmed.donation(key) { return pending }
         do { return try log.donation(app: key.app, id: key.id) } catch { throw .store(error) }
     }
 
@@ -325,17 +315,14 @@ public actor EngineHost {
         let backfilled = event.time.seconds(since: serviceTime()) < -1
         if backfilled || !backfilledUntil.isEmpty { journalBackfill(event, backfilled: backfilled) }
         if let donation = event.donation {
-            donationCount += 1
-            donationKeys.insert(checked ?? DonationKeyFilter.probe(DonationKey(donation)))
-            if donation.date < oldestApplied { oldestApplied = donation.date }
-            if let oldest = oldestDonation, donation.date < oldest { oldestDonation = donation.date }
+            donations.applied(donation, probe: checked ?? DonationKeyFilter.probe(DonationKey(donation)))
             statistics.donationsReceived += 1
             if logger.logLevel <= .debug { logDonation(donation) }
         }
         statistics.eventsRecorded += 1
         let ticket = log.enqueueHeld([event])
         lastTicket = ticket
-        if let donation = event.donation { unconfirmed.add(donation, newest: ticket) }
+        if let donation = event.donation { donations.unconfirmed.add(donation, newest: ticket) }
         scheduleFlush()
         fanOut(decisions: [], effects: effects)
         publishAtCommit(ticket)
@@ -624,7 +611,7 @@ public actor EngineHost {
         result.widgets = counts.widgets
         result.kinds = counts.kinds
         result.liveActivities = counts.liveActivities
-        result.donations = donationCount
+        result.donations = donations.count
         result.subscribers = subscriptions.subscriberCount
         result.reloadWatchers = subscriptions.watcherCount
         result.uptimeSeconds = clock.now().seconds(since: started)
