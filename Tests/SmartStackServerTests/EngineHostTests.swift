@@ -231,6 +231,13 @@ struct EngineHostTests {
         log.failing.withLock { $0 = nil }
         clock.advance(seconds: 1)
         #expect(await Self.eventually { await host.phase == .serving })
+        // Failing again, then working before the retry is due: the first publish that finds it working serves.
+        log.failing.withLock { $0 = failure }
+        await host.tick()
+        #expect(await host.phase == .storageFailed(retryAt: clock.now().adding(seconds: 1)))
+        log.failing.withLock { $0 = nil }
+        await host.tick()
+        #expect(await host.phase == .serving)
         _ = try await host.donateNow(ServerFixture.donation("mail", at: clock.now()), idGiven: false)
         await host.stop()
         await host.tick()

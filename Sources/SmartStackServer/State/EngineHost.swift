@@ -21,7 +21,8 @@ enum HostPhase: Equatable, Sendable {
     /// Taking calls and publishing what they change.
     case serving
     /// The store failed a record: recording calls fail and nothing is published (it could not be stored); at
-    /// `retryAt`, a second later, the host serves again and publishes, or fails back into this phase.
+    /// `retryAt`, a second later, the host serves again and publishes, or fails back into this phase (a publish
+    /// that finds the store taking records before then serves at once).
     case storageFailed(retryAt: Timestamp)
     /// Stopping (graceful shutdown): no new work is taken, every stream has ended, no wake-up is scheduled.
     case stopping
@@ -408,6 +409,8 @@ public actor EngineHost {
             retryWhenStorageWorks()
             return .committed
         }
+        // The store takes records again (a call found it so before the retry came): serving.
+        if case .storageFailed = phase { phase = .serving }
         let time = serviceTime(reading: reading ?? clock.now())
         if let quiet = publishQuietUntil, time < quiet { return .committed }
         guard engine.needsPublish(at: time) else {
