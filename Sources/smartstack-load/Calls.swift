@@ -26,7 +26,7 @@ func appendCall(_ options: Options, client: Int, sequence: Int, to bytes: inout 
     case .zadd:
         appendRESP(["ZADD", "load", String(sequence), "\(options.runID)-\(client)-\(sequence)"], to: &bytes)
     case .zrevrange:
-        appendRESP(["ZREVRANGE", "load", "0", "9"], to: &bytes)
+        appendRESP(["ZREVRANGE", "load", "0", String(options.widgets - 1)], to: &bytes)
     }
 }
 
@@ -186,16 +186,16 @@ private func callEach(_ path: String, _ wireProtocol: WireProtocol, _ calls: [[U
     close(fd)
 }
 
-/// Prepares what the reads read: smartstackd's stack `load` of 10 widgets of 10 apps, or Redis's sorted set `load`
-/// of 10 members.
+/// Prepares what the reads read: smartstackd's stack `load` of `--widgets` widgets (10), each of its own app, or
+/// Redis's sorted set `load` of as many members.
 func setUp(_ options: Options) {
     switch options.method.wireProtocol {
     case .varlink:
         var calls: [[UInt8]] = []
-        for app in 0..<10 {
+        for app in 0..<max(10, options.widgets) {
             calls.append(Array(#"{"method":"io.smartstack.Provider.RegisterWidget","parameters":{"app":"org.load.app\#(app)","kind":"main","families":["systemMedium"]}}"#.utf8) + [0])
         }
-        let widgets = (0..<10).map { #"{"instance":"w\#($0)","app":"org.load.app\#($0)","kind":"main"}"# }
+        let widgets = (0..<options.widgets).map { #"{"instance":"w\#($0)","app":"org.load.app\#($0)","kind":"main"}"# }
             .joined(separator: ",")
         calls.append(Array(#"{"method":"io.smartstack.Shell.ConfigureStack","parameters":{"stack":"load","family":"systemMedium","widgets":[\#(widgets)]}}"#.utf8) + [0])
         callEach(options.path, .varlink, calls, what: "setting up the stack")
@@ -203,7 +203,7 @@ func setUp(_ options: Options) {
         var call: [UInt8] = []
         appendRESP(["DEL", "load"], to: &call)
         var zadd = ["ZADD", "load"]
-        for member in 0..<10 { zadd += [String(member), "w\(member)"] }
+        for member in 0..<options.widgets { zadd += [String(member), "w\(member)"] }
         var add: [UInt8] = []
         appendRESP(zadd, to: &add)
         callEach(options.path, .redis, [call, add], what: "setting up the sorted set")

@@ -13,13 +13,13 @@ enum WireProtocol: String {
 enum LoadMethod: String, CaseIterable {
     /// Varlink: `Donate`, each with its own id (a durable write).
     case donate
-    /// Varlink: `GetStack` of the 10-widget stack `load`.
+    /// Varlink: `GetStack` of the stack `load` (10 widgets, `--widgets`).
     case getstack
     /// Varlink: 90% `GetStack`, 9% `Donate`, 1% `SubmitTimeline`.
     case mixed
     /// RESP: `ZADD load <score> <member>`, each member its own (a durable write with AOF).
     case zadd
-    /// RESP: `ZREVRANGE load 0 9` of a 10-member sorted set.
+    /// RESP: `ZREVRANGE load 0 9` of a 10-member sorted set (`--widgets` members).
     case zrevrange
 
     var wireProtocol: WireProtocol {
@@ -46,6 +46,8 @@ struct Options {
     /// as soon as its window allows, saturating the server). A paced load measures latency under a given load
     /// rather than the queueing of a saturated server (the soak uses it).
     var rate = 0
+    /// Widgets in the stack `load` (members of Redis's sorted set): what a read returns.
+    var widgets = 10
     /// Prints one JSON object instead of the sentence.
     var json = false
     /// Makes donation ids and sorted-set members unique across runs against the same server.
@@ -53,7 +55,7 @@ struct Options {
 
     static let usage =
         "usage: smartstack-load --socket PATH [--method donate|getstack|mixed|zadd|zrevrange] [--clients N] "
-        + "[--window W] [--threads T] [--seconds S] [--warmup S] [--subscribers N] [--rate CALLS_PER_SECOND] [--json]"
+        + "[--window W] [--threads T] [--seconds S] [--warmup S] [--subscribers N] [--rate CALLS_PER_SECOND] [--widgets N] [--json]"
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -85,6 +87,9 @@ struct Options {
             case "--warmup": options.warmup = seconds(value())
             case "--subscribers": options.subscribers = count(value(), allowZero: true)
             case "--rate": options.rate = count(value(), allowZero: true)
+            case "--widgets":
+                options.widgets = count(value())
+                if options.widgets > 100 { fail("--widgets takes at most 100 (a stack's limit)") }
             case "--json": options.json = true
             case "--method":
                 let text = value()
