@@ -24,7 +24,7 @@ extension EngineHost {
         removed: [Donation], ticket: CommitTicket
     ) {
         attempt: while true {
-            guard phase != .stopping else { throw .stopping }
+            try refuseWhenStopping()
             let through = log.lastSequence
             let rollbacksBefore = rollbacks
             captured = []
@@ -39,7 +39,7 @@ extension EngineHost {
                     return fold
                 }
             }
-            guard phase != .stopping else { throw .stopping }
+            try refuseWhenStopping()
             guard rollbacks == rollbacksBefore else { continue }
             var fold: RebuildFold
             switch replayed {
@@ -63,7 +63,7 @@ extension EngineHost {
                     for event in batch { fold.take(event, without: doomed) }
                     return fold
                 }
-                guard phase != .stopping else { throw .stopping }
+                try refuseWhenStopping()
                 guard rollbacks == rollbacksBefore else { continue attempt }
             }
             let arrived = captured ?? []

@@ -108,6 +108,11 @@ public actor EngineHost {
         self.idPrefix = String(UInt64.random(in: 0...UInt64.max) >> 16, radix: 36)
     }
 
+    /// Refuses new work once the service is stopping (`HostPhase.stopping`).
+    func refuseWhenStopping() throws(HostError) {
+        if case .stopping = phase { throw .stopping }
+    }
+
     /// The current time of the service's clock (no need to enter the actor: the clock is its own).
     public nonisolated func now() -> Timestamp { clock.now() }
 
@@ -199,7 +204,7 @@ public actor EngineHost {
         donation.date = try admitted(.donate(donation)).time
         let clamped = donation.date != sent
         if !idGiven { donation.id = nextDonationID() }
-        guard phase != .stopping else { throw .stopping }
+        try refuseWhenStopping()
         try checkStorage()
         let key = DonationKey(donation)
         let probe = DonationKeyFilter.probe(key)
@@ -239,7 +244,7 @@ public actor EngineHost {
     /// all of them): a rebuild costs a replay of the whole stored log, so one per call would let a stream of
     /// deletions queue without end behind each other.
     public func deleteDonations(app: AppID, filter: DonationFilter) async throws(HostError) -> Int {
-        guard phase != .stopping else { throw .stopping }
+        try refuseWhenStopping()
         try checkStorage()
         // Which stored donations match, read off the loop once everything logged so far is stored.
         try await committed(lastTicket)
@@ -279,7 +284,7 @@ public actor EngineHost {
         let selected = doomed
         do throws(HostError) {
             // Only these apps' donations: what retention removes is the sweep's, on the service's clock.
-            guard phase != .stopping else { throw .stopping }
+            try refuseWhenStopping()
             let (removed, ticket) = try await rebuild(without: { selected[$0.app]?.contains($0.id) ?? false })
             try await committed(ticket)
             // Each removed donation counts for the first deletion in the batch that asked for it.
@@ -304,7 +309,7 @@ public actor EngineHost {
     private func apply(_ event: EngineEvent, checked: DonationKeyFilter.Probe? = nil) throws(HostError) -> (
         [EngineEffect], CommitTicket
     ) {
-        guard phase != .stopping else { throw .stopping }
+        try refuseWhenStopping()
         try checkStorage()
         let event = checked != nil ? event : try admitted(event)
         let effects: [EngineEffect]

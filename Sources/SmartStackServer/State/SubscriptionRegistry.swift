@@ -155,7 +155,7 @@ extension EngineHost {
 
     /// The current decisions of `stacks` (every stack when `nil`) a new subscription starts with; checks the limits.
     private func initialDecisions(_ stacks: [StackID]?) throws(HostError) -> [Decision] {
-        guard phase != .stopping else { throw .stopping }
+        try refuseWhenStopping()
         guard subscriptions.count < limits.maxSubscriptions else {
             throw .core(.limitExceeded(limit: "maxSubscriptions", maximum: limits.maxSubscriptions))
         }
@@ -175,7 +175,7 @@ extension EngineHost {
 
     /// Opens a stream of an app's reload requests (and withheld reloads).
     public func watchReloads(app: AppID) throws(HostError) -> HostSubscription<EngineEffect> {
-        guard phase != .stopping else { throw .stopping }
+        try refuseWhenStopping()
         guard subscriptions.count < limits.maxSubscriptions else {
             throw .core(.limitExceeded(limit: "maxSubscriptions", maximum: limits.maxSubscriptions))
         }

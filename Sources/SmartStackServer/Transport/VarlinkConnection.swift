@@ -83,9 +83,6 @@ final class VarlinkConnection: ChannelInboundHandler {
     typealias Send = ConnectionStateMachine.Send
     typealias SendFrame = ConnectionStateMachine.SendFrame
 
-    /// Replies queued beyond this stop reading until they are written.
-    static let maxQueuedReplies = ConnectionStateMachine.maxQueuedReplies
-
     private let handler: any CallHandler
     private let logger: Logger
     private let notifier: GateNotifier
