@@ -72,6 +72,23 @@ public struct VarlinkClient: ~Copyable {
         return try await nextReply().parameters
     }
 
+    /// Calls the request's method with its parameters (`client.call(GetStackRequest(stack: home))`) and returns
+    /// the reply's parameters; a typed error is thrown as `.remote`. A streaming method's request goes to
+    /// `stream(_:_:)`.
+    public mutating func call<Request: VarlinkMethodRequest>(_ request: Request) async throws(VarlinkClientError)
+        -> JSONObject
+    {
+        try await call(Request.method.rawValue, request.wireParameters)
+    }
+
+    /// Calls the request's streaming method (`Subscribe`, `WatchReloads`) and hands each reply to `body` until
+    /// the stream ends or `body` returns `false`.
+    public mutating func stream<Request: VarlinkMethodRequest>(
+        _ request: Request, _ body: (JSONObject) async throws -> Bool
+    ) async throws {
+        try await stream(Request.method.rawValue, request.wireParameters, body)
+    }
+
     /// Calls a method without waiting for (or getting) a reply.
     public mutating func callOneway(_ method: String, _ parameters: JSONObject = JSONObject()) async throws(VarlinkClientError) {
         try await send(method, parameters, more: false, oneway: true)

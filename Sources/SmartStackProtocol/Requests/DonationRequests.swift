@@ -134,3 +134,69 @@ public struct ListDonationsRequest: VarlinkMethodRequest {
         ["donations": .array(donations.map { .object($0.wireObject) })]
     }
 }
+
+// MARK: Typed calls
+
+extension DonateRequest {
+    /// A donation, checked as the service checks it (`InvalidParameter` naming what is wrong); the service makes
+    /// up an id when `id` is `nil`.
+    public init(
+        app: AppID, intent: String, parameters: [String: String] = [:], date: Timestamp? = nil, id: String? = nil,
+        groupId: String? = nil
+    ) throws(VarlinkError) {
+        var writer = ParameterWriter()
+        writer.add("app", app.rawValue)
+        writer.add("intent", intent)
+        writer.add("parameters", parameters)
+        writer.add("date", date)
+        writer.add("id", id)
+        writer.add("groupId", groupId)
+        try self.init(parameters: writer.object)
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("app", app.rawValue)
+        writer.add("intent", intent)
+        if !parameters.isEmpty { writer.add("parameters", parameters) }
+        writer.add("date", date)
+        writer.add("id", id)
+        writer.add("groupId", groupId)
+        return writer.object
+    }
+}
+
+extension DeleteDonationsRequest {
+    public init(app: AppID, filter: DonationFilter) { (self.app, self.filter) = (app, filter) }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("app", app.rawValue)
+        switch filter {
+        case .ids(let ids): writer.add("ids", ids.sorted())
+        case .group(let group): writer.add("groupId", group)
+        case .intent(let type, let entity):
+            writer.add("intent", type)
+            writer.add("entity", entity)
+        case .all: break
+        }
+        return writer.object
+    }
+}
+
+extension ListDonationsRequest {
+    /// A page of up to `limit` donations (the service's default when `nil`) after the donation `after`.
+    public init(app: AppID, after: String? = nil, limit: Int? = nil) {
+        (self.app, self.after) = (app, after)
+        limitGiven = limit != nil
+        self.limit = limit ?? Self.defaultLimit
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("app", app.rawValue)
+        writer.add("after", after)
+        if limitGiven { writer.add("limit", limit) }
+        return writer.object
+    }
+}

@@ -78,3 +78,60 @@ public struct EndLiveActivityRequest: VarlinkMethodRequest {
             app: app, id: id, contentState: contentState, dismissAfter: dismissAfter, at: date ?? defaultTime)
     }
 }
+
+// MARK: Typed calls
+
+extension StartLiveActivityRequest {
+    public init(
+        app: AppID, id: String, attributes: [String: String] = [:], contentState: [String: String] = [:],
+        date: Timestamp? = nil
+    ) {
+        (self.app, self.id, self.attributes, self.contentState, self.date) = (app, id, attributes, contentState, date)
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("app", app.rawValue)
+        writer.add("id", id)
+        writer.add("attributes", attributes)
+        writer.add("contentState", contentState)
+        writer.add("date", date)
+        return writer.object
+    }
+}
+
+extension UpdateLiveActivityRequest {
+    public init(app: AppID, id: String, contentState: [String: String], date: Timestamp? = nil) {
+        (self.app, self.id, self.contentState, self.date) = (app, id, contentState, date)
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("app", app.rawValue)
+        writer.add("id", id)
+        writer.add("contentState", contentState)
+        writer.add("date", date)
+        return writer.object
+    }
+}
+
+extension EndLiveActivityRequest {
+    public init(
+        app: AppID, id: String, contentState: [String: String]? = nil, dismissAfter: Double? = nil,
+        date: Timestamp? = nil
+    ) {
+        (self.app, self.id, self.contentState, self.dismissAfter, self.date) = (
+            app, id, contentState, dismissAfter, date
+        )
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("app", app.rawValue)
+        writer.add("id", id)
+        writer.add("contentState", contentState)
+        writer.add("dismissAfter", dismissAfter)
+        writer.add("date", date)
+        return writer.object
+    }
+}

@@ -95,3 +95,49 @@ public struct RegisterWidgetRequest: VarlinkMethodRequest {
         return .invalidParameter(parameter: parameter, reason: reason)
     }
 }
+
+// MARK: Typed calls
+
+extension RegisterWidgetRequest {
+    /// Registers `kind` (checked when it was made: `WidgetKind.init`).
+    public init(kind: WidgetKind, date: Timestamp? = nil) { (self.kind, self.date) = (kind, date) }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("app", kind.id.app.rawValue)
+        writer.add("kind", kind.id.kind)
+        writer.add("displayName", kind.displayName)
+        writer.add("families", kind.families.sorted().map(\.rawValue))
+        if let intent = kind.intent {
+            writer.add("intent", ["type": .string(intent.type), "parameters": .array(intent.parameters.map { .object(Self.wire($0)) })] as JSONObject)
+        }
+        if !kind.predictionMappings.isEmpty {
+            writer.add(
+                "predictionMapping",
+                kind.predictionMappings.map { mapping -> JSONObject in
+                    ["intent": .string(mapping.intentType), "parameters": .object(ParameterWriter.map(mapping.parameters))]
+                })
+        }
+        writer.add("date", date)
+        return writer.object
+    }
+
+    /// One intent parameter; its default in the text form `ConfigurationValue.parse` reads.
+    private static func wire(_ schema: ParameterSchema) -> JSONObject {
+        var writer = ParameterWriter()
+        writer.add("name", schema.name)
+        writer.add("type", schema.type.rawValue)
+        writer.add("title", schema.title)
+        if schema.optional { writer.add("optional", true) }
+        writer.add("default", schema.defaultValue?.matchKey)
+        if !schema.cases.isEmpty {
+            writer.add("cases", schema.cases.map { ["id": .string($0.id), "displayName": .string($0.displayName)] as JSONObject })
+        }
+        if !schema.suggestedEntities.isEmpty {
+            writer.add(
+                "suggestedEntities",
+                schema.suggestedEntities.map { ["id": .string($0.id), "displayName": .string($0.displayName)] as JSONObject })
+        }
+        return writer.object
+    }
+}

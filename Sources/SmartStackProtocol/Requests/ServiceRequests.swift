@@ -154,3 +154,25 @@ public struct StorageStatistics: Sendable, Hashable {
 
 /// `io.smartstack.Admin.CommitLatency`: percentiles of recent commit waits, in milliseconds.
 public typealias CommitLatency = LatencySummary
+
+// MARK: Typed calls
+
+extension GetInfoRequest {
+    public init() {}
+    public var wireParameters: JSONObject { [:] }
+}
+
+extension GetInterfaceDescriptionRequest {
+    public init(interface: String) { self.interface = interface }
+    public var wireParameters: JSONObject { ["interface": .string(interface)] }
+}
+
+extension GetStatisticsRequest {
+    public init() {}
+    public var wireParameters: JSONObject { [:] }
+}
+
+extension SetLogLevelRequest {
+    public init(level: LogLevel) { self.level = level }
+    public var wireParameters: JSONObject { ["level": .string(level.rawValue)] }
+}

@@ -64,3 +64,47 @@ public struct SetContextRequest: VarlinkMethodRequest {
         .setContext(key: key, value: value, at: date ?? defaultTime)
     }
 }
+
+// MARK: Typed calls
+
+extension RecordEngagementRequest {
+    public init(stack: StackID, instance: InstanceID, kind: EngagementKind, duration: Double? = nil, date: Timestamp? = nil) {
+        (self.stack, self.instance, self.kind, self.duration, self.date) = (stack, instance, kind, duration, date)
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("stack", stack.rawValue)
+        writer.add("instance", instance.rawValue)
+        writer.add("kind", kind.rawValue)
+        writer.add("duration", duration)
+        writer.add("date", date)
+        return writer.object
+    }
+}
+
+extension RecordLookRequest {
+    public init(stack: StackID, date: Timestamp? = nil) { (self.stack, self.date) = (stack, date) }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("stack", stack.rawValue)
+        writer.add("date", date)
+        return writer.object
+    }
+}
+
+extension SetContextRequest {
+    /// Sets `key` to `value`, or clears it when `value` is `nil`.
+    public init(key: String, value: String?, date: Timestamp? = nil) {
+        (self.key, self.value, self.date) = (key, value, date)
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("key", key)
+        writer.add("value", value)
+        writer.add("date", date)
+        return writer.object
+    }
+}

@@ -106,6 +106,9 @@ public protocol VarlinkMethodRequest: Sendable {
     static var method: SmartStackMethod { get }
     /// Decodes and checks the parameters; every error is a reply naming the parameter's full path.
     init(parameters: JSONObject) throws(VarlinkError)
+    /// The parameters as a client sends them (absent optionals left out): `Self(parameters: wireParameters)`
+    /// reads back the same request. The typed client (`VarlinkClient.call(_:)`) sends these.
+    var wireParameters: JSONObject { get }
 }
 
 extension VarlinkMethodRequest {

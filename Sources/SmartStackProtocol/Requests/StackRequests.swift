@@ -7,6 +7,11 @@ public struct WirePlacement: Sendable, Hashable {
     /// Values by parameter name, read against the kind's schema when the event is made.
     public var configuration: JSONObject
 
+    /// A widget to place: `configuration` holds its values by parameter name, in either wire form.
+    public init(instance: InstanceID, kind: WidgetKindID, configuration: JSONObject = [:]) {
+        (self.instance, self.kind, self.configuration) = (instance, kind, configuration)
+    }
+
     /// The placements, each one's values read against its kind from `kinds`: errors name
     /// `PARAMETER[i].configuration.NAME`; a kind `kinds` does not know is `method`'s `NotFound(widgetKind)`.
     static func placements<Method: VarlinkMethodRequest>(
@@ -264,4 +269,140 @@ public struct GetBudgetRequest: VarlinkMethodRequest {
 
     /// The reply (`BudgetState.wireObject`).
     public static func reply(_ budget: BudgetState) -> JSONObject { budget.wireObject }
+}
+
+// MARK: Typed calls
+
+extension WirePlacement {
+    var wireObject: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("instance", instance.rawValue)
+        writer.add("app", kind.app.rawValue)
+        writer.add("kind", kind.kind)
+        if !configuration.isEmpty { writer.add("configuration", configuration) }
+        return writer.object
+    }
+}
+
+extension ConfigureStackRequest {
+    public init(
+        stack: StackID, family: WidgetFamily, widgets: [WirePlacement], smartRotate: Bool = true,
+        suggestions: Bool = true, pinned: InstanceID? = nil, developerMode: Bool = false, liveActivities: Bool = true,
+        date: Timestamp? = nil
+    ) {
+        (self.stack, self.family, self.widgets, self.smartRotate, self.suggestions) = (
+            stack, family, widgets, smartRotate, suggestions
+        )
+        (self.pinned, self.developerMode, self.liveActivities, self.date) = (
+            pinned, developerMode, liveActivities, date
+        )
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("stack", stack.rawValue)
+        writer.add("family", family.rawValue)
+        writer.add("widgets", widgets.map(\.wireObject))
+        writer.add("smartRotate", smartRotate)
+        writer.add("suggestions", suggestions)
+        writer.add("pinned", pinned?.rawValue)
+        writer.add("developerMode", developerMode)
+        writer.add("liveActivities", liveActivities)
+        writer.add("date", date)
+        return writer.object
+    }
+}
+
+extension ChangeStackRequest {
+    /// A change of `stack`; set the fields to change (`StackChange` says how they combine).
+    public init(stack: StackID, date: Timestamp? = nil) {
+        self.stack = stack
+        unpin = false
+        add = []
+        remove = []
+        self.date = date
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("stack", stack.rawValue)
+        writer.add("family", family?.rawValue)
+        writer.add("smartRotate", smartRotate)
+        writer.add("suggestions", suggestions)
+        writer.add("liveActivities", liveActivities)
+        writer.add("developerMode", developerMode)
+        writer.add("pin", pin?.rawValue)
+        if unpin { writer.add("unpin", true) }
+        if !add.isEmpty { writer.add("add", add.map(\.wireObject)) }
+        if !remove.isEmpty { writer.add("remove", remove.map(\.rawValue)) }
+        writer.add("order", order?.map(\.rawValue))
+        writer.add("date", date)
+        return writer.object
+    }
+}
+
+extension GetStackRequest {
+    public init(stack: StackID, at: Timestamp? = nil) { (self.stack, self.at) = (stack, at) }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("stack", stack.rawValue)
+        writer.add("at", at)
+        return writer.object
+    }
+}
+
+extension SubscribeRequest {
+    /// Follows `stacks` (repeats dropped), or every stack when `nil`.
+    public init(stacks: [StackID]? = nil) {
+        var seen = Set<StackID>()
+        self.stacks = stacks?.filter { seen.insert($0).inserted }
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("stacks", stacks?.map(\.rawValue))
+        return writer.object
+    }
+}
+
+extension ListStacksRequest {
+    public init() {}
+    public var wireParameters: JSONObject { [:] }
+}
+
+extension RemoveStackRequest {
+    public init(stack: StackID, date: Timestamp? = nil) { (self.stack, self.date) = (stack, date) }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("stack", stack.rawValue)
+        writer.add("date", date)
+        return writer.object
+    }
+}
+
+extension ExplainRequest {
+    public init(stack: StackID, instance: InstanceID? = nil, at: Timestamp? = nil) {
+        (self.stack, self.instance, self.at) = (stack, instance, at)
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("stack", stack.rawValue)
+        writer.add("instance", instance?.rawValue)
+        writer.add("at", at)
+        return writer.object
+    }
+}
+
+extension GetBudgetRequest {
+    public init(instance: InstanceID, at: Timestamp? = nil) { (self.instance, self.at) = (instance, at) }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("instance", instance.rawValue)
+        writer.add("at", at)
+        return writer.object
+    }
 }

@@ -228,3 +228,105 @@ public struct DeclareRelevanceRequest: VarlinkMethodRequest {
             RelevanceDeclaration(target: resolved, contexts: contexts, group: group), at: date ?? defaultTime)
     }
 }
+
+// MARK: Typed calls
+
+extension WireTarget {
+    fileprivate func write(to writer: inout ParameterWriter) {
+        switch self {
+        case .instance(let id): writer.add("instance", id.rawValue)
+        case .configuration(let object): if !object.isEmpty { writer.add("configuration", object) }
+        }
+    }
+}
+
+extension SubmitTimelineRequest {
+    /// A timeline for `target`, checked and sorted as the service does (`InvalidParameter` naming the entry).
+    public init(
+        kind: WidgetKindID, target: WireTarget, entries: [TimelineEntry], policy: ReloadPolicy = .atEnd,
+        date: Timestamp? = nil
+    ) throws(VarlinkError) {
+        (self.kind, self.target, self.date) = (kind, target, date)
+        (timeline, warnings) = try Self.core { () throws(CoreError) in
+            try Timeline.validated(entries: entries, policy: policy, maxEntries: 100_000)
+        }
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("app", kind.app.rawValue)
+        writer.add("kind", kind.kind)
+        target.write(to: &writer)
+        writer.add(
+            "entries",
+            timeline.entries.map { entry -> JSONObject in
+                var object: JSONObject = ["date": entry.date.wireValue]
+                if let relevance = entry.relevance {
+                    object["relevance"] = ["score": .double(relevance.score), "duration": .double(relevance.duration)]
+                }
+                return object
+            })
+        switch timeline.policy {
+        case .atEnd: break
+        case .after(let date): writer.add("policy", ["kind": .string("after"), "date": date.wireValue] as JSONObject)
+        case .never: writer.add("policy", ["kind": .string("never")] as JSONObject)
+        }
+        writer.add("date", date)
+        return writer.object
+    }
+}
+
+extension ReloadTimelinesRequest {
+    /// Asks for reloads of one kind of `app`, or of all its kinds when `kind` is `nil`.
+    public init(app: AppID, kind: String? = nil, date: Timestamp? = nil) {
+        (self.app, self.kind, self.date) = (app, kind, date)
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("app", app.rawValue)
+        writer.add("kind", kind)
+        writer.add("date", date)
+        return writer.object
+    }
+}
+
+extension WatchReloadsRequest {
+    public init(app: AppID, includeWithheld: Bool = false) { (self.app, self.includeWithheld) = (app, includeWithheld) }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("app", app.rawValue)
+        if includeWithheld { writer.add("includeWithheld", true) }
+        return writer.object
+    }
+}
+
+extension DeclareRelevanceRequest {
+    /// Relevant contexts for `target`, checked as the service checks them.
+    public init(
+        kind: WidgetKindID, target: WireTarget, contexts: [RelevantContext], group: String? = nil,
+        date: Timestamp? = nil
+    ) throws(VarlinkError) {
+        (self.kind, self.target, self.group, self.date) = (kind, target, group, date)
+        self.contexts = try Self.core { () throws(CoreError) in try RelevantContext.validated(contexts, maxCount: .max) }
+    }
+
+    public var wireParameters: JSONObject {
+        var writer = ParameterWriter()
+        writer.add("app", kind.app.rawValue)
+        writer.add("kind", kind.kind)
+        target.write(to: &writer)
+        writer.add(
+            "contexts",
+            contexts.map { context -> JSONObject in
+                switch context {
+                case .dateInterval(let start, let end): ["start": start.wireValue, "end": end.wireValue]
+                case .context(let key, let value): ["key": .string(key), "value": .string(value)]
+                }
+            })
+        writer.add("group", group)
+        writer.add("date", date)
+        return writer.object
+    }
+}
