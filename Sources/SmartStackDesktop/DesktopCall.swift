@@ -15,12 +15,15 @@ public enum DesktopCall: Sendable, Equatable, Codable {
     case recordLook(stack: String, date: Timestamp)
 
     /// The Varlink method.
-    public var method: String {
+    public var method: String { request.method.rawValue }
+
+    /// The request type the service decodes the call with (`DesktopCallWireTests` decodes every call with it).
+    public var request: any VarlinkMethodRequest.Type {
         switch self {
-        case .registerWidget: "io.smartstack.Provider.RegisterWidget"
-        case .configureStack: "io.smartstack.Shell.ConfigureStack"
-        case .donate: "io.smartstack.Provider.Donate"
-        case .recordLook: "io.smartstack.Shell.RecordLook"
+        case .registerWidget: RegisterWidgetRequest.self
+        case .configureStack: ConfigureStackRequest.self
+        case .donate: DonateRequest.self
+        case .recordLook: RecordLookRequest.self
         }
     }
 
@@ -79,13 +82,13 @@ public enum DesktopCall: Sendable, Equatable, Codable {
             return nil
         }
         guard let dateText = string("date"), let date = try? Timestamp(rfc3339: dateText) else { return nil }
-        switch method {
-        case "io.smartstack.Provider.RegisterWidget":
+        switch SmartStackMethod(rawValue: method) {
+        case .registerWidget?:
             guard let app = string("app"), let kind = string("kind"), case .array(let families)? = parameters["families"],
                 case .string(let family)? = families.first
             else { return nil }
             self = .registerWidget(app: app, kind: kind, displayName: string("displayName") ?? app, family: family, date: date)
-        case "io.smartstack.Shell.ConfigureStack":
+        case .configureStack?:
             guard let stack = string("stack"), let family = string("family"), case .array(let widgets)? = parameters["widgets"]
             else { return nil }
             var apps: [String] = []
@@ -96,10 +99,10 @@ public enum DesktopCall: Sendable, Equatable, Codable {
                 kind = widgetKind
             }
             self = .configureStack(stack: stack, family: family, kind: kind, apps: apps, date: date)
-        case "io.smartstack.Provider.Donate":
+        case .donate?:
             guard let app = string("app"), let id = string("id") else { return nil }
             self = .donate(app: app, id: id, date: date)
-        case "io.smartstack.Shell.RecordLook":
+        case .recordLook?:
             guard let stack = string("stack") else { return nil }
             self = .recordLook(stack: stack, date: date)
         default:

@@ -10,7 +10,7 @@ struct Stats: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let reply = try await global.call("io.smartstack.Admin.GetStatistics")
+        let reply = try await global.call { GetStatisticsRequest() }
         global.emit(reply) { StatisticsRenderer.render(reply, style: global.style) }
     }
 }
@@ -31,10 +31,10 @@ struct LogLevel: AsyncParsableCommand {
 
     func run() async throws {
         if let level {
-            let reply = try await global.call("io.smartstack.Admin.SetLogLevel", ["level": .string(level)])
+            let reply = try await global.call(SetLogLevelRequest.self, ["level": .string(level)])
             global.emit(reply) { "log level set to \(level)" }
         } else {
-            let statistics = try await global.call("io.smartstack.Admin.GetStatistics")
+            let statistics = try await global.call { GetStatisticsRequest() }
             let reply: JSONObject = ["level": statistics["logLevel"] ?? .null]
             global.emit(reply) { statistics.string("logLevel") ?? "unknown" }
         }
@@ -47,7 +47,7 @@ struct Info: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let reply = try await global.call("org.varlink.service.GetInfo")
+        let reply = try await global.call { GetInfoRequest() }
         global.emit(reply) { InfoRenderer.render(reply, address: global.addressText(), style: global.style) }
     }
 }
@@ -67,13 +67,12 @@ struct Introspect: AsyncParsableCommand {
                 names = [chosen]
             } else {
                 names =
-                    try await client.call("org.varlink.service.GetInfo")["interfaces"]?.arrayValue?
+                    try await client.call(GetInfoRequest())["interfaces"]?.arrayValue?
                     .compactMap(\.stringValue) ?? []
             }
             var result: [(String, String)] = []
             for name in names {
-                let reply = try await client.call(
-                    "org.varlink.service.GetInterfaceDescription", ["interface": .string(name)])
+                let reply = try await client.call(GetInterfaceDescriptionRequest(interface: name))
                 result.append((name, reply.string("description") ?? ""))
             }
             return result
@@ -113,15 +112,17 @@ struct Call: AsyncParsableCommand {
             if more {
                 let limit = count
                 var seen = 0
-                try await global.stream(method, object) { reply in
-                    seen += 1
-                    Output.line(JSONText.compact(reply))
-                    return limit.map { seen < $0 } ?? true
+                try await global.withClient { client in
+                    try await client.stream(method, object) { reply in
+                        seen += 1
+                        Output.line(JSONText.compact(reply))
+                        return limit.map { seen < $0 } ?? true
+                    }
                 }
             } else if oneway {
                 try await global.withClient { client in try await client.callOneway(method, object) }
             } else {
-                Output.line(JSONText.compact(try await global.call(method, object)))
+                Output.line(JSONText.compact(try await global.withClient { client in try await client.call(method, object) }))
             }
         } catch let failure as CtlFailure {
             // `call` speaks JSON on both streams: a typed error is its JSON document.

@@ -66,14 +66,31 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
-    /// Makes one call on a fresh connection.
-    func call(_ method: String, _ parameters: JSONObject = JSONObject()) async throws -> JSONObject {
-        try await withClient { client in try await client.call(method, parameters) }
+    /// Makes one typed call on a fresh connection. `make` builds the request from the command line: a value
+    /// the request's checks refuse fails here, before connecting, with the error the service would have
+    /// returned (the same code checks it; exit status 2).
+    func call<Request: VarlinkMethodRequest>(_ make: () throws(VarlinkError) -> Request) async throws -> JSONObject {
+        let request = try Self.checked(make)
+        return try await withClient { client in try await client.call(request) }
     }
 
-    /// Runs a stream on a fresh connection until `body` returns `false` or the stream ends.
-    func stream(_ method: String, _ parameters: JSONObject, _ body: (JSONObject) async throws -> Bool) async throws {
-        try await withClient { client in try await client.stream(method, parameters, body) }
+    /// One call of a request read from parameters the command line assembled, where it merges JSON the user
+    /// gave (`--definition`, `--widgets-json`, `--config`); read here, so a wrong member fails before connecting.
+    func call<Request: VarlinkMethodRequest>(_: Request.Type, _ parameters: JSONObject) async throws -> JSONObject {
+        try await call { () throws(VarlinkError) in try Request(parameters: parameters) }
+    }
+
+    /// Runs a typed stream on a fresh connection until `body` returns `false` or the stream ends.
+    func stream<Request: VarlinkMethodRequest>(
+        _ make: () throws(VarlinkError) -> Request, _ body: (JSONObject) async throws -> Bool
+    ) async throws {
+        let request = try Self.checked(make)
+        try await withClient { client in try await client.stream(request, body) }
+    }
+
+    /// What `make` builds from the command line; its error is reported as the service's.
+    static func checked<Value>(_ make: () throws(VarlinkError) -> Value) throws -> Value {
+        do throws(VarlinkError) { return try make() } catch { throw CtlFailure.service(error) }
     }
 
     /// The style for standard output.
@@ -92,6 +109,39 @@ func processEnvironment() -> [String: String] {
         if let value = getenv(name) { environment[name] = String(cString: value) }
     }
     return environment
+}
+
+/// Command-line text as the typed values of requests, refused with the error the service would return for it
+/// (`InvalidParameter` naming the parameter).
+enum Typed {
+    static func app(_ text: String) throws(VarlinkError) -> AppID { try check { () throws(CoreError) in try AppID(text) } }
+
+    static func stack(_ text: String) throws(VarlinkError) -> StackID {
+        try check { () throws(CoreError) in try StackID(text) }
+    }
+
+    static func instance(_ text: String, parameter: String = "instance") throws(VarlinkError) -> InstanceID {
+        try check { () throws(CoreError) in try InstanceID(text, parameter: parameter) }
+    }
+
+    static func instances(_ texts: [String], parameter: String) throws(VarlinkError) -> [InstanceID] {
+        var result: [InstanceID] = []
+        for (index, text) in texts.enumerated() { result.append(try instance(text, parameter: "\(parameter)[\(index)]")) }
+        return result
+    }
+
+    /// Values given as `NAME=VALUE` pairs (`--param`, `--state`).
+    static func pairs(_ items: [String], option: String) throws -> [String: String] {
+        var map: [String: String] = [:]
+        for (name, value) in try Arguments.pairs(items, option: option) { map[name] = value.stringValue }
+        return map
+    }
+
+    static func check<T>(_ body: () throws(CoreError) -> T) throws(VarlinkError) -> T {
+        do throws(CoreError) { return try body() } catch {
+            throw VarlinkError(error, interface: VarlinkError.serviceInterface)
+        }
+    }
 }
 
 /// Command-line values to wire values.
@@ -148,5 +198,6 @@ struct TimeArgument: ExpressibleByArgument, Sendable {
         utcOffsetSeconds = TimeExpression.localOffset(atSeconds: parsed / 1_000_000)
     }
 
-    var rfc3339: String { Timestamp(microseconds: microseconds, utcOffsetSeconds: utcOffsetSeconds).rfc3339 }
+    var rfc3339: String { timestamp.rfc3339 }
+    var timestamp: Timestamp { Timestamp(microseconds: microseconds, utcOffsetSeconds: utcOffsetSeconds) }
 }

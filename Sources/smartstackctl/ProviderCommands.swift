@@ -1,4 +1,5 @@
 import ArgumentParser
+import SmartStackCore
 import SmartStackCtlKit
 import SmartStackProtocol
 
@@ -57,7 +58,7 @@ struct WidgetCommand: AsyncParsableCommand {
             if let definition {
                 for (key, value) in try Arguments.object(definition, option: "--definition") { fields[key] = value }
             }
-            let reply = try await global.call("io.smartstack.Provider.RegisterWidget", fields)
+            let reply = try await global.call(RegisterWidgetRequest.self, fields)
             global.emit(reply) { "registered \(app)/\(kind)" }
         }
 
@@ -115,12 +116,12 @@ struct Donate: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "When it happened; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
     func run() async throws {
-        var fields: JSONObject = ["app": .string(app), "intent": .string(intent)]
-        if !parameters.isEmpty { fields["parameters"] = .object(try Arguments.pairs(parameters, option: "--param")) }
-        Arguments.add("id", id, to: &fields)
-        Arguments.add("groupId", group, to: &fields)
-        Arguments.add("date", date, to: &fields)
-        let reply = try await global.call("io.smartstack.Provider.Donate", fields)
+        let values = try Typed.pairs(parameters, option: "--param")
+        let reply = try await global.call { () throws(VarlinkError) in
+            try DonateRequest(
+                app: try Typed.app(app), intent: intent, parameters: values, date: date?.timestamp, id: id,
+                groupId: group)
+        }
         global.emit(reply) { "donated \(reply.string("id") ?? "?")" }
     }
 }
@@ -141,14 +142,13 @@ struct DonationsCommand: AsyncParsableCommand {
             let app = self.app
             let limit = self.limit
             let start = after
+            let appID = try GlobalOptions.checked { () throws(VarlinkError) in try Typed.app(app) }
             let donations: [JSONObject] = try await global.withClient { client in
                 var collected: [JSONObject] = []
                 var cursor = start
                 while true {
-                    var parameters: JSONObject = ["app": .string(app), "limit": .int(Int64(min(limit ?? 1000, 1000)))]
-                    Arguments.add("after", cursor, to: &parameters)
-                    let page = try await client.call("io.smartstack.Provider.ListDonations", parameters).objects(
-                        "donations")
+                    let request = ListDonationsRequest(app: appID, after: cursor, limit: min(limit ?? 1000, 1000))
+                    let page = try await client.call(request).objects("donations")
                     collected += page
                     if limit != nil || page.count < 1000 { return collected }
                     cursor = page.last?.string("id")
@@ -181,12 +181,13 @@ struct DonationsCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            var parameters: JSONObject = ["app": .string(app)]
-            if !ids.isEmpty { parameters["ids"] = .array(ids.map { .string($0) }) }
-            Arguments.add("groupId", group, to: &parameters)
-            Arguments.add("intent", intent, to: &parameters)
-            Arguments.add("entity", entity, to: &parameters)
-            let reply = try await global.call("io.smartstack.Provider.DeleteDonations", parameters)
+            let filter: DonationFilter =
+                if !ids.isEmpty { .ids(Set(ids)) } else if let group { .group(group) } else if let intent {
+                    .intent(type: intent, entity: entity)
+                } else { .all }
+            let reply = try await global.call { () throws(VarlinkError) in
+                DeleteDonationsRequest(app: try Typed.app(app), filter: filter)
+            }
             global.emit(reply) { "deleted \(reply.int("deleted") ?? 0) donations of \(app)" }
         }
     }
@@ -227,7 +228,7 @@ struct TimelineCommand: AsyncParsableCommand {
                 }
             }
             Arguments.add("date", date, to: &fields)
-            let reply = try await global.call("io.smartstack.Provider.SubmitTimeline", fields)
+            let reply = try await global.call(SubmitTimelineRequest.self, fields)
             global.emit(reply) {
                 let warnings = reply["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
                 return
@@ -275,10 +276,13 @@ struct Reload: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "When the reload was asked for (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
     func run() async throws {
-        var parameters: JSONObject = ["app": .string(app)]
-        Arguments.add("kind", kind, to: &parameters)
-        Arguments.add("date", date, to: &parameters)
-        let reply = try await global.call("io.smartstack.Provider.ReloadTimelines", parameters)
+        let reply = try await global.call { () throws(VarlinkError) in
+            let app = try Typed.app(app)
+            let kind = try self.kind.map { (name) throws(VarlinkError) in
+                try Typed.check { () throws(CoreError) in try WidgetKindID(app: app, kind: name).kind }
+            }
+            return ReloadTimelinesRequest(app: app, kind: kind, date: date?.timestamp)
+        }
         global.emit(reply) { Self.describe(reply, target: app + (kind.map { "/\($0)" } ?? " (every kind)")) }
     }
 
@@ -314,12 +318,15 @@ struct WatchReloads: AsyncParsableCommand {
     @Option(help: "Stop after this many replies.") var count: Int?
 
     func run() async throws {
-        let parameters: JSONObject = ["app": .string(app), "includeWithheld": .bool(includeWithheld)]
+        let (app, includeWithheld) = (self.app, self.includeWithheld)
         let global = self.global
         let style = global.style
         let limit = count
         var seen = 0
-        try await global.stream("io.smartstack.Provider.WatchReloads", parameters) { reply in
+        let request = { () throws(VarlinkError) in
+            WatchReloadsRequest(app: try Typed.app(app), includeWithheld: includeWithheld)
+        }
+        try await global.stream(request) { reply in
             seen += 1
             Output.line(global.json ? JSONText.compact(reply) : ReloadRenderer.render(reply, style: style))
             return limit.map { seen < $0 } ?? true
@@ -361,7 +368,7 @@ struct RelevanceCommand: AsyncParsableCommand {
                 })
             Arguments.add("group", group, to: &fields)
             Arguments.add("date", date, to: &fields)
-            let reply = try await global.call("io.smartstack.Provider.DeclareRelevance", fields)
+            let reply = try await global.call(DeclareRelevanceRequest.self, fields)
             global.emit(reply) {
                 var parts: [String] = []
                 if !contexts.isEmpty || group == nil {
@@ -391,13 +398,13 @@ struct LiveCommand: AsyncParsableCommand {
         @Option(parsing: .unconditional, help: "When it started (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
-            var fields: JSONObject = ["app": .string(app), "id": .string(id)]
-            if !attributes.isEmpty {
-                fields["attributes"] = .object(try Arguments.pairs(attributes, option: "--attribute"))
+            let (attributes, state) = (
+                try Typed.pairs(attributes, option: "--attribute"), try Typed.pairs(state, option: "--state")
+            )
+            let reply = try await global.call { () throws(VarlinkError) in
+                StartLiveActivityRequest(
+                    app: try Typed.app(app), id: id, attributes: attributes, contentState: state, date: date?.timestamp)
             }
-            if !state.isEmpty { fields["contentState"] = .object(try Arguments.pairs(state, option: "--state")) }
-            Arguments.add("date", date, to: &fields)
-            let reply = try await global.call("io.smartstack.Provider.StartLiveActivity", fields)
             global.emit(reply) { "started \(app) \(id)" }
         }
     }
@@ -413,12 +420,10 @@ struct LiveCommand: AsyncParsableCommand {
         @Option(parsing: .unconditional, help: "When the content changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
-            var fields: JSONObject = [
-                "app": .string(app), "id": .string(id),
-                "contentState": .object(try Arguments.pairs(state, option: "--state")),
-            ]
-            Arguments.add("date", date, to: &fields)
-            let reply = try await global.call("io.smartstack.Provider.UpdateLiveActivity", fields)
+            let state = try Typed.pairs(state, option: "--state")
+            let reply = try await global.call { () throws(VarlinkError) in
+                UpdateLiveActivityRequest(app: try Typed.app(app), id: id, contentState: state, date: date?.timestamp)
+            }
             global.emit(reply) { "updated \(app) \(id)" }
         }
     }
@@ -434,11 +439,12 @@ struct LiveCommand: AsyncParsableCommand {
         @Option(parsing: .unconditional, help: "When it ended (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
-            var fields: JSONObject = ["app": .string(app), "id": .string(id)]
-            if !state.isEmpty { fields["contentState"] = .object(try Arguments.pairs(state, option: "--state")) }
-            if let dismissAfter { fields["dismissAfter"] = .double(dismissAfter) }
-            Arguments.add("date", date, to: &fields)
-            let reply = try await global.call("io.smartstack.Provider.EndLiveActivity", fields)
+            let state = state.isEmpty ? nil : try Typed.pairs(state, option: "--state")
+            let reply = try await global.call { () throws(VarlinkError) in
+                EndLiveActivityRequest(
+                    app: try Typed.app(app), id: id, contentState: state, dismissAfter: dismissAfter,
+                    date: date?.timestamp)
+            }
             global.emit(reply) { "ended \(app) \(id)" }
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SmartStackCore
 import SmartStackCtlKit
 import SmartStackProtocol
 
@@ -10,7 +11,7 @@ struct Stacks: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let reply = try await global.call("io.smartstack.Shell.ListStacks")
+        let reply = try await global.call { ListStacksRequest() }
         global.emit(reply) { StacksRenderer.render(reply, style: global.style) }
     }
 }
@@ -29,11 +30,12 @@ struct StackCommand: AsyncParsableCommand {
         @Option(parsing: .unconditional, help: "Decide for this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var at: TimeArgument?
 
         func run() async throws {
-            var parameters: JSONObject = ["stack": .string(stack)]
-            Arguments.add("at", at, to: &parameters)
+            let request = try GlobalOptions.checked { () throws(VarlinkError) in
+                GetStackRequest(stack: try Typed.stack(stack), at: at?.timestamp)
+            }
             let (reply, configuration) = try await global.withClient { client in
-                let order = try await client.call("io.smartstack.Shell.GetStack", parameters)
-                let stacks = try await client.call("io.smartstack.Shell.ListStacks")
+                let order = try await client.call(request)
+                let stacks = try await client.call(ListStacksRequest())
                 return (order, stacks.objects("stacks").first { $0.string("stack") == stack })
             }
             global.emit(reply) { OrderRenderer.render(reply, configuration: configuration, style: global.style) }
@@ -94,7 +96,7 @@ struct StackCommand: AsyncParsableCommand {
             ]
             Arguments.add("pinned", pin, to: &parameters)
             Arguments.add("date", date, to: &parameters)
-            let reply = try await global.call("io.smartstack.Shell.ConfigureStack", parameters)
+            let reply = try await global.call(ConfigureStackRequest.self, parameters)
             global.emit(reply) {
                 "configured \(stack): \(list.count) widget\(list.count == 1 ? "" : "s"), revision \(reply.int("revision").map(String.init) ?? "?")"
             }
@@ -132,9 +134,9 @@ struct StackCommand: AsyncParsableCommand {
         @Option(parsing: .unconditional, help: "When the stack was removed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
-            var parameters: JSONObject = ["stack": .string(stack)]
-            Arguments.add("date", date, to: &parameters)
-            let reply = try await global.call("io.smartstack.Shell.RemoveStack", parameters)
+            let reply = try await global.call { () throws(VarlinkError) in
+                RemoveStackRequest(stack: try Typed.stack(stack), date: date?.timestamp)
+            }
             global.emit(reply) { "removed \(stack)" }
         }
     }
@@ -148,13 +150,19 @@ struct Watch: AsyncParsableCommand {
     @Option(help: "Stop after this many replies.") var count: Int?
 
     func run() async throws {
-        var parameters = JSONObject()
-        if !stacks.isEmpty { parameters["stacks"] = .array(stacks.map { .string($0) }) }
+        let names = stacks
         let global = self.global
         let style = global.style
         var seen = 0
         let limit = count
-        try await global.stream("io.smartstack.Shell.Subscribe", parameters) { reply in
+        let request = { () throws(VarlinkError) in
+            var stacks: [StackID] = []
+            for (index, name) in names.enumerated() {
+                stacks.append(try Typed.check { () throws(CoreError) in try StackID(name, parameter: "stacks[\(index)]") })
+            }
+            return SubscribeRequest(stacks: names.isEmpty ? nil : stacks)
+        }
+        try await global.stream(request) { reply in
             seen += 1
             if global.json {
                 Output.line(JSONText.compact(reply))
@@ -174,9 +182,9 @@ struct Look: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "When the stack was shown (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
     func run() async throws {
-        var parameters: JSONObject = ["stack": .string(stack)]
-        Arguments.add("date", date, to: &parameters)
-        let reply = try await global.call("io.smartstack.Shell.RecordLook", parameters)
+        let reply = try await global.call { () throws(VarlinkError) in
+            RecordLookRequest(stack: try Typed.stack(stack), date: date?.timestamp)
+        }
         global.emit(reply) { "recorded a look at \(stack)" }
     }
 }
@@ -198,10 +206,16 @@ struct Engage: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var parameters: JSONObject = ["stack": .string(stack), "instance": .string(instance), "kind": .string(kind)]
-        if let duration { parameters["duration"] = .double(duration) }
-        Arguments.add("date", date, to: &parameters)
-        let reply = try await global.call("io.smartstack.Shell.RecordEngagement", parameters)
+        let reply = try await global.call { () throws(VarlinkError) in
+            RecordEngagementRequest(
+                stack: try Typed.stack(stack), instance: try Typed.instance(instance),
+                kind: try Typed.check { () throws(CoreError) in
+                    guard let kind = EngagementKind(rawValue: kind) else {
+                        throw .invalidParameter(parameter: "kind", reason: "'\(kind)' is not an engagement")
+                    }
+                    return kind
+                }, duration: duration, date: date?.timestamp)
+        }
         global.emit(reply) { "recorded \(kind) on \(instance) in \(stack)" }
     }
 }
@@ -226,9 +240,7 @@ struct ContextCommand: AsyncParsableCommand {
                 text = String(key[key.index(after: equals)...])
             }
             guard let text else { throw ValidationError("give a value: context set KEY=VALUE (or context clear KEY)") }
-            var parameters: JSONObject = ["key": .string(name), "value": .string(text)]
-            Arguments.add("date", date, to: &parameters)
-            let reply = try await global.call("io.smartstack.Shell.SetContext", parameters)
+            let reply = try await global.call { SetContextRequest(key: name, value: text, date: date?.timestamp) }
             global.emit(reply) { "\(name)=\(text)" }
         }
     }
@@ -241,9 +253,7 @@ struct ContextCommand: AsyncParsableCommand {
         @Option(parsing: .unconditional, help: "When the context changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
 
         func run() async throws {
-            var parameters: JSONObject = ["key": .string(key)]
-            Arguments.add("date", date, to: &parameters)
-            let reply = try await global.call("io.smartstack.Shell.SetContext", parameters)
+            let reply = try await global.call { SetContextRequest(key: key, value: nil, date: date?.timestamp) }
             global.emit(reply) { "cleared \(key)" }
         }
     }
@@ -263,10 +273,11 @@ struct Explain: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Explain the order at this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var at: TimeArgument?
 
     func run() async throws {
-        var parameters: JSONObject = ["stack": .string(stack)]
-        Arguments.add("instance", instance, to: &parameters)
-        Arguments.add("at", at, to: &parameters)
-        let reply = try await global.call("io.smartstack.Shell.Explain", parameters)
+        let reply = try await global.call { () throws(VarlinkError) in
+            ExplainRequest(
+                stack: try Typed.stack(stack), instance: try instance.map { (text) throws(VarlinkError) in try Typed.instance(text) },
+                at: at?.timestamp)
+        }
         global.emit(reply) { ExplainRenderer.render(reply, style: global.style) }
     }
 }
@@ -278,9 +289,9 @@ struct Budget: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Report for this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var at: TimeArgument?
 
     func run() async throws {
-        var parameters: JSONObject = ["instance": .string(instance)]
-        Arguments.add("at", at, to: &parameters)
-        let reply = try await global.call("io.smartstack.Shell.GetBudget", parameters)
+        let reply = try await global.call { () throws(VarlinkError) in
+            GetBudgetRequest(instance: try Typed.instance(instance), at: at?.timestamp)
+        }
         global.emit(reply) { BudgetRenderer.render(reply, instance: instance, style: global.style) }
     }
 }

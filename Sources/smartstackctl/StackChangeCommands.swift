@@ -1,4 +1,5 @@
 import ArgumentParser
+import SmartStackCore
 import SmartStackCtlKit
 import SmartStackProtocol
 
@@ -38,22 +39,22 @@ extension StackCommand {
         }
 
         func run() async throws {
-            var parameters: JSONObject = ["stack": .string(stack)]
-            Arguments.add("family", family, to: &parameters)
-            for (key, flag) in [
-                ("smartRotate", smartRotate), ("suggestions", suggestions), ("liveActivities", liveActivities),
-                ("developerMode", developerMode),
-            ] {
-                if let flag { parameters[key] = .bool(flag) }
+            let (family, flags, pin, unpin, order) = (
+                self.family, (smartRotate, suggestions, liveActivities, developerMode), self.pin, self.unpin, self.order
+            )
+            let reply = try await global.call { () throws(VarlinkError) in
+                var request = ChangeStackRequest(stack: try Typed.stack(stack), date: date?.timestamp)
+                request.family = try family.map { (name) throws(VarlinkError) in
+                    try Typed.check { () throws(CoreError) in try WidgetFamily(parsing: name, parameter: "family") }
+                }
+                (request.smartRotate, request.suggestions, request.liveActivities, request.developerMode) = flags
+                request.pin = try pin.map { (name) throws(VarlinkError) in try Typed.instance(name, parameter: "pin") }
+                request.unpin = unpin
+                request.order = try order.map { (list) throws(VarlinkError) in
+                    try Typed.instances(list.split(separator: ",").map(String.init), parameter: "order")
+                }
+                return request
             }
-            Arguments.add("pin", pin, to: &parameters)
-            if unpin { parameters["unpin"] = .bool(true) }
-            if let order {
-                let names = order.split(separator: ",").map { String($0) }
-                parameters["order"] = .array(names.map { .string($0) })
-            }
-            Arguments.add("date", date, to: &parameters)
-            let reply = try await global.call("io.smartstack.Shell.ChangeStack", parameters)
             global.emit(reply) { "changed \(stack): revision \(reply.int("revision").map(String.init) ?? "?")" }
         }
     }
@@ -79,7 +80,7 @@ extension StackCommand {
             let list = try widgets.map { JSONValue.object(try Configure.widget($0)) }
             var parameters: JSONObject = ["stack": .string(stack), "add": .array(list)]
             Arguments.add("date", date, to: &parameters)
-            let reply = try await global.call("io.smartstack.Shell.ChangeStack", parameters)
+            let reply = try await global.call(ChangeStackRequest.self, parameters)
             global.emit(reply) {
                 "added \(list.count) widget\(list.count == 1 ? "" : "s") to \(stack): revision "
                     + (reply.int("revision").map(String.init) ?? "?")
@@ -101,9 +102,11 @@ extension StackCommand {
         }
 
         func run() async throws {
-            var parameters: JSONObject = ["stack": .string(stack), "remove": .array(instances.map { .string($0) })]
-            Arguments.add("date", date, to: &parameters)
-            let reply = try await global.call("io.smartstack.Shell.ChangeStack", parameters)
+            let reply = try await global.call { () throws(VarlinkError) in
+                var request = ChangeStackRequest(stack: try Typed.stack(stack), date: date?.timestamp)
+                request.remove = try Typed.instances(instances, parameter: "remove")
+                return request
+            }
             global.emit(reply) {
                 "removed \(instances.joined(separator: ", ")) from \(stack): revision "
                     + (reply.int("revision").map(String.init) ?? "?")

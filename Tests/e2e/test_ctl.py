@@ -212,6 +212,31 @@ def test_exit_codes(daemon, workdir):
     assert no_journal.returncode == 66 and "cannot read directory" in no_journal.stderr
 
 
+def test_typed_calls_are_checked_before_connecting(daemon, workdir):
+    """The command line builds typed requests and checks them with the service's own decoder: a bad value
+    fails before connecting, with the error the service gives for the same call (exit 2), so it reads the same
+    whether the service runs or not."""
+    nowhere = f"unix:{pathlib.Path(workdir) / 'no' / 'io.smartstack'}"
+    cases = [
+        (["stack", "show", "bad stack"], "io.smartstack.Shell.GetStack", {"stack": "bad stack"}),
+        (["donate", "org.example.mail", ""], "io.smartstack.Provider.Donate", {"app": "org.example.mail", "intent": ""}),
+        (["look", "home", "--date", "2030-01-01T00:00:00Z"], None, None),
+        (["stack", "remove-widget", "home", "ok", "not ok"], "io.smartstack.Shell.ChangeStack",
+         {"stack": "home", "remove": ["ok", "not ok"]}),
+        (["budget", "a\tb"], "io.smartstack.Shell.GetBudget", {"instance": "a\tb"}),
+    ]
+    for arguments, method, parameters in cases:
+        offline = ctl(None, "--json", "--address", nowhere, *arguments, check=False)
+        if method is None:
+            assert offline.returncode == 69, (arguments, offline.stderr)  # valid: it tries to connect
+            continue
+        assert offline.returncode == 2, (arguments, offline.returncode, offline.stderr)
+        served = ctl(daemon, "call", method, json.dumps(parameters), check=False)
+        assert served.returncode == 2, (arguments, served.stderr)
+        assert json.loads(offline.stderr) == json.loads(served.stderr), arguments
+        assert json.loads(offline.stderr)["error"] == "org.varlink.service.InvalidParameter"
+
+
 def test_unreachable_service(workdir):
     socket_path = pathlib.Path(workdir) / "no" / "io.smartstack"
     log = pathlib.Path(workdir) / "usage.tsv"
