@@ -18,6 +18,22 @@ struct MethodCoverageTests {
         }
     }
 
+    /// Who may call a method follows from its interface: providers act for an app, shells read or record, admins
+    /// administer, and anyone may introspect; a shell method records exactly when it writes.
+    @Test(arguments: SmartStackMethod.allCases)
+    func accessFollowsTheInterface(method: SmartStackMethod) throws {
+        switch method.interface {
+        case "org.varlink.service": #expect(method.access == .introspection)
+        case "io.smartstack.Provider": #expect(method.access == .provider)
+        case "io.smartstack.Admin": #expect(method.access == .admin)
+        case "io.smartstack.Shell": #expect(method.access == (method.records ? .shellWrites : .shellReads))
+        default: Issue.record("unknown interface \(method.interface)")
+        }
+        let example = try method.requestType.init(parameters: object(try #require(Examples.calls[method])))
+        #expect(example.anyRequest.method == method)
+        #expect((example.actingApp != nil) == (method.access == .provider))
+    }
+
     /// The list, as the server's dispatch sees it.
     @Test func theMethodList() {
         #expect(

@@ -176,9 +176,9 @@ struct AccessControlTests {
         let call = try VarlinkCall(
             frame: Array(
                 #"{"method":"io.smartstack.Provider.ReloadTimelines","parameters":{"app":"org.example.mail"}}"#.utf8))
-        #expect(try SmartStackRequest(call: call).providerApp == Self.app("org.example.mail"))
+        #expect(try SmartStackRequest(call: call).actingApp == Self.app("org.example.mail"))
         let shell = try VarlinkCall(frame: Array(#"{"method":"io.smartstack.Shell.ListStacks"}"#.utf8))
-        #expect(try SmartStackRequest(call: shell).providerApp == nil)
+        #expect(try SmartStackRequest(call: shell).actingApp == nil)
     }
 }
 

@@ -6,8 +6,11 @@ public import SmartStackCore
 /// `event(defaultTime:generatedID:)`). The engine does not keep donations, the store does, so the server checks
 /// ids: the same donation again under its id changes nothing, another donation under a used id is
 /// `io.smartstack.Provider.Conflict(kind: "donation", id)`.
-public struct DonateRequest: VarlinkMethodRequest {
+public struct DonateRequest: ProviderRequest {
     public static let method = SmartStackMethod.donate
+    public static let access = MethodAccess.provider
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .donate(self) }
 
     public let app: AppID
     public let intent: String
@@ -57,8 +60,10 @@ public struct DonateRequest: VarlinkMethodRequest {
 /// `io.smartstack.Provider.DeleteDonations`: which of an app's donations to delete.
 ///
 /// Deleting is not an engine event: the server deletes from the store and rebuilds the engine without them.
-public struct DeleteDonationsRequest: VarlinkMethodRequest {
+public struct DeleteDonationsRequest: ProviderRequest {
     public static let method = SmartStackMethod.deleteDonations
+    public static let access = MethodAccess.provider
+    public var anyRequest: SmartStackRequest { .deleteDonations(self) }
 
     public var app: AppID
     /// By ids, by group, by intent type (optionally by entity), or all of the app's.
@@ -100,8 +105,10 @@ public struct DeleteDonationsRequest: VarlinkMethodRequest {
 }
 
 /// `io.smartstack.Provider.ListDonations`: one page of an app's donations, oldest first.
-public struct ListDonationsRequest: VarlinkMethodRequest {
+public struct ListDonationsRequest: ProviderRequest {
     public static let method = SmartStackMethod.listDonations
+    public static let access = MethodAccess.provider
+    public var anyRequest: SmartStackRequest { .listDonations(self) }
 
     /// The page size when the caller gives none.
     public static let defaultLimit = 100

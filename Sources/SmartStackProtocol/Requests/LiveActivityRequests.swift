@@ -1,8 +1,11 @@
 public import SmartStackCore
 
 /// `io.smartstack.Provider.StartLiveActivity`.
-public struct StartLiveActivityRequest: VarlinkMethodRequest {
+public struct StartLiveActivityRequest: ProviderRequest {
     public static let method = SmartStackMethod.startLiveActivity
+    public static let access = MethodAccess.provider
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .startLiveActivity(self) }
 
     public var app: AppID
     public var id: String
@@ -27,8 +30,11 @@ public struct StartLiveActivityRequest: VarlinkMethodRequest {
 }
 
 /// `io.smartstack.Provider.UpdateLiveActivity`.
-public struct UpdateLiveActivityRequest: VarlinkMethodRequest {
+public struct UpdateLiveActivityRequest: ProviderRequest {
     public static let method = SmartStackMethod.updateLiveActivity
+    public static let access = MethodAccess.provider
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .updateLiveActivity(self) }
 
     public var app: AppID
     public var id: String
@@ -49,8 +55,11 @@ public struct UpdateLiveActivityRequest: VarlinkMethodRequest {
 }
 
 /// `io.smartstack.Provider.EndLiveActivity`.
-public struct EndLiveActivityRequest: VarlinkMethodRequest {
+public struct EndLiveActivityRequest: ProviderRequest {
     public static let method = SmartStackMethod.endLiveActivity
+    public static let access = MethodAccess.provider
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .endLiveActivity(self) }
 
     public var app: AppID
     public var id: String

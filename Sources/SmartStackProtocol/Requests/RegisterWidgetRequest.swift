@@ -1,8 +1,11 @@
 public import SmartStackCore
 
 /// `io.smartstack.Provider.RegisterWidget`: a widget kind, fully validated by Core when decoded.
-public struct RegisterWidgetRequest: VarlinkMethodRequest {
+public struct RegisterWidgetRequest: ProviderRequest {
     public static let method = SmartStackMethod.registerWidget
+    public static let access = MethodAccess.provider
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .registerWidget(self) }
 
     /// The kind, its intent schema and prediction mappings checked (`WidgetKind.init`).
     public var kind: WidgetKind

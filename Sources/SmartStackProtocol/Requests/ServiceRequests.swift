@@ -3,6 +3,8 @@ public import SmartStackCore
 /// `org.varlink.service.GetInfo`; the reply is `VarlinkServiceInfo.wireObject`.
 public struct GetInfoRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.getInfo
+    public static let access = MethodAccess.introspection
+    public var anyRequest: SmartStackRequest { .getInfo(self) }
 
     public init(parameters: JSONObject) throws(VarlinkError) {
         _ = try Parameters(parameters, allowed: [])
@@ -12,6 +14,8 @@ public struct GetInfoRequest: VarlinkMethodRequest {
 /// `org.varlink.service.GetInterfaceDescription`.
 public struct GetInterfaceDescriptionRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.getInterfaceDescription
+    public static let access = MethodAccess.introspection
+    public var anyRequest: SmartStackRequest { .getInterfaceDescription(self) }
 
     public var interface: String
 
@@ -32,6 +36,8 @@ public struct GetInterfaceDescriptionRequest: VarlinkMethodRequest {
 /// `io.smartstack.Admin.GetStatistics`; the reply is `ServiceStatistics.wireObject`.
 public struct GetStatisticsRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.getStatistics
+    public static let access = MethodAccess.admin
+    public var anyRequest: SmartStackRequest { .getStatistics(self) }
 
     public init(parameters: JSONObject) throws(VarlinkError) {
         _ = try Parameters(parameters, allowed: [])
@@ -46,6 +52,8 @@ public enum LogLevel: String, CaseIterable, Sendable, Hashable {
 /// `io.smartstack.Admin.SetLogLevel`.
 public struct SetLogLevelRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.setLogLevel
+    public static let access = MethodAccess.admin
+    public var anyRequest: SmartStackRequest { .setLogLevel(self) }
 
     public var level: LogLevel
 

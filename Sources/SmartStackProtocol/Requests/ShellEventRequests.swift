@@ -3,6 +3,9 @@ public import SmartStackCore
 /// `io.smartstack.Shell.RecordEngagement`.
 public struct RecordEngagementRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.recordEngagement
+    public static let access = MethodAccess.shellWrites
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .recordEngagement(self) }
 
     public var stack: StackID
     public var instance: InstanceID
@@ -29,6 +32,9 @@ public struct RecordEngagementRequest: VarlinkMethodRequest {
 /// `io.smartstack.Shell.RecordLook`: the stack was shown.
 public struct RecordLookRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.recordLook
+    public static let access = MethodAccess.shellWrites
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .recordLook(self) }
 
     public var stack: StackID
     public var date: Timestamp?
@@ -45,6 +51,9 @@ public struct RecordLookRequest: VarlinkMethodRequest {
 /// `io.smartstack.Shell.SetContext`.
 public struct SetContextRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.setContext
+    public static let access = MethodAccess.shellWrites
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .setContext(self) }
 
     public var key: String
     /// The new value; `nil` clears the key.

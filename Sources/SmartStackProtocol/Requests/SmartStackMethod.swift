@@ -1,4 +1,4 @@
-import SmartStackCore
+public import SmartStackCore
 
 /// Every method of the four interfaces, by its fully qualified name.
 public enum SmartStackMethod: String, CaseIterable, Sendable, Hashable {
@@ -53,19 +53,13 @@ public enum SmartStackMethod: String, CaseIterable, Sendable, Hashable {
     }
 
     /// Streams replies and must be called with `more` (otherwise `org.varlink.service.ExpectedMore`).
-    public var isStreaming: Bool { self == .subscribe || self == .watchReloads }
+    public var isStreaming: Bool { requestType.streams }
 
     /// Records something in the engine (so it takes an optional `date`).
-    public var records: Bool {
-        switch self {
-        case .registerWidget, .donate, .submitTimeline, .reloadTimelines, .startLiveActivity, .updateLiveActivity,
-            .endLiveActivity, .declareRelevance, .configureStack, .changeStack, .removeStack, .recordEngagement, .recordLook,
-            .setContext:
-            true
-        default:
-            false
-        }
-    }
+    public var records: Bool { requestType.records }
+
+    /// Who may call it.
+    public var access: MethodAccess { requestType.access }
 
     /// The request type that decodes the method's parameters.
     public var requestType: any VarlinkMethodRequest.Type {
@@ -100,18 +94,63 @@ public enum SmartStackMethod: String, CaseIterable, Sendable, Hashable {
     }
 }
 
-/// A method's parameters, decoded strictly from a call.
+/// Who may call a method; `AccessControl` maps each to the keys of the system policy.
+public enum MethodAccess: Sendable, Hashable {
+    /// `org.varlink.service`: anyone who may connect.
+    case introspection
+    /// Reading stacks: shells and admins.
+    case shellReads
+    /// Configuring stacks and recording what the user did: shells.
+    case shellWrites
+    /// Acting for an app (`ProviderRequest.app`): providers, or the policy's `app.ID` lines.
+    case provider
+    /// Administration: admins.
+    case admin
+}
+
+/// One method, declared in one place: its name (`method`), who may call it, whether it records or streams, its
+/// strict decoding, its encoding for clients, and its case among all requests. The interface file gives its
+/// text; the server's `ServiceDispatcher` gives its handler (a `switch` the compiler checks is exhaustive).
 public protocol VarlinkMethodRequest: Sendable {
     /// The method this request is for.
     static var method: SmartStackMethod { get }
+    /// Who may call it.
+    static var access: MethodAccess { get }
+    /// Records something in the engine: takes an optional `date`, and a provider's call counts against its
+    /// app's rate limit. `false` unless declared.
+    static var records: Bool { get }
+    /// Streams replies and must be called with `more`. `false` unless declared.
+    static var streams: Bool { get }
     /// Decodes and checks the parameters; every error is a reply naming the parameter's full path.
     init(parameters: JSONObject) throws(VarlinkError)
     /// The parameters as a client sends them (absent optionals left out): `Self(parameters: wireParameters)`
     /// reads back the same request. The typed client (`VarlinkClient.call(_:)`) sends these.
     var wireParameters: JSONObject { get }
+    /// The app a provider call acts for; `nil` for other methods.
+    var actingApp: AppID? { get }
+    /// This request as a call of any method.
+    var anyRequest: SmartStackRequest { get }
+}
+
+/// A method of `io.smartstack.Provider`: it acts for an app, which the caller must be allowed to act for.
+public protocol ProviderRequest: VarlinkMethodRequest {
+    var app: AppID { get }
+}
+
+extension ProviderRequest {
+    public var actingApp: AppID? { app }
 }
 
 extension VarlinkMethodRequest {
+    public static var records: Bool { false }
+    public static var streams: Bool { false }
+    public var actingApp: AppID? { nil }
+
+    /// Decodes `parameters` as this method's call.
+    static func decodeAny(_ parameters: JSONObject) throws(VarlinkError) -> SmartStackRequest {
+        try Self(parameters: parameters).anyRequest
+    }
+
     /// Maps a Core error to this method's interface (`VarlinkError.init(_:interface:)`).
     static func wire(_ error: CoreError) -> VarlinkError { VarlinkError(error, interface: method.interface) }
 
@@ -164,66 +203,59 @@ public enum SmartStackRequest: Sendable {
             throw .methodNotFound(call.method)
         }
         if method.isStreaming, !call.more { throw .expectedMore() }
-        let parameters = call.parameters
-        switch method {
-        case .getInfo: self = .getInfo(try .init(parameters: parameters))
-        case .getInterfaceDescription: self = .getInterfaceDescription(try .init(parameters: parameters))
-        case .registerWidget: self = .registerWidget(try .init(parameters: parameters))
-        case .donate: self = .donate(try .init(parameters: parameters))
-        case .deleteDonations: self = .deleteDonations(try .init(parameters: parameters))
-        case .listDonations: self = .listDonations(try .init(parameters: parameters))
-        case .submitTimeline: self = .submitTimeline(try .init(parameters: parameters))
-        case .reloadTimelines: self = .reloadTimelines(try .init(parameters: parameters))
-        case .watchReloads: self = .watchReloads(try .init(parameters: parameters))
-        case .startLiveActivity: self = .startLiveActivity(try .init(parameters: parameters))
-        case .updateLiveActivity: self = .updateLiveActivity(try .init(parameters: parameters))
-        case .endLiveActivity: self = .endLiveActivity(try .init(parameters: parameters))
-        case .declareRelevance: self = .declareRelevance(try .init(parameters: parameters))
-        case .configureStack: self = .configureStack(try .init(parameters: parameters))
-        case .changeStack: self = .changeStack(try .init(parameters: parameters))
-        case .getStack: self = .getStack(try .init(parameters: parameters))
-        case .subscribe: self = .subscribe(try .init(parameters: parameters))
-        case .listStacks: self = .listStacks(try .init(parameters: parameters))
-        case .removeStack: self = .removeStack(try .init(parameters: parameters))
-        case .recordEngagement: self = .recordEngagement(try .init(parameters: parameters))
-        case .recordLook: self = .recordLook(try .init(parameters: parameters))
-        case .setContext: self = .setContext(try .init(parameters: parameters))
-        case .explain: self = .explain(try .init(parameters: parameters))
-        case .getBudget: self = .getBudget(try .init(parameters: parameters))
-        case .getStatistics: self = .getStatistics(try .init(parameters: parameters))
-        case .setLogLevel: self = .setLogLevel(try .init(parameters: parameters))
+        self = try method.requestType.decodeAny(call.parameters)
+    }
+
+    /// Calls `visitor` with the request of whichever method this is: the one switch over the methods that
+    /// everything else about a request is derived from.
+    public func visit<Visitor: SmartStackRequestVisitor>(_ visitor: Visitor) -> Visitor.Result {
+        switch self {
+        case .getInfo(let request): visitor.visit(request)
+        case .getInterfaceDescription(let request): visitor.visit(request)
+        case .registerWidget(let request): visitor.visit(request)
+        case .donate(let request): visitor.visit(request)
+        case .deleteDonations(let request): visitor.visit(request)
+        case .listDonations(let request): visitor.visit(request)
+        case .submitTimeline(let request): visitor.visit(request)
+        case .reloadTimelines(let request): visitor.visit(request)
+        case .watchReloads(let request): visitor.visit(request)
+        case .startLiveActivity(let request): visitor.visit(request)
+        case .updateLiveActivity(let request): visitor.visit(request)
+        case .endLiveActivity(let request): visitor.visit(request)
+        case .declareRelevance(let request): visitor.visit(request)
+        case .configureStack(let request): visitor.visit(request)
+        case .changeStack(let request): visitor.visit(request)
+        case .getStack(let request): visitor.visit(request)
+        case .subscribe(let request): visitor.visit(request)
+        case .listStacks(let request): visitor.visit(request)
+        case .removeStack(let request): visitor.visit(request)
+        case .recordEngagement(let request): visitor.visit(request)
+        case .recordLook(let request): visitor.visit(request)
+        case .setContext(let request): visitor.visit(request)
+        case .explain(let request): visitor.visit(request)
+        case .getBudget(let request): visitor.visit(request)
+        case .getStatistics(let request): visitor.visit(request)
+        case .setLogLevel(let request): visitor.visit(request)
         }
     }
 
     /// The method called.
-    public var method: SmartStackMethod {
-        switch self {
-        case .getInfo: .getInfo
-        case .getInterfaceDescription: .getInterfaceDescription
-        case .registerWidget: .registerWidget
-        case .donate: .donate
-        case .deleteDonations: .deleteDonations
-        case .listDonations: .listDonations
-        case .submitTimeline: .submitTimeline
-        case .reloadTimelines: .reloadTimelines
-        case .watchReloads: .watchReloads
-        case .startLiveActivity: .startLiveActivity
-        case .updateLiveActivity: .updateLiveActivity
-        case .endLiveActivity: .endLiveActivity
-        case .declareRelevance: .declareRelevance
-        case .configureStack: .configureStack
-        case .changeStack: .changeStack
-        case .getStack: .getStack
-        case .subscribe: .subscribe
-        case .listStacks: .listStacks
-        case .removeStack: .removeStack
-        case .recordEngagement: .recordEngagement
-        case .recordLook: .recordLook
-        case .setContext: .setContext
-        case .explain: .explain
-        case .getBudget: .getBudget
-        case .getStatistics: .getStatistics
-        case .setLogLevel: .setLogLevel
-        }
+    public var method: SmartStackMethod { visit(MethodOf()) }
+
+    /// The app a provider call acts for; `nil` for other calls.
+    public var actingApp: AppID? { visit(AppOf()) }
+
+    private struct MethodOf: SmartStackRequestVisitor {
+        func visit<Request: VarlinkMethodRequest>(_: Request) -> SmartStackMethod { Request.method }
     }
+
+    private struct AppOf: SmartStackRequestVisitor {
+        func visit<Request: VarlinkMethodRequest>(_ request: Request) -> AppID? { request.actingApp }
+    }
+}
+
+/// Something done with a request of any method (`SmartStackRequest.visit`).
+public protocol SmartStackRequestVisitor {
+    associatedtype Result
+    func visit<Request: VarlinkMethodRequest>(_ request: Request) -> Result
 }

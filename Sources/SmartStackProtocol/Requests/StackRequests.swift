@@ -35,6 +35,9 @@ public struct WirePlacement: Sendable, Hashable {
 /// `io.smartstack.Shell.ConfigureStack`.
 public struct ConfigureStackRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.configureStack
+    public static let access = MethodAccess.shellWrites
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .configureStack(self) }
 
     public var stack: StackID
     public var family: WidgetFamily
@@ -94,6 +97,9 @@ public struct ConfigureStackRequest: VarlinkMethodRequest {
 /// `io.smartstack.Shell.ChangeStack`.
 public struct ChangeStackRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.changeStack
+    public static let access = MethodAccess.shellWrites
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .changeStack(self) }
 
     public var stack: StackID
     public var family: WidgetFamily?
@@ -163,6 +169,8 @@ public struct ChangeStackRequest: VarlinkMethodRequest {
 /// `io.smartstack.Shell.GetStack`.
 public struct GetStackRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.getStack
+    public static let access = MethodAccess.shellReads
+    public var anyRequest: SmartStackRequest { .getStack(self) }
 
     public var stack: StackID
     /// The time to decide for; now when `nil`.
@@ -181,6 +189,9 @@ public struct GetStackRequest: VarlinkMethodRequest {
 /// `io.smartstack.Shell.Subscribe` (a stream).
 public struct SubscribeRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.subscribe
+    public static let access = MethodAccess.shellReads
+    public static let streams = true
+    public var anyRequest: SmartStackRequest { .subscribe(self) }
 
     /// The stacks to follow, without repeats, in the order asked; `nil` for every stack, present and future.
     public var stacks: [StackID]?
@@ -207,6 +218,8 @@ public struct SubscribeRequest: VarlinkMethodRequest {
 /// `io.smartstack.Shell.ListStacks`.
 public struct ListStacksRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.listStacks
+    public static let access = MethodAccess.shellReads
+    public var anyRequest: SmartStackRequest { .listStacks(self) }
 
     public init(parameters: JSONObject) throws(VarlinkError) {
         _ = try Parameters(parameters, allowed: [])
@@ -221,6 +234,9 @@ public struct ListStacksRequest: VarlinkMethodRequest {
 /// `io.smartstack.Shell.RemoveStack`.
 public struct RemoveStackRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.removeStack
+    public static let access = MethodAccess.shellWrites
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .removeStack(self) }
 
     public var stack: StackID
     public var date: Timestamp?
@@ -237,6 +253,8 @@ public struct RemoveStackRequest: VarlinkMethodRequest {
 /// `io.smartstack.Shell.Explain`.
 public struct ExplainRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.explain
+    public static let access = MethodAccess.shellReads
+    public var anyRequest: SmartStackRequest { .explain(self) }
 
     public var stack: StackID
     /// Only this widget, when given.
@@ -257,6 +275,8 @@ public struct ExplainRequest: VarlinkMethodRequest {
 /// `io.smartstack.Shell.GetBudget`.
 public struct GetBudgetRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.getBudget
+    public static let access = MethodAccess.shellReads
+    public var anyRequest: SmartStackRequest { .getBudget(self) }
 
     public var instance: InstanceID
     public var at: Timestamp?

@@ -46,8 +46,11 @@ public enum WireTarget: Sendable, Hashable {
 ///
 /// For an `instance` target the server should check that the instance's kind is `kind` of `app` (the engine
 /// only checks that the instance exists), so one app cannot feed another's widgets.
-public struct SubmitTimelineRequest: VarlinkMethodRequest {
+public struct SubmitTimelineRequest: ProviderRequest {
     public static let method = SmartStackMethod.submitTimeline
+    public static let access = MethodAccess.provider
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .submitTimeline(self) }
 
     public var kind: WidgetKindID
     public var target: WireTarget
@@ -114,8 +117,11 @@ public struct SubmitTimelineRequest: VarlinkMethodRequest {
 }
 
 /// `io.smartstack.Provider.ReloadTimelines`.
-public struct ReloadTimelinesRequest: VarlinkMethodRequest {
+public struct ReloadTimelinesRequest: ProviderRequest {
     public static let method = SmartStackMethod.reloadTimelines
+    public static let access = MethodAccess.provider
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .reloadTimelines(self) }
 
     public var app: AppID
     /// One kind's name, or `nil` for every kind of the app.
@@ -150,8 +156,11 @@ public struct ReloadTimelinesRequest: VarlinkMethodRequest {
 }
 
 /// `io.smartstack.Provider.WatchReloads` (a stream): which reload effects go to this watcher.
-public struct WatchReloadsRequest: VarlinkMethodRequest {
+public struct WatchReloadsRequest: ProviderRequest {
     public static let method = SmartStackMethod.watchReloads
+    public static let access = MethodAccess.provider
+    public static let streams = true
+    public var anyRequest: SmartStackRequest { .watchReloads(self) }
 
     public var app: AppID
     /// Also send withheld reloads (marked by `withheldUntil`).
@@ -175,8 +184,11 @@ public struct WatchReloadsRequest: VarlinkMethodRequest {
 }
 
 /// `io.smartstack.Provider.DeclareRelevance`: relevant contexts (checked when decoded) and a relevance group.
-public struct DeclareRelevanceRequest: VarlinkMethodRequest {
+public struct DeclareRelevanceRequest: ProviderRequest {
     public static let method = SmartStackMethod.declareRelevance
+    public static let access = MethodAccess.provider
+    public static let records = true
+    public var anyRequest: SmartStackRequest { .declareRelevance(self) }
 
     public var kind: WidgetKindID
     public var target: WireTarget

@@ -59,11 +59,13 @@ public final class AccessControl: Sendable {
             return peer.uid == owner ? .allowed : .denied("a user service serves only uid \(owner) and root")
         case .system(let policy):
             guard let method else { return .allowed }
-            switch Role(method) {
+            switch method.access {
             case .introspection:
                 return .allowed
-            case .shell(let readOnly):
-                if matches(policy.shells, peer) || (readOnly && matches(policy.admins, peer)) { return .allowed }
+            case .shellReads, .shellWrites:
+                if matches(policy.shells, peer) || (method.access == .shellReads && matches(policy.admins, peer)) {
+                    return .allowed
+                }
                 return .denied("not allowed to act as shell (policy key shells)")
             case .provider:
                 if matches(policy.providers, peer) || policy.apps.values.contains(where: { matches($0, peer) }) {
@@ -161,46 +163,5 @@ public final class AccessControl: Sendable {
             cache[peer.uid] = (groups, now)
         }
         return groups
-    }
-
-    /// What a method needs.
-    enum Role: Equatable {
-        case introspection
-        case shell(readOnly: Bool)
-        case provider
-        case admin
-
-        init(_ method: SmartStackMethod) {
-            switch method {
-            case .getInfo, .getInterfaceDescription: self = .introspection
-            case .getStack, .listStacks, .explain, .getBudget, .subscribe: self = .shell(readOnly: true)
-            case .configureStack, .changeStack, .removeStack, .recordEngagement, .recordLook, .setContext:
-                self = .shell(readOnly: false)
-            case .registerWidget, .donate, .deleteDonations, .listDonations, .submitTimeline, .reloadTimelines,
-                .watchReloads, .startLiveActivity, .updateLiveActivity, .endLiveActivity, .declareRelevance:
-                self = .provider
-            case .getStatistics, .setLogLevel: self = .admin
-            }
-        }
-    }
-}
-
-extension SmartStackRequest {
-    /// The app a provider call acts for; `nil` for other calls.
-    public var providerApp: AppID? {
-        switch self {
-        case .registerWidget(let request): request.app
-        case .donate(let request): request.app
-        case .deleteDonations(let request): request.app
-        case .listDonations(let request): request.app
-        case .submitTimeline(let request): request.app
-        case .reloadTimelines(let request): request.app
-        case .watchReloads(let request): request.app
-        case .startLiveActivity(let request): request.app
-        case .updateLiveActivity(let request): request.app
-        case .endLiveActivity(let request): request.app
-        case .declareRelevance(let request): request.app
-        default: nil
-        }
     }
 }

@@ -66,7 +66,7 @@ public struct ServiceDispatcher: CallHandler {
         let request: SmartStackRequest
         let admission = admit(
             call, peer: peer, as: call.known,
-            decode: { () throws(VarlinkError) in try SmartStackRequest(call: call) }, app: \.providerApp)
+            decode: { () throws(VarlinkError) in try SmartStackRequest(call: call) }, app: \.actingApp)
         switch admission {
         case .admitted(let admitted): request = admitted
         case .answered(let outcome): return .done(outcome)
