@@ -130,6 +130,9 @@ public protocol VarlinkMethodRequest: Sendable {
     var actingApp: AppID? { get }
     /// This request as a call of any method.
     var anyRequest: SmartStackRequest { get }
+    /// Decodes `parameters` as this method's call (`Self(parameters:).anyRequest`; a requirement so that each
+    /// method's decoding is specialized, with no generic code on the hot path).
+    static func decodeAny(_ parameters: JSONObject) throws(VarlinkError) -> SmartStackRequest
 }
 
 /// A method of `io.smartstack.Provider`: it acts for an app, which the caller must be allowed to act for.
@@ -146,8 +149,7 @@ extension VarlinkMethodRequest {
     public static var streams: Bool { false }
     public var actingApp: AppID? { nil }
 
-    /// Decodes `parameters` as this method's call.
-    static func decodeAny(_ parameters: JSONObject) throws(VarlinkError) -> SmartStackRequest {
+    public static func decodeAny(_ parameters: JSONObject) throws(VarlinkError) -> SmartStackRequest {
         try Self(parameters: parameters).anyRequest
     }
 
