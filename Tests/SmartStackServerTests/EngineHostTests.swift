@@ -1,4 +1,4 @@
-import SmartStackCore
+@testable import SmartStackCore
 import SmartStackStore
 import Synchronization
 import Testing
@@ -222,7 +222,7 @@ struct EngineHostTests {
         await host.tick()
         let retryAt = clock.now().adding(seconds: 1)
         #expect(await host.phase == .storageFailed(retryAt: retryAt))
-        #expect(await host.scheduledWakeUp == retryAt)
+        #expect(await host.wakeUp.scheduled == retryAt)
         // The service's clock a second later, the store still failing: the retry publishes, fails, waits again.
         clock.advance(seconds: 1)
         let nextRetry = clock.now().adding(seconds: 1)
@@ -346,3 +346,53 @@ extension RebuildQueue {
     }
 }
 
+
+@Suite("Host state parts")
+struct HostStatePartTests {
+    static let t0 = Timestamp(microseconds: 1_700_000_000_000_000)
+
+    /// A backfill extends with backfilled events and ends with a live one; a publish after a stack's backfill
+    /// leaves it out (it was journaled at its events' times); an order is journaled once.
+    @Test func backfillJournal() throws {
+        let home = try StackID("home")
+        let work = try StackID("work")
+        var journal = BackfillJournal()
+        #expect(journal.isEmpty)
+        journal.note(home, at: Self.t0.adding(seconds: 10), backfilled: true)
+        journal.note(home, at: Self.t0, backfilled: true)
+        #expect(!journal.isEmpty)
+        let decisions = [Decision(stack: home, revision: 1, time: Self.t0, entries: []),
+                         Decision(stack: work, revision: 1, time: Self.t0, entries: [])]
+        // Publishing at the service's time, later than the backfill, leaves the backfilled stack to the journal.
+        #expect(journal.reported(decisions, at: Self.t0.adding(seconds: 11))?.map(\.stack) == [work])
+        #expect(journal.reported(decisions, at: Self.t0.adding(seconds: 5))?.map(\.stack) == [home, work])
+        let first = journal.journals(["a", "b"], for: home)
+        let again = journal.journals(["a", "b"], for: home)
+        let changed = journal.journals(["b", "a"], for: home)
+        #expect(first && !again && changed)
+        let donation = EngineEvent.donate(
+            Donation(id: "d", app: try AppID("org.example.mail"), intent: "open", date: Self.t0))
+        #expect(journal.stacks(affected: [work], by: donation, backfilled: true) == [work, home])
+        #expect(journal.stacks(affected: [work], by: donation, backfilled: false) == [work])
+        journal.note(home, at: Self.t0.adding(seconds: 20), backfilled: false)
+        #expect(journal.isEmpty)
+        #expect(journal.reported(decisions, at: Self.t0) == nil)
+    }
+
+    /// A moment is handed to the time service once; after it fired, or to a new service, it is handed again.
+    @Test func wakeUpSchedule() async {
+        var schedule = WakeUpSchedule(lastRetentionSweep: Self.t0)
+        let (stream, continuation) = AsyncStream.makeStream(of: Timestamp.self)
+        schedule.attach(continuation)
+        schedule.schedule(Self.t0.adding(seconds: 1))
+        schedule.schedule(Self.t0.adding(seconds: 1))
+        schedule.fired()
+        schedule.schedule(Self.t0.adding(seconds: 1))
+        schedule.schedule(Self.t0.adding(seconds: 2))
+        #expect(schedule.scheduled == Self.t0.adding(seconds: 2))
+        schedule.finish()
+        var handed: [Timestamp] = []
+        for await moment in stream { handed.append(moment) }
+        #expect(handed == [Self.t0.adding(seconds: 1), Self.t0.adding(seconds: 1), Self.t0.adding(seconds: 2)])
+    }
+}

@@ -9,8 +9,8 @@ extension EngineHost {
     func tick() -> CommitTicket {
         let now = clock.now()
         let ticket = publishNow(reading: now)
-        if now.seconds(since: lastRetentionSweep) >= retentionSweepInterval {
-            lastRetentionSweep = now
+        if now.seconds(since: wakeUp.lastRetentionSweep) >= retentionSweepInterval {
+            wakeUp.lastRetentionSweep = now
             rebuilds.retentionDue = true
             runRebuilds()
         }
@@ -24,24 +24,20 @@ extension EngineHost {
     /// next retention sweep, or the storage retry, so decisions are published at that moment without anyone asking.
     func scheduleWakeUp() {
         guard phase != .stopping else { return }
-        let sweep = lastRetentionSweep.adding(seconds: retentionSweepInterval)
+        let sweep = wakeUp.lastRetentionSweep.adding(seconds: retentionSweepInterval)
         var next = engine.nextWakeUp.map { min($0, sweep) } ?? sweep
         if case .storageFailed(let retryAt) = phase { next = min(next, retryAt) }
-        guard next != scheduledWakeUp else { return }
-        scheduledWakeUp = next
-        wakeUps?.yield(next)
+        wakeUp.schedule(next)
     }
 
     /// The wake-ups of time-driven work, for the time service: the one scheduled now first, then each change of
     /// it. A second call replaces the first stream (which ends). The stream ends when the host stops.
     func attachTimeService() -> AsyncStream<Timestamp> {
         let (stream, continuation) = AsyncStream.makeStream(of: Timestamp.self, bufferingPolicy: .bufferingNewest(1))
-        wakeUps?.finish()
-        wakeUps = continuation
+        wakeUp.attach(continuation)
         if phase == .stopping {
-            continuation.finish()
+            wakeUp.finish()
         } else {
-            scheduledWakeUp = nil
             scheduleWakeUp()
         }
         return stream
@@ -50,7 +46,7 @@ extension EngineHost {
     /// The time service's wake-up came: a storage retry that is due serves again, then what time changed is
     /// published (`tick`), which schedules the next wake-up.
     func timerFired() {
-        scheduledWakeUp = nil
+        wakeUp.fired()
         let now = clock.now()
         if case .storageFailed(let retryAt) = phase, now >= retryAt { phase = .serving }
         tick()
@@ -102,8 +98,7 @@ extension EngineHost {
             log.snapshot(engine)
         }
         phase = .stopping
-        wakeUps?.finish()
-        wakeUps = nil
+        wakeUp.finish()
         subscriptions.finishAll()
     }
 }

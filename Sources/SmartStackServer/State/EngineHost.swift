@@ -59,12 +59,8 @@ public actor EngineHost {
     var donations = DonationIndex()
     var subscriptions = SubscriptionRegistry()
     /// The next moment time-driven work is due (the engine's next change, the retention sweep, the storage retry),
-    /// as last handed to the time service.
-    var scheduledWakeUp: Timestamp?
-    /// Where the wake-ups go: the time service (`HostTimeService`) that sleeps until each and calls `timerFired()`.
-    /// Without one (tests, benchmarks) nothing happens by time alone; reads still publish what time changed.
-    var wakeUps: AsyncStream<Timestamp>.Continuation?
-    var lastRetentionSweep: Timestamp
+    /// as handed to the time service (`HostTimeService`), which sleeps until each and calls `timerFired()`.
+    var wakeUp: WakeUpSchedule
     var statistics = HostStatistics()
     let started: Timestamp
     /// Serving, storage failed or stopping (`HostPhase`).
@@ -82,12 +78,8 @@ public actor EngineHost {
     /// The latest time of a recorded event (publish marks aside): a question about an earlier time is answered
     /// from the history up to it (`pastEngine`), a later one from the current state.
     var latestEventTime = Timestamp(microseconds: .min)
-    /// Per stack, the latest date of the backfilled events (dated before the service's time) about it (its
-    /// configuration, looks, engagement, its apps' donations): the engine time its decisions are journaled for,
-    /// until an event about it comes with the service's time.
-    var backfilledUntil: [StackID: Timestamp] = [:]
-    /// Per backfilled stack, the order last journaled for it at an event's time.
-    var journaledOrder: [StackID: [String]] = [:]
+    /// The stacks being backfilled (their latest events dated before the service's time) and what was journaled.
+    var backfill = BackfillJournal()
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
@@ -104,7 +96,7 @@ public actor EngineHost {
         self.reporter = reporter
         self.engine = Engine(settings: settings, now: now)
         self.started = now
-        self.lastRetentionSweep = now
+        self.wakeUp = WakeUpSchedule(lastRetentionSweep: now)
         self.idPrefix = String(UInt64.random(in: 0...UInt64.max) >> 16, radix: 36)
     }
 
@@ -319,7 +311,7 @@ public actor EngineHost {
         if event.time > latestEventTime { latestEventTime = event.time }
         // Backfilled events (a replay) are journaled at their own times; the check costs nothing otherwise.
         let backfilled = event.time.seconds(since: serviceTime()) < -1
-        if backfilled || !backfilledUntil.isEmpty { journalBackfill(event, backfilled: backfilled) }
+        if backfilled || !backfill.isEmpty { journalBackfill(event, backfilled: backfilled) }
         if let donation = event.donation {
             donations.applied(donation, probe: checked ?? DonationKeyFilter.probe(DonationKey(donation)))
             statistics.donationsReceived += 1
@@ -364,19 +356,12 @@ public actor EngineHost {
     /// backfill of the stacks it concerns.
     private func journalBackfill(_ event: EngineEvent, backfilled: Bool) {
         var journaled: [Decision] = []
-        var affected = engine.stacks(affectedBy: event)
-        // Any app's donation moves every stack's signals (the app in front, the idle gap): a backfilled one also
-        // concerns the stacks being backfilled.
-        if backfilled, event.donation != nil {
-            for stack in backfilledUntil.keys.sorted() where !affected.contains(stack) { affected.append(stack) }
-        }
-        for stack in affected {
-            backfilledUntil[stack] = backfilled ? max(backfilledUntil[stack] ?? event.time, event.time) : nil
+        for stack in backfill.stacks(affected: engine.stacks(affectedBy: event), by: event, backfilled: backfilled) {
+            backfill.note(stack, at: event.time, backfilled: backfilled)
             // A backfilled event (a replay) is journaled as the engine decides the stack at the event's own time,
             // one decision per event as the engine makes them, when the order changed.
             guard backfilled, var decision = try? engine.evaluate(stack: stack, at: event.time) else { continue }
-            guard decision.order != journaledOrder[stack] else { continue }
-            journaledOrder[stack] = decision.order
+            guard backfill.journals(decision.order, for: stack) else { continue }
             decision.revision = engine.published(stack)?.revision ?? decision.revision
             journaled.append(decision)
         }
@@ -426,10 +411,7 @@ public actor EngineHost {
         let (decisions, effects) = engine.publish(at: time)
         engineChanged()
         // Stacks whose latest events are backfilled were journaled at those events' times (`apply`).
-        var reported: [Decision]?
-        if !backfilledUntil.isEmpty, !decisions.isEmpty {
-            reported = decisions.filter { backfilledUntil[$0.stack].map { $0 >= time } ?? true }
-        }
+        let reported = backfill.reported(decisions, at: time)
         let mark = EngineEvent.publish(at: time)
         captured?.append(mark)
         let ticket = log.enqueue([mark])
