@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SmartStackClient
+import SmartStackCore
 import SmartStackProtocol
 import SmartStackStore
 import Testing
@@ -151,6 +152,56 @@ struct ServiceOverSocketTests {
             }
             #expect(orders.count == 2)
             #expect(orders.last == ["news", "mail"])
+        }
+    }
+
+    /// The README's example, typed end to end: requests made in Swift, sent by `call(_:)` and `stream(_:_:)`, read
+    /// by the service's decoders; a request the service would refuse is refused where it is made, with its error.
+    @Test("typed requests over the socket: donate, get a stack, follow it")
+    func typedCalls() async throws {
+        try await Self.withService { socket in
+            let mail = try AppID("com.example.mail")
+            let news = try AppID("com.example.news")
+            let home = try StackID("home")
+            let order = try await VarlinkClient.withConnection(path: socket) { client in
+                for app in [mail, news] {
+                    let kind = try WidgetKind(
+                        id: try WidgetKindID(app: app, kind: "main"), displayName: "Main", families: [.systemMedium])
+                    _ = try await client.call(RegisterWidgetRequest(kind: kind))
+                }
+                _ = try await client.call(
+                    ConfigureStackRequest(
+                        stack: home, family: .systemMedium,
+                        widgets: [
+                            WirePlacement(instance: try InstanceID("mail"), kind: try WidgetKindID(app: mail, kind: "main")),
+                            WirePlacement(instance: try InstanceID("news"), kind: try WidgetKindID(app: news, kind: "main")),
+                        ]))
+                let donated = try await client.call(try DonateRequest(app: news, intent: "open", id: "d1"))
+                #expect(donated["id"] == .string("d1"))
+                let listed = try await client.call(ListDonationsRequest(app: news))
+                #expect(listed["donations"]?.arrayValue?.count == 1)
+                return try await client.call(GetStackRequest(stack: home))
+            }
+            #expect(Set(Self.order(order)) == ["mail", "news"])
+            var streamed: [[String]] = []
+            try await VarlinkClient.withConnection(path: socket) { client in
+                try await client.stream(SubscribeRequest(stacks: [home])) { reply in
+                    streamed.append(Self.order(reply))
+                    return false
+                }
+            }
+            #expect(streamed.count == 1 && Set(streamed[0]) == ["mail", "news"])
+            let refused = Self.varlinkError { () throws(VarlinkError) in _ = try DonateRequest(app: news, intent: "") }
+            #expect(refused?.name == "org.varlink.service.InvalidParameter")
+        }
+    }
+
+    static func varlinkError(_ body: () throws(VarlinkError) -> Void) -> VarlinkError? {
+        do throws(VarlinkError) {
+            try body()
+            return nil
+        } catch {
+            return error
         }
     }
 }
