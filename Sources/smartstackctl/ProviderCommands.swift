@@ -182,9 +182,15 @@ struct DonationsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let filter: DonationFilter =
-                if !ids.isEmpty { .ids(Set(ids)) } else if let group { .group(group) } else if let intent {
+                if !ids.isEmpty {
+                    .ids(Set(ids))
+                } else if let group {
+                    .group(group)
+                } else if let intent {
                     .intent(type: intent, entity: entity)
-                } else { .all }
+                } else {
+                    .all
+                }
             let reply = try await global.call { () throws(VarlinkError) in
                 DeleteDonationsRequest(app: try Typed.app(app), filter: filter)
             }

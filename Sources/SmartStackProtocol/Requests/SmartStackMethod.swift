@@ -32,7 +32,6 @@ public enum SmartStackMethod: String, CaseIterable, Sendable, Hashable {
     case getStatistics = "io.smartstack.Admin.GetStatistics"
     case setLogLevel = "io.smartstack.Admin.SetLogLevel"
 
-    /// The interface, such as `io.smartstack.Shell`.
     /// The method named `rawValue` (fully qualified), found with one hash: every call is looked up.
     public init?(rawValue: String) {
         guard let method = Self.byName[rawValue] else { return nil }
@@ -41,6 +40,7 @@ public enum SmartStackMethod: String, CaseIterable, Sendable, Hashable {
 
     private static let byName = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
 
+    /// The interface, such as `io.smartstack.Shell`.
     public var interface: String {
         guard let dot = rawValue.lastIndex(of: ".") else { return rawValue }
         return String(rawValue[..<dot])

@@ -64,9 +64,13 @@ public struct SubmitTimelineRequest: ProviderRequest {
 
     private enum PolicyKind: String, CaseIterable { case atEnd, after, never }
 
+    /// The most entries a request holds: the largest limit the configuration allows (the engine checks its own,
+    /// `maxTimelineEntries`).
+    public static let maxEntries = 100_000
+
     /// Decodes with the largest limit the configuration allows: the engine checks its own (`maxTimelineEntries`).
     public init(parameters: JSONObject) throws(VarlinkError) {
-        try self.init(parameters: parameters, maxEntries: 100_000)
+        try self.init(parameters: parameters, maxEntries: Self.maxEntries)
     }
 
     /// Decodes with the engine's limit on entries (`EngineSettings.maxTimelineEntries`).
@@ -244,7 +248,11 @@ public struct DeclareRelevanceRequest: ProviderRequest {
 // MARK: Typed calls
 
 extension WireTarget {
-    fileprivate func write(to writer: inout ParameterWriter) {
+    /// Writes the kind (`app`, `kind`) and the target (`instance` or `configuration`) of a timeline or a
+    /// relevance declaration.
+    fileprivate func write(kind: WidgetKindID, to writer: inout ParameterWriter) {
+        writer.add("app", kind.app.rawValue)
+        writer.add("kind", kind.kind)
         switch self {
         case .instance(let id): writer.add("instance", id.rawValue)
         case .configuration(let object): if !object.isEmpty { writer.add("configuration", object) }
@@ -260,15 +268,13 @@ extension SubmitTimelineRequest {
     ) throws(VarlinkError) {
         (self.kind, self.target, self.date) = (kind, target, date)
         (timeline, warnings) = try Self.core { () throws(CoreError) in
-            try Timeline.validated(entries: entries, policy: policy, maxEntries: 100_000)
+            try Timeline.validated(entries: entries, policy: policy, maxEntries: Self.maxEntries)
         }
     }
 
     public var wireParameters: JSONObject {
         var writer = ParameterWriter()
-        writer.add("app", kind.app.rawValue)
-        writer.add("kind", kind.kind)
-        target.write(to: &writer)
+        target.write(kind: kind, to: &writer)
         writer.add(
             "entries",
             timeline.entries.map { entry -> JSONObject in
@@ -326,9 +332,7 @@ extension DeclareRelevanceRequest {
 
     public var wireParameters: JSONObject {
         var writer = ParameterWriter()
-        writer.add("app", kind.app.rawValue)
-        writer.add("kind", kind.kind)
-        target.write(to: &writer)
+        target.write(kind: kind, to: &writer)
         writer.add(
             "contexts",
             contexts.map { context -> JSONObject in
