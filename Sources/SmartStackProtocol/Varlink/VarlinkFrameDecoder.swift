@@ -29,15 +29,17 @@ public struct VarlinkFrameDecoder: Sendable {
     /// The longest message accepted, in bytes, without its NUL.
     public let maxFrameSize: Int
 
-    private var buffer: [UInt8] = []
+    // Inlinable (with its state usable from inline code): the connection's calls to `append` and `nextFrame` are
+    // then specialized in the server, without generic metadata looked up per call.
+    @usableFromInline var buffer: [UInt8] = []
     /// Where the next message starts.
-    private var start = 0
+    @usableFromInline var start = 0
     /// Bytes before this index (and from `start`) contain no NUL.
-    private var scanned = 0
-    private var failed = false
+    @usableFromInline var scanned = 0
+    @usableFromInline var failed = false
 
     /// The most buffer capacity kept while nothing is buffered.
-    static let keptCapacity = 64 << 10
+    @usableFromInline static let keptCapacity = 64 << 10
 
     /// The service's default limit: 1 MiB.
     public static let defaultMaxFrameSize = 1 << 20
@@ -53,7 +55,15 @@ public struct VarlinkFrameDecoder: Sendable {
     /// what a memory budget counts. 0 once nothing is buffered.
     public var heldBytes: Int { buffer.isEmpty ? 0 : buffer.capacity }
 
+    /// The index of the first NUL in `base[from..<count]`, found with `memchr`.
+    @usableFromInline
+    static func nul(in base: UnsafePointer<UInt8>, from: Int, count: Int) -> Int? {
+        guard let found = memchr(base + from, 0, count - from) else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+    }
+
     /// Adds received bytes.
+    @inlinable
     public mutating func append(_ bytes: some Collection<UInt8>) {
         if start > 0, start >= buffer.count / 2 {
             // Drop what was consumed before growing; amortised, each byte moves at most once per halving.
@@ -71,16 +81,15 @@ public struct VarlinkFrameDecoder: Sendable {
 
     /// Hands the next complete message (without its NUL) to `body` where it lies in the buffer, without copying
     /// it; `nil` until more bytes arrive. The bytes are valid only during `body`.
+    @inlinable
     public mutating func nextFrame<Decoded>(
         _ body: (UnsafeBufferPointer<UInt8>) -> Result<Decoded, VarlinkFramingError>
     ) throws(VarlinkFramingError) -> Decoded? {
         guard !failed else { throw .frameTooLarge(limit: maxFrameSize) }
         let terminator: Int? = buffer.withUnsafeBufferPointer { bytes in
             // memchr: a flood of unfinished input is scanned at memory speed, in every build.
-            guard let base = bytes.baseAddress, scanned < bytes.count,
-                let found = memchr(base + scanned, 0, bytes.count - scanned)
-            else { return nil }
-            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            guard let base = bytes.baseAddress, scanned < bytes.count else { return nil }
+            return Self.nul(in: base, from: scanned, count: bytes.count)
         }
         guard let terminator else {
             scanned = buffer.count
