@@ -3,10 +3,8 @@ public import SmartStackCore
 extension Donation {
     /// One donation of the `ListDonations` reply: `{id, intent, parameters, date, groupId?}`.
     public var wireObject: JSONObject {
-        var parameterObject = JSONObject(minimumCapacity: parameters.count)
-        for (name, value) in parameters.sorted(by: { $0.key < $1.key }) { parameterObject[name] = .string(value) }
         var object: JSONObject = [
-            "id": .string(id), "intent": .string(intent), "parameters": .object(parameterObject),
+            "id": .string(id), "intent": .string(intent), "parameters": .object(ParameterWriter.map(parameters)),
             "date": date.wireValue,
         ]
         if let groupId { object["groupId"] = .string(groupId) }

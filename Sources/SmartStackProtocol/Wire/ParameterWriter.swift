@@ -26,6 +26,7 @@ struct ParameterWriter {
 
     mutating func add(_ key: String, _ objects: [JSONObject]?) { add(key, objects.map { .array($0.map(JSONValue.object)) }) }
 
+    /// A `[string]string` map as a JSON object, its members sorted by name (requests and replies alike).
     static func map(_ map: [String: String]) -> JSONObject {
         var object = JSONObject(minimumCapacity: map.count)
         for (name, value) in map.sorted(by: { $0.key < $1.key }) { object[name] = .string(value) }
