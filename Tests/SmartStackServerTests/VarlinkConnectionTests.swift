@@ -1,3 +1,4 @@
+import Glibc
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -50,13 +51,15 @@ struct VarlinkConnectionTests {
         }
     }
 
-    /// A connection on an embedded channel, active, with `handler`.
-    static func connection(_ handler: any CallHandler) throws -> EmbeddedChannel {
-        let channel = EmbeddedChannel()
+    /// A connection on an embedded channel, active, with `handler` (on `loop` and with `flusher` when given).
+    static func connection(
+        _ handler: any CallHandler, loop: EmbeddedEventLoop? = nil, flusher: TurnFlusher? = nil
+    ) throws -> EmbeddedChannel {
+        let channel = loop.map { EmbeddedChannel(loop: $0) } ?? EmbeddedChannel()
         let loop = channel.embeddedEventLoop
         let connection = VarlinkConnection(
             handler: handler, maxFrameSize: 4_096, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-            notifier: GateNotifier(eventLoop: loop), executor: EventLoopTaskExecutor(loop))
+            notifier: GateNotifier(eventLoop: loop), executor: EventLoopTaskExecutor(loop), flusher: flusher)
         try channel.pipeline.syncOperations.addHandler(connection)
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/test.sock")).wait()
         return channel
@@ -179,5 +182,69 @@ struct VarlinkConnectionTests {
         channel.embeddedEventLoop.run()
         #expect(gone == 1)
         #expect(!push.send(Array(#"{"continues":true}"#.utf8) + [0]))
+    }
+
+    @Test("with a turn flusher, the turn's first reply goes out at once and the other connections' at the turn's end")
+    func turnFlush() throws {
+        let loop = EmbeddedEventLoop()
+        let flusher = TurnFlusher(eventLoop: loop)
+        let handler = Handler(waiter: CommitWaiter())
+        let channels = try (0..<3).map { _ in try Self.connection(handler, loop: loop, flusher: flusher) }
+        let echo = { (n: Int) in #"{"method":"org.example.test.Echo","parameters":{"n":\#(n)}}"# }
+        // One turn: each connection reads a call (the reads come before the loop runs its tasks).
+        for (n, channel) in channels.enumerated() {
+            channel.pipeline.fireChannelRead(ByteBuffer(bytes: Array(echo(n).utf8) + [0]))
+            channel.pipeline.fireChannelReadComplete()
+        }
+        #expect(try Self.replies(channels[0]).map { $0.parameters["n"] } == [.int(0)])
+        #expect(try Self.replies(channels[1]).isEmpty)
+        #expect(try Self.replies(channels[2]).isEmpty)
+        // The turn's end.
+        loop.run()
+        #expect(try Self.replies(channels[1]).map { $0.parameters["n"] } == [.int(1)])
+        #expect(try Self.replies(channels[2]).map { $0.parameters["n"] } == [.int(2)])
+        // The next turn's first reply goes out at once again.
+        channels[2].pipeline.fireChannelRead(ByteBuffer(bytes: Array(echo(5).utf8) + [0]))
+        channels[2].pipeline.fireChannelReadComplete()
+        #expect(try Self.replies(channels[2]).map { $0.parameters["n"] } == [.int(5)])
+    }
+
+    @Test("with a turn flusher, replies that waited longer than the bound go out with the next one written")
+    func turnFlushBound() throws {
+        let loop = EmbeddedEventLoop()
+        let flusher = TurnFlusher(eventLoop: loop)
+        let handler = Handler(waiter: CommitWaiter())
+        let channels = try (0..<3).map { _ in try Self.connection(handler, loop: loop, flusher: flusher) }
+        let echo = { (n: Int) in #"{"method":"org.example.test.Echo","parameters":{"n":\#(n)}}"# }
+        for n in 0..<2 {
+            channels[n].pipeline.fireChannelRead(ByteBuffer(bytes: Array(echo(n).utf8) + [0]))
+            channels[n].pipeline.fireChannelReadComplete()
+        }
+        #expect(try Self.replies(channels[1]).isEmpty)
+        // A long call later in the same turn: the reply waiting since before it goes out with the next write.
+        usleep(UInt32(TurnFlusher.longestWait / 1_000) * 2)
+        channels[2].pipeline.fireChannelRead(ByteBuffer(bytes: Array(echo(2).utf8) + [0]))
+        channels[2].pipeline.fireChannelReadComplete()
+        #expect(try Self.replies(channels[1]).map { $0.parameters["n"] } == [.int(1)])
+        #expect(try Self.replies(channels[2]).map { $0.parameters["n"] } == [.int(2)])
+        loop.run()
+    }
+
+    @Test("with a turn flusher, a connection that closes flushes what it answered first")
+    func turnFlushBeforeClose() throws {
+        let loop = EmbeddedEventLoop()
+        let flusher = TurnFlusher(eventLoop: loop)
+        let handler = Handler(waiter: CommitWaiter())
+        let channels = try (0..<2).map { _ in try Self.connection(handler, loop: loop, flusher: flusher) }
+        channels[0].pipeline.fireChannelRead(
+            ByteBuffer(bytes: Array(#"{"method":"org.example.test.Echo","parameters":{"n":0}}"#.utf8) + [0]))
+        channels[0].pipeline.fireChannelReadComplete()
+        // The second connection's call then a broken frame: answered, flushed, closed, within the turn.
+        channels[1].pipeline.fireChannelRead(
+            ByteBuffer(bytes: Array(#"{"method":"org.example.test.Echo","parameters":{"n":1}}"#.utf8) + [0] + Array("not json".utf8) + [0]))
+        channels[1].pipeline.fireChannelReadComplete()
+        #expect(!channels[1].isActive)
+        #expect(try Self.replies(channels[1]).map { $0.parameters["n"] } == [.int(1)])
+        loop.run()
     }
 }

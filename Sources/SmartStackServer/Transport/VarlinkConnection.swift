@@ -98,12 +98,16 @@ final class VarlinkConnection: ChannelInboundHandler {
     private var scratch: [UInt8] = []
     /// The task running a stream's replies (open or bounded), cancelled when the client leaves.
     private var streamTask: Task<Void, Never>?
+    /// Flushes the replies of the loop's connections once per turn (the listener's); without one, each write is
+    /// flushed at once.
+    private let flusher: TurnFlusher?
 
     init(
         handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: GateNotifier,
-        executor: EventLoopTaskExecutor, registry: ConnectionRegistry? = nil
+        executor: EventLoopTaskExecutor, registry: ConnectionRegistry? = nil, flusher: TurnFlusher? = nil
     ) {
         self.registry = registry
+        self.flusher = flusher
         self.handler = handler
         self.logger = logger
         self.notifier = notifier
@@ -297,15 +301,28 @@ final class VarlinkConnection: ChannelInboundHandler {
             out.writeBytes(scratch)
         }
         if let lone {
-            context.writeAndFlush(wrapOutboundOut(lone), promise: nil)
+            context.write(wrapOutboundOut(lone), promise: nil)
+            flush(context)
         } else if out.readableBytes > 0 {
-            context.writeAndFlush(wrapOutboundOut(out), promise: nil)
+            context.write(wrapOutboundOut(out), promise: nil)
+            flush(context)
         }
         switch machine.afterReplies() {
         case .none: break
-        case .startStream(let stream): startStream(stream, context: context)
-        case .close: context.close(promise: nil)
+        case .startStream(let stream):
+            // What was answered goes out before the stream's frames (which flush on their own).
+            context.flush()
+            startStream(stream, context: context)
+        case .close:
+            // ...and before the connection closes.
+            context.flush()
+            context.close(promise: nil)
         }
+    }
+
+    /// Flushes the replies just written: with the turn's others when the loop has a flusher, else at once.
+    private func flush(_ context: ChannelHandlerContext) {
+        if let flusher { flusher.flush(context) } else { context.flush() }
     }
 
     /// Asks to be told when `gate` opens.

@@ -39,6 +39,7 @@ public struct VarlinkListener: Service {
     let eventLoop: any EventLoop
     /// Tells the loop's connections of commits (one hop per commit).
     let notifier: GateNotifier
+    let flusher: TurnFlusher
     /// Runs the connections' tasks (calls that may suspend, streams) on the loop.
     let executor: EventLoopTaskExecutor
 
@@ -52,6 +53,7 @@ public struct VarlinkListener: Service {
         self.reporter = reporter
         self.eventLoop = eventLoop
         self.notifier = GateNotifier(eventLoop: eventLoop)
+        self.flusher = TurnFlusher(eventLoop: eventLoop)
         self.executor = EventLoopTaskExecutor(eventLoop)
         self.target = target
         self.handler = handler
@@ -171,6 +173,7 @@ public struct VarlinkListener: Service {
         let logger = self.logger
         let notifier = self.notifier
         let executor = self.executor
+        let flusher = self.flusher
         return { channel in
             channel.eventLoop.makeCompletedFuture {
                 let peer = PeerCredentials.now(of: channel)
@@ -182,7 +185,7 @@ public struct VarlinkListener: Service {
                 try channel.pipeline.syncOperations.addHandler(
                     VarlinkConnection(
                         handler: handler, maxFrameSize: maxFrameSize, logger: logger, notifier: notifier,
-                        executor: executor, registry: connections))
+                        executor: executor, registry: connections, flusher: flusher))
                 return AcceptedConnection(channel: channel, refused: nil)
             }
         }
