@@ -230,6 +230,31 @@ struct VarlinkConnectionTests {
         loop.run()
     }
 
+    @Test("with a turn flusher, replies written when a commit is known (among the loop's tasks) are flushed at once")
+    func commitRepliesFlushAtOnce() throws {
+        let loop = EmbeddedEventLoop()
+        let flusher = TurnFlusher(eventLoop: loop)
+        let waiter = CommitWaiter()
+        let handler = Handler(waiter: waiter)
+        let channels = try (0..<3).map { _ in try Self.connection(handler, loop: loop, flusher: flusher) }
+        for channel in channels[0..<2] {
+            channel.pipeline.fireChannelRead(ByteBuffer(bytes: Array(#"{"method":"org.example.test.Commit"}"#.utf8) + [0]))
+            channel.pipeline.fireChannelReadComplete()
+        }
+        #expect(try Self.replies(channels[0]).isEmpty)
+        // The commit becomes known (its hop to the loop queued), and a check is queued behind it.
+        waiter.resolve(nil)
+        var seen: [[JSONValue?]] = []
+        loop.execute { seen = channels[0..<2].map { (try? Self.replies($0))?.map { $0.parameters["committed"] } ?? [] } }
+        // Then a read starts a turn whose end (queued after the check) would flush what it deferred.
+        channels[2].pipeline.fireChannelRead(
+            ByteBuffer(bytes: Array(#"{"method":"org.example.test.Echo","parameters":{"n":2}}"#.utf8) + [0]))
+        channels[2].pipeline.fireChannelReadComplete()
+        loop.run()
+        // Both commit replies had gone out before the turn's end: none waited for it.
+        #expect(seen == [[.bool(true)], [.bool(true)]])
+    }
+
     @Test("with a turn flusher, a connection that closes flushes what it answered first")
     func turnFlushBeforeClose() throws {
         let loop = EmbeddedEventLoop()

@@ -164,7 +164,7 @@ final class VarlinkConnection: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        drain()
+        drain(inTurn: true)
         readIfPossible()
     }
 
@@ -259,7 +259,11 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     /// Writes the replies whose outcome is known, in call order, in one write; waits for the first pending commit.
     /// Then starts a stream whose turn it is, or closes a connection that is finishing.
-    private func drain() {
+    ///
+    /// `inTurn`: the drain follows a read, among the loop's other reads of this turn, so its write is flushed with
+    /// theirs (`TurnFlusher`). Any other drain (a commit known, a task finished) runs among the loop's tasks, after
+    /// the turn's reads: it flushes at once, since a flush deferred from there would wait for the next turn's reads.
+    private func drain(inTurn: Bool = false) {
         guard let context else { return }
         // The replies ready, in call order, written at once. A lone encoded reply is written from its own buffer
         // (shared with every call that gets the same decision: no copy); several are copied into one buffer.
@@ -302,10 +306,10 @@ final class VarlinkConnection: ChannelInboundHandler {
         }
         if let lone {
             context.write(wrapOutboundOut(lone), promise: nil)
-            flush(context)
+            flush(context, inTurn: inTurn)
         } else if out.readableBytes > 0 {
             context.write(wrapOutboundOut(out), promise: nil)
-            flush(context)
+            flush(context, inTurn: inTurn)
         }
         switch machine.afterReplies() {
         case .none: break
@@ -320,9 +324,10 @@ final class VarlinkConnection: ChannelInboundHandler {
         }
     }
 
-    /// Flushes the replies just written: with the turn's others when the loop has a flusher, else at once.
-    private func flush(_ context: ChannelHandlerContext) {
-        if let flusher { flusher.flush(context) } else { context.flush() }
+    /// Flushes the replies just written: with the turn's others when they follow a read and the loop has a flusher,
+    /// else at once.
+    private func flush(_ context: ChannelHandlerContext, inTurn: Bool) {
+        if inTurn, let flusher { flusher.flush(context) } else { context.flush() }
     }
 
     /// Asks to be told when `gate` opens.
