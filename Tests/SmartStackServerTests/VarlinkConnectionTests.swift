@@ -230,6 +230,22 @@ struct VarlinkConnectionTests {
         loop.run()
     }
 
+    @Test("with a turn flusher, a read's several replies (a client pipelining) are flushed at once, not at the turn's end")
+    func pipelinedRepliesFlushAtOnce() throws {
+        let loop = EmbeddedEventLoop()
+        let flusher = TurnFlusher(eventLoop: loop)
+        let handler = Handler(waiter: CommitWaiter())
+        let channels = try (0..<2).map { _ in try Self.connection(handler, loop: loop, flusher: flusher) }
+        let echo = { (n: Int) in Array(#"{"method":"org.example.test.Echo","parameters":{"n":\#(n)}}"#.utf8) + [0] }
+        channels[0].pipeline.fireChannelRead(ByteBuffer(bytes: echo(0)))
+        channels[0].pipeline.fireChannelReadComplete()
+        // Later in the turn, two calls in one read: both replies go out at once.
+        channels[1].pipeline.fireChannelRead(ByteBuffer(bytes: echo(1) + echo(2)))
+        channels[1].pipeline.fireChannelReadComplete()
+        #expect(try Self.replies(channels[1]).map { $0.parameters["n"] } == [.int(1), .int(2)])
+        loop.run()
+    }
+
     @Test("with a turn flusher, replies written when a commit is known (among the loop's tasks) are flushed at once")
     func commitRepliesFlushAtOnce() throws {
         let loop = EmbeddedEventLoop()

@@ -260,15 +260,19 @@ final class VarlinkConnection: ChannelInboundHandler {
     /// Writes the replies whose outcome is known, in call order, in one write; waits for the first pending commit.
     /// Then starts a stream whose turn it is, or closes a connection that is finishing.
     ///
-    /// `inTurn`: the drain follows a read, among the loop's other reads of this turn, so its write is flushed with
-    /// theirs (`TurnFlusher`). Any other drain (a commit known, a task finished) runs among the loop's tasks, after
-    /// the turn's reads: it flushes at once, since a flush deferred from there would wait for the next turn's reads.
+    /// `inTurn`: the drain follows a read, among the loop's other reads of this turn. A lone reply written then is
+    /// flushed with the turn's others (`TurnFlusher`): its client, with one call in flight, is asleep until it comes.
+    /// Several replies (a client pipelining, busy with its window) are flushed at once, so the client refills its
+    /// window sooner; deferred, they cost the mixed load 12 % (server CPU per call 4.55 -> 5.15 us). Any other drain
+    /// (a commit known, a task finished) runs among the loop's tasks, after the turn's reads: it flushes at once,
+    /// since a flush deferred from there would wait for the next turn's reads.
     private func drain(inTurn: Bool = false) {
         guard let context else { return }
         // The replies ready, in call order, written at once. A lone encoded reply is written from its own buffer
         // (shared with every call that gets the same decision: no copy); several are copied into one buffer.
         var lone: ByteBuffer?
         var out = ByteBuffer()
+        var count = 0
         replies: while true {
             let outcome: CallOutcome
             switch machine.nextReply() {
@@ -280,6 +284,7 @@ final class VarlinkConnection: ChannelInboundHandler {
             case .reply(let next):
                 outcome = next
             }
+            count &+= 1
             if case .encoded(let reply) = outcome, lone == nil, out.writerIndex == 0 {
                 lone = reply.buffer
                 continue
@@ -306,10 +311,10 @@ final class VarlinkConnection: ChannelInboundHandler {
         }
         if let lone {
             context.write(wrapOutboundOut(lone), promise: nil)
-            flush(context, inTurn: inTurn)
+            flush(context, withTurn: inTurn && count == 1)
         } else if out.readableBytes > 0 {
             context.write(wrapOutboundOut(out), promise: nil)
-            flush(context, inTurn: inTurn)
+            flush(context, withTurn: inTurn && count == 1)
         }
         switch machine.afterReplies() {
         case .none: break
@@ -324,10 +329,9 @@ final class VarlinkConnection: ChannelInboundHandler {
         }
     }
 
-    /// Flushes the replies just written: with the turn's others when they follow a read and the loop has a flusher,
-    /// else at once.
-    private func flush(_ context: ChannelHandlerContext, inTurn: Bool) {
-        if inTurn, let flusher { flusher.flush(context) } else { context.flush() }
+    /// Flushes the replies just written: with the turn's others when asked and the loop has a flusher, else at once.
+    private func flush(_ context: ChannelHandlerContext, withTurn: Bool) {
+        if withTurn, let flusher { flusher.flush(context) } else { context.flush() }
     }
 
     /// Asks to be told when `gate` opens.
