@@ -184,88 +184,78 @@ struct VarlinkConnectionTests {
         #expect(!push.send(Array(#"{"continues":true}"#.utf8) + [0]))
     }
 
-    @Test("with a turn flusher, the turn's first reply goes out at once and the other connections' at the turn's end")
-    func turnFlush() throws {
+    /// `count` connections on one embedded loop sharing its `TurnFlusher`, answered by `handler`.
+    static func turn(_ count: Int, _ handler: Handler = Handler(waiter: CommitWaiter())) throws -> (
+        loop: EmbeddedEventLoop, channels: [EmbeddedChannel]
+    ) {
         let loop = EmbeddedEventLoop()
         let flusher = TurnFlusher(eventLoop: loop)
-        let handler = Handler(waiter: CommitWaiter())
-        let channels = try (0..<3).map { _ in try Self.connection(handler, loop: loop, flusher: flusher) }
-        let echo = { (n: Int) in #"{"method":"org.example.test.Echo","parameters":{"n":\#(n)}}"# }
+        return (loop, try (0..<count).map { _ in try connection(handler, loop: loop, flusher: flusher) })
+    }
+
+    /// One read of `frames` (each terminated), as the loop delivers it: the bytes, then the read's end.
+    static func read(_ channel: EmbeddedChannel, _ frames: [String]) {
+        channel.pipeline.fireChannelRead(ByteBuffer(bytes: frames.flatMap { Array($0.utf8) + [0] }))
+        channel.pipeline.fireChannelReadComplete()
+    }
+
+    static func echo(_ n: Int) -> String { #"{"method":"org.example.test.Echo","parameters":{"n":\#(n)}}"# }
+
+    /// The `n` of each reply written so far.
+    static func numbers(_ channel: EmbeddedChannel) throws -> [JSONValue?] { try replies(channel).map { $0.parameters["n"] } }
+
+    @Test("with a turn flusher, the turn's first reply goes out at once and the other connections' at the turn's end")
+    func turnFlush() throws {
+        let (loop, channels) = try Self.turn(3)
         // One turn: each connection reads a call (the reads come before the loop runs its tasks).
-        for (n, channel) in channels.enumerated() {
-            channel.pipeline.fireChannelRead(ByteBuffer(bytes: Array(echo(n).utf8) + [0]))
-            channel.pipeline.fireChannelReadComplete()
-        }
-        #expect(try Self.replies(channels[0]).map { $0.parameters["n"] } == [.int(0)])
+        for (n, channel) in channels.enumerated() { Self.read(channel, [Self.echo(n)]) }
+        #expect(try Self.numbers(channels[0]) == [.int(0)])
         #expect(try Self.replies(channels[1]).isEmpty)
         #expect(try Self.replies(channels[2]).isEmpty)
         // The turn's end.
         loop.run()
-        #expect(try Self.replies(channels[1]).map { $0.parameters["n"] } == [.int(1)])
-        #expect(try Self.replies(channels[2]).map { $0.parameters["n"] } == [.int(2)])
+        #expect(try Self.numbers(channels[1]) == [.int(1)])
+        #expect(try Self.numbers(channels[2]) == [.int(2)])
         // The next turn's first reply goes out at once again.
-        channels[2].pipeline.fireChannelRead(ByteBuffer(bytes: Array(echo(5).utf8) + [0]))
-        channels[2].pipeline.fireChannelReadComplete()
-        #expect(try Self.replies(channels[2]).map { $0.parameters["n"] } == [.int(5)])
+        Self.read(channels[2], [Self.echo(5)])
+        #expect(try Self.numbers(channels[2]) == [.int(5)])
     }
 
     @Test("with a turn flusher, replies that waited longer than the bound go out with the next one written")
     func turnFlushBound() throws {
-        let loop = EmbeddedEventLoop()
-        let flusher = TurnFlusher(eventLoop: loop)
-        let handler = Handler(waiter: CommitWaiter())
-        let channels = try (0..<3).map { _ in try Self.connection(handler, loop: loop, flusher: flusher) }
-        let echo = { (n: Int) in #"{"method":"org.example.test.Echo","parameters":{"n":\#(n)}}"# }
-        for n in 0..<2 {
-            channels[n].pipeline.fireChannelRead(ByteBuffer(bytes: Array(echo(n).utf8) + [0]))
-            channels[n].pipeline.fireChannelReadComplete()
-        }
+        let (loop, channels) = try Self.turn(3)
+        for n in 0..<2 { Self.read(channels[n], [Self.echo(n)]) }
         #expect(try Self.replies(channels[1]).isEmpty)
         // A long call later in the same turn: the reply waiting since before it goes out with the next write.
         usleep(UInt32(TurnFlusher.longestWait / 1_000) * 2)
-        channels[2].pipeline.fireChannelRead(ByteBuffer(bytes: Array(echo(2).utf8) + [0]))
-        channels[2].pipeline.fireChannelReadComplete()
-        #expect(try Self.replies(channels[1]).map { $0.parameters["n"] } == [.int(1)])
-        #expect(try Self.replies(channels[2]).map { $0.parameters["n"] } == [.int(2)])
+        Self.read(channels[2], [Self.echo(2)])
+        #expect(try Self.numbers(channels[1]) == [.int(1)])
+        #expect(try Self.numbers(channels[2]) == [.int(2)])
         loop.run()
     }
 
     @Test("with a turn flusher, a read's several replies (a client pipelining) are flushed at once, not at the turn's end")
     func pipelinedRepliesFlushAtOnce() throws {
-        let loop = EmbeddedEventLoop()
-        let flusher = TurnFlusher(eventLoop: loop)
-        let handler = Handler(waiter: CommitWaiter())
-        let channels = try (0..<2).map { _ in try Self.connection(handler, loop: loop, flusher: flusher) }
-        let echo = { (n: Int) in Array(#"{"method":"org.example.test.Echo","parameters":{"n":\#(n)}}"#.utf8) + [0] }
-        channels[0].pipeline.fireChannelRead(ByteBuffer(bytes: echo(0)))
-        channels[0].pipeline.fireChannelReadComplete()
+        let (loop, channels) = try Self.turn(2)
+        Self.read(channels[0], [Self.echo(0)])
         // Later in the turn, two calls in one read: both replies go out at once.
-        channels[1].pipeline.fireChannelRead(ByteBuffer(bytes: echo(1) + echo(2)))
-        channels[1].pipeline.fireChannelReadComplete()
-        #expect(try Self.replies(channels[1]).map { $0.parameters["n"] } == [.int(1), .int(2)])
+        Self.read(channels[1], [Self.echo(1), Self.echo(2)])
+        #expect(try Self.numbers(channels[1]) == [.int(1), .int(2)])
         loop.run()
     }
 
     @Test("with a turn flusher, replies written when a commit is known (among the loop's tasks) are flushed at once")
     func commitRepliesFlushAtOnce() throws {
-        let loop = EmbeddedEventLoop()
-        let flusher = TurnFlusher(eventLoop: loop)
         let waiter = CommitWaiter()
-        let handler = Handler(waiter: waiter)
-        let channels = try (0..<3).map { _ in try Self.connection(handler, loop: loop, flusher: flusher) }
-        for channel in channels[0..<2] {
-            channel.pipeline.fireChannelRead(ByteBuffer(bytes: Array(#"{"method":"org.example.test.Commit"}"#.utf8) + [0]))
-            channel.pipeline.fireChannelReadComplete()
-        }
+        let (loop, channels) = try Self.turn(3, Handler(waiter: waiter))
+        for channel in channels[0..<2] { Self.read(channel, [#"{"method":"org.example.test.Commit"}"#]) }
         #expect(try Self.replies(channels[0]).isEmpty)
         // The commit becomes known (its hop to the loop queued), and a check is queued behind it.
         waiter.resolve(nil)
         var seen: [[JSONValue?]] = []
         loop.execute { seen = channels[0..<2].map { (try? Self.replies($0))?.map { $0.parameters["committed"] } ?? [] } }
         // Then a read starts a turn whose end (queued after the check) would flush what it deferred.
-        channels[2].pipeline.fireChannelRead(
-            ByteBuffer(bytes: Array(#"{"method":"org.example.test.Echo","parameters":{"n":2}}"#.utf8) + [0]))
-        channels[2].pipeline.fireChannelReadComplete()
+        Self.read(channels[2], [Self.echo(2)])
         loop.run()
         // Both commit replies had gone out before the turn's end: none waited for it.
         #expect(seen == [[.bool(true)], [.bool(true)]])
@@ -273,19 +263,12 @@ struct VarlinkConnectionTests {
 
     @Test("with a turn flusher, a connection that closes flushes what it answered first")
     func turnFlushBeforeClose() throws {
-        let loop = EmbeddedEventLoop()
-        let flusher = TurnFlusher(eventLoop: loop)
-        let handler = Handler(waiter: CommitWaiter())
-        let channels = try (0..<2).map { _ in try Self.connection(handler, loop: loop, flusher: flusher) }
-        channels[0].pipeline.fireChannelRead(
-            ByteBuffer(bytes: Array(#"{"method":"org.example.test.Echo","parameters":{"n":0}}"#.utf8) + [0]))
-        channels[0].pipeline.fireChannelReadComplete()
+        let (loop, channels) = try Self.turn(2)
+        Self.read(channels[0], [Self.echo(0)])
         // The second connection's call then a broken frame: answered, flushed, closed, within the turn.
-        channels[1].pipeline.fireChannelRead(
-            ByteBuffer(bytes: Array(#"{"method":"org.example.test.Echo","parameters":{"n":1}}"#.utf8) + [0] + Array("not json".utf8) + [0]))
-        channels[1].pipeline.fireChannelReadComplete()
+        Self.read(channels[1], [Self.echo(1), "not json"])
         #expect(!channels[1].isActive)
-        #expect(try Self.replies(channels[1]).map { $0.parameters["n"] } == [.int(1)])
+        #expect(try Self.numbers(channels[1]) == [.int(1)])
         loop.run()
     }
 }
