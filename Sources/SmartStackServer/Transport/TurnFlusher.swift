@@ -19,9 +19,11 @@ import NIOCore
 /// Used on its event loop only (hence `@unchecked Sendable`: the hop to the turn's end captures it).
 final class TurnFlusher: @unchecked Sendable {
     /// The longest a written reply waits for its turn's end before it is flushed with those written before it.
-    static let longestWait: UInt64 = 100_000  // nanoseconds
+    static let defaultLongestWait: UInt64 = 100_000  // nanoseconds
 
     let eventLoop: any EventLoop
+    /// This flusher's bound (nanoseconds): `defaultLongestWait`, or what a test sets.
+    let longestWait: UInt64
     /// The turn's end is scheduled: flushes after the first wait for it.
     private var scheduled = false
     /// The connections whose replies wait for the turn's end, in the order they wrote.
@@ -29,7 +31,10 @@ final class TurnFlusher: @unchecked Sendable {
     /// When the first of them was written (monotonic nanoseconds).
     private var oldest: UInt64 = 0
 
-    init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
+    init(eventLoop: any EventLoop, longestWait: UInt64 = TurnFlusher.defaultLongestWait) {
+        self.eventLoop = eventLoop
+        self.longestWait = longestWait
+    }
 
     /// Flushes what `context` wrote: now when it is the turn's first, else with the others at the turn's end (or
     /// now, with every reply waiting, once the oldest has waited too long).
@@ -43,7 +48,7 @@ final class TurnFlusher: @unchecked Sendable {
         let now = Self.now()
         if waiting.isEmpty {
             oldest = now
-        } else if now &- oldest >= Self.longestWait {
+        } else if now &- oldest >= longestWait {
             waiting.append(context)
             return flushWaiting()
         }
