@@ -204,7 +204,9 @@ struct VarlinkConnectionTests {
     static func echo(_ n: Int) -> String { #"{"method":"org.example.test.Echo","parameters":{"n":\#(n)}}"# }
 
     /// The `n` of each reply written so far.
-    static func numbers(_ channel: EmbeddedChannel) throws -> [JSONValue?] { try replies(channel).map { $0.parameters["n"] } }
+    static func numbers(_ channel: EmbeddedChannel) throws -> [JSONValue?] {
+        try replies(channel).map { $0.parameters["n"] }
+    }
 
     @Test("with a turn flusher, the turn's first reply goes out at once and the other connections' at the turn's end")
     func turnFlush() throws {
@@ -237,7 +239,7 @@ struct VarlinkConnectionTests {
         loop.run()
     }
 
-    @Test("with a turn flusher, a read's several replies (a client pipelining) are flushed at once, not at the turn's end")
+    @Test("with a turn flusher, a read's several replies (a client pipelining) are flushed at once, not at its end")
     func pipelinedRepliesFlushAtOnce() throws {
         let (loop, channels) = try Self.turn(2)
         Self.read(channels[0], [Self.echo(0)])
@@ -256,7 +258,9 @@ struct VarlinkConnectionTests {
         // The commit becomes known (its hop to the loop queued), and a check is queued behind it.
         waiter.resolve(nil)
         var seen: [[JSONValue?]] = []
-        loop.execute { seen = channels[0..<2].map { (try? Self.replies($0))?.map { $0.parameters["committed"] } ?? [] } }
+        loop.execute {
+            seen = channels[0..<2].map { (try? Self.replies($0))?.map { $0.parameters["committed"] } ?? [] }
+        }
         // Then a read starts a turn whose end (queued after the check) would flush what it deferred.
         Self.read(channels[2], [Self.echo(2)])
         loop.run()

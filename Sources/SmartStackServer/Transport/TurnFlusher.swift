@@ -11,10 +11,12 @@ import NIOCore
 /// A client with a call in flight sleeps until its reply comes, and waking it costs the writer's core about a
 /// microsecond (`sock_def_readable`, through the hypervisor here): a reply written as its call is answered finds its
 /// client asleep nearly every time, while replies written together wake a client once and find it running for the
-/// rest. `GetStack` from 50 clients, a call each in flight: 141,000 → 162,000 calls/s. The bound keeps what a reply
-/// may wait for its turn's other calls small: a turn of many clients' calls (or one long call) delays the replies
-/// before it by at most `longestWait` plus the call in progress, not the whole turn (the unbounded form raised the
-/// soak's `GetStack` p50 from 0.31 to 0.74 ms).
+/// rest. `GetStack` from 50 clients, a call each in flight, pinned: 121,953 → 143,914 calls/s, 8.19 → 6.94 µs of
+/// server CPU per call (BENCHMARKS.md, tenth session). Connections hand it only a read's lone reply
+/// (`VarlinkConnection.drain`).
+/// The bound keeps what a reply may wait for its turn's other calls small: a turn of many clients' calls (or one long
+/// call) delays the replies before it by at most `longestWait` plus the call in progress, not the whole turn (the
+/// unbounded form raised the soak's `GetStack` p50 from 0.31 to 0.74 ms).
 ///
 /// Used on its event loop only (hence `@unchecked Sendable`: the hop to the turn's end captures it).
 final class TurnFlusher: @unchecked Sendable {
