@@ -188,7 +188,7 @@ struct VarlinkConnectionTests {
     /// is a minute unless given: a test run on a busy machine may take longer than the service's 100 µs between two
     /// reads, and only `turnFlushBound` is about the bound.
     static func turn(
-        _ count: Int, _ handler: Handler = Handler(waiter: CommitWaiter()), longestWait: UInt64 = 60_000_000_000
+        _ count: Int, _ handler: Handler = Handler(waiter: CommitWaiter()), longestWait: TimeAmount = .seconds(60)
     ) throws -> (loop: EmbeddedEventLoop, channels: [EmbeddedChannel]) {
         let loop = EmbeddedEventLoop()
         let flusher = TurnFlusher(eventLoop: loop, longestWait: longestWait)
@@ -227,7 +227,7 @@ struct VarlinkConnectionTests {
 
     @Test("with a turn flusher, replies that waited longer than the bound go out with the next one written")
     func turnFlushBound() throws {
-        let (loop, channels) = try Self.turn(3, longestWait: 200_000_000)
+        let (loop, channels) = try Self.turn(3, longestWait: .milliseconds(200))
         for n in 0..<2 { Self.read(channels[n], [Self.echo(n)]) }
         // Within 200 ms of the first reply deferred (no busy machine takes that long between two statements).
         #expect(try Self.replies(channels[1]).isEmpty)

@@ -1,9 +1,5 @@
 import NIOCore
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Flushes the replies the loop's connections write in one turn of the loop, as Redis writes its replies before it
 /// waits again: the turn's first reply at once (a lone client waits for nothing), the others when the turn's input
 /// has been read and answered, or as soon as the oldest of them has waited `longestWait`.
@@ -21,19 +17,19 @@ import NIOCore
 /// Used on its event loop only (hence `@unchecked Sendable`: the hop to the turn's end captures it).
 final class TurnFlusher: @unchecked Sendable {
     /// The longest a written reply waits for its turn's end before it is flushed with those written before it.
-    static let defaultLongestWait: UInt64 = 100_000  // nanoseconds
+    static let defaultLongestWait = TimeAmount.microseconds(100)
 
     let eventLoop: any EventLoop
-    /// This flusher's bound (nanoseconds): `defaultLongestWait`, or what a test sets.
-    let longestWait: UInt64
+    /// This flusher's bound: `defaultLongestWait`, or what a test sets.
+    let longestWait: TimeAmount
     /// The turn's end is scheduled: flushes after the first wait for it.
     private var scheduled = false
     /// The connections whose replies wait for the turn's end, in the order they wrote.
     private var waiting: [ChannelHandlerContext] = []
-    /// When the first of them was written (monotonic nanoseconds).
-    private var oldest: UInt64 = 0
+    /// When the first of them was written.
+    private var oldest = NIODeadline.uptimeNanoseconds(0)
 
-    init(eventLoop: any EventLoop, longestWait: UInt64 = TurnFlusher.defaultLongestWait) {
+    init(eventLoop: any EventLoop, longestWait: TimeAmount = TurnFlusher.defaultLongestWait) {
         self.eventLoop = eventLoop
         self.longestWait = longestWait
     }
@@ -47,14 +43,10 @@ final class TurnFlusher: @unchecked Sendable {
             context.flush()
             return
         }
-        let now = Self.now()
-        if waiting.isEmpty {
-            oldest = now
-        } else if now &- oldest >= longestWait {
-            waiting.append(context)
-            return flushWaiting()
-        }
+        let now = NIODeadline.now()
+        if waiting.isEmpty { oldest = now }
         waiting.append(context)
+        if now - oldest >= longestWait { flushWaiting() }
     }
 
     private func endOfTurn() {
@@ -68,11 +60,5 @@ final class TurnFlusher: @unchecked Sendable {
         waiting.removeAll(keepingCapacity: true)
         // A connection that closed meanwhile has nothing to flush (its context no longer writes).
         for context in contexts { context.flush() }
-    }
-
-    private static func now() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 }

@@ -39,6 +39,7 @@ public struct VarlinkListener: Service {
     let eventLoop: any EventLoop
     /// Tells the loop's connections of commits (one hop per commit).
     let notifier: GateNotifier
+    /// Flushes the loop's connections' lone replies once per turn of the loop.
     let flusher: TurnFlusher
     /// Runs the connections' tasks (calls that may suspend, streams) on the loop.
     let executor: EventLoopTaskExecutor
