@@ -169,6 +169,76 @@ struct CallTests {
         #expect(throws: VarlinkFramingError.malformed(reason)) { try Self.call(text) }
     }
 
+    /// Both ways of reading a call, for one message: where it lies (the envelope's fast path first) and through the
+    /// general parser alone.
+    static func bothWays(_ frame: [UInt8]) -> (fast: Result<VarlinkCall, VarlinkFramingError>, general: Result<
+        VarlinkCall, VarlinkFramingError
+    >) {
+        frame.withUnsafeBufferPointer { bytes in
+            (
+                Result { () throws(VarlinkFramingError) in try VarlinkCall(bytes: bytes) },
+                Result { () throws(VarlinkFramingError) in try VarlinkCall(general: bytes) }
+            )
+        }
+    }
+
+    static func same(_ one: Result<VarlinkCall, VarlinkFramingError>, _ other: Result<VarlinkCall, VarlinkFramingError>)
+        -> Bool
+    {
+        switch (one, other) {
+        case (.success(let a), .success(let b)):
+            a.method == b.method && a.known == b.known && a.parameters == b.parameters && a.oneway == b.oneway
+                && a.more == b.more && a.upgrade == b.upgrade
+        case (.failure(let a), .failure(let b)): a == b
+        default: false
+        }
+    }
+
+    static let deep = #"{"method":"io.smartstack.Shell.GetStack","parameters":{"a":"#
+
+    @Test(
+        "the envelope's fast path and the general parser read every message alike, errors included",
+        arguments: [
+            #"{"method":"io.smartstack.Shell.GetStack","parameters":{"stack":"home"}}"#,
+            #" { "parameters" : { "stack" : "home" } , "method" : "io.smartstack.Shell.GetStack" } "#,
+            #"{"method":"io.smartstack.Shell.Subscribe","more":true,"oneway":false,"upgrade":null,"parameters":null}"#,
+            #"{"method":"io.smartstack.Shell.GetStack","parameters":{"stack":"h\u006fme"}}"#,
+            #"{"method":"io.smartstack.Shell.Get\u0053tack"}"#, #"{"m\u0065thod":"io.smartstack.Shell.GetStack"}"#,
+            #"{"method":"io.smartstack.Shell.GetStack","method":"io.smartstack.Shell.GetStack"}"#,
+            #"{"method":"io.smartstack.Shell.GetStack","more":true,"more":false}"#,
+            #"{"method":"io.smartstack.Shell.GetStack","parameters":{},"parameters":{}}"#,
+            #"{"method":"io.smartstack.Shell.GetStack","future":1}"#, #"{"method":"org.example.Other"}"#,
+            #"{"method":"io.smartstack.Shell.GetStackX"}"#, #"{"method":"io.smartstack.Shell.GetStac"}"#,
+            #"{"method":"io.smartstack.Shell.GetStack","parameters":[]}"#,
+            #"{"method":"io.smartstack.Shell.GetStack","parameters":{"stack":"a","stack":"b"}}"#,
+            #"{"method":"io.smartstack.Shell.GetStack","oneway":1}"#,
+            #"{"method":"io.smartstack.Shell.GetStack","more":"yes"}"#,
+            #"{"method":"io.smartstack.Shell.GetStack","more":tru}"#,
+            #"{"method":"io.smartstack.Shell.GetStack"} x"#, #"{"method":"io.smartstack.Shell.GetStack""#,
+            #"{"method":"io.smartstack.Shell.GetStack",}"#, #"{"method":"io.smartstack.Shell.GetStack" "more":true}"#,
+            #"{"parameters":{"stack":"home"}}"#, #"{}"#, #"[]"#, #"{"method":1}"#, "{\"method\":\"io.smartstack.\u{1}\"}",
+            deep + String(repeating: "[", count: 61) + String(repeating: "]", count: 61) + "}}",
+            deep + String(repeating: "[", count: 62) + String(repeating: "]", count: 62) + "}}",
+            deep + String(repeating: "[", count: 63) + String(repeating: "]", count: 63) + "}}",
+        ])
+    func envelopeFastPathAgrees(text: String) {
+        let (fast, general) = Self.bothWays(Array(text.utf8))
+        #expect(Self.same(fast, general), "\(fast) vs \(general)")
+    }
+
+    @Test("every method of the service takes the fast path, named by the enumeration's own text")
+    func everyMethodIsFound() throws {
+        for method in SmartStackMethod.allCases {
+            let frame = Array(#"{"method":"\#(method.rawValue)","parameters":{}}"#.utf8)
+            let envelope = frame.withUnsafeBufferPointer { bytes in
+                var parser = JSONParser(bytes: bytes, maxDepth: JSON.defaultMaxDepth)
+                return parser.parseCallEnvelope()
+            }
+            #expect(envelope?.method == method)
+            #expect(try Self.call(String(decoding: frame, as: UTF8.self)).known == method)
+        }
+    }
+
     @Test func callEncodingRoundTrips() throws {
         let call = VarlinkCall(method: "io.smartstack.Shell.Subscribe", parameters: ["stacks": ["a"]], more: true)
         var buffer: [UInt8] = []

@@ -40,6 +40,8 @@ struct WireFuzzCorpusTests {
                 do {
                     while let frame = try decoder.next() {
                         _ = try? VarlinkReply(frame: frame)
+                        let (fast, general) = CallTests.bothWays(frame)
+                        #expect(CallTests.same(fast, general))
                         guard let call = try? VarlinkCall(frame: frame) else { continue }
                         var encoded: [UInt8] = []
                         call.encode(into: &encoded)

@@ -34,7 +34,7 @@ struct ConnectionStateMachineTests {
     @Test("before the peer is known nothing is read or decoded; started once, then calls decode")
     func starting() throws {
         var machine = Machine(maxFrameSize: 4_096)
-        #expect(!machine.wantsInput(writable: true))
+        #expect(!machine.wouldWantInput(writable: true))
         machine.receive([Self.echo(1)])
         let v1 = machine.nextCallMethod()
         #expect(v1 == nil)
@@ -42,7 +42,7 @@ struct ConnectionStateMachineTests {
         #expect(v2)
         let v3 = machine.started()
         #expect(!v3)
-        #expect(machine.wantsInput(writable: true))
+        #expect(machine.wouldWantInput(writable: true))
         let v4 = machine.nextCallMethod()
         #expect(v4 == "org.example.test.Echo")
     }
@@ -62,15 +62,15 @@ struct ConnectionStateMachineTests {
     @Test("reading stops while the output is full or the queue holds its limit, and resumes when they clear")
     func readingBackPressure() throws {
         var machine = Self.serving()
-        #expect(!machine.wantsInput(writable: false))
+        #expect(!machine.wouldWantInput(writable: false))
         machine.receive((0..<Machine.maxQueuedReplies).map { Self.echo($0) })
         let v8 = machine.answerAll()
         #expect(v8 == Machine.maxQueuedReplies)
-        #expect(machine.queuedReplies == Machine.maxQueuedReplies)
-        #expect(!machine.wantsInput(writable: true))
+        #expect(machine.queued == Machine.maxQueuedReplies)
+        #expect(!machine.wouldWantInput(writable: true))
         let v9 = machine.replies()
         #expect(v9.count == Machine.maxQueuedReplies)
-        #expect(machine.wantsInput(writable: true))
+        #expect(machine.wouldWantInput(writable: true))
     }
 
     @Test("a reply waiting for its gate holds the ones after it; the gate is watched once; it opens, and all follow")
@@ -118,13 +118,13 @@ struct ConnectionStateMachineTests {
         #expect(v16 == true)
         let v17 = machine.nextCallMethod()
         #expect(v17 == nil)
-        #expect(!machine.wantsInput(writable: true))
+        #expect(!machine.wouldWantInput(writable: true))
         let v18 = machine.replies()
         #expect(v18.map(Self.number) == [1])
         let v19 = machine.afterRepliesIsNone()
         #expect(v19)
         machine.taskFinished(.reply(["n": .int(2)]), oneway: false)
-        #expect(machine.wantsInput(writable: true))
+        #expect(machine.wouldWantInput(writable: true))
         let v20 = machine.answerAll()
         #expect(v20 == 1)
         let v21 = machine.replies()
@@ -142,10 +142,10 @@ struct ConnectionStateMachineTests {
         #expect(v23 == false)
         guard case .framingError = machine.nextCall() else { Issue.record("no framing error"); return }
         #expect(machine.input == .broken)
-        #expect(machine.heldInput == 0)
+        #expect(machine.held == 0)
         let v24 = machine.nextCallMethod()
         #expect(v24 == nil)
-        #expect(!machine.wantsInput(writable: true))
+        #expect(!machine.wouldWantInput(writable: true))
         let v25 = machine.replies()
         #expect(v25.isEmpty)
         let v101 = machine.afterRepliesIsNone()  // the reply before the broken frame is still to be written
@@ -162,7 +162,7 @@ struct ConnectionStateMachineTests {
         var machine = Self.serving()
         machine.receive([Self.echo(1), Self.echo(2)])
         machine.inputEnded()
-        #expect(!machine.wantsInput(writable: true))
+        #expect(!machine.wouldWantInput(writable: true))
         let v27 = machine.answerAll()
         #expect(v27 == 2)
         let v28 = machine.replies()
@@ -182,13 +182,13 @@ struct ConnectionStateMachineTests {
         _ = machine.answer(.done(.stream { _ in }))
         let v102 = machine.nextCallMethod()  // the call after the stream is dropped
         #expect(v102 == nil)
-        #expect(machine.heldInput == 0)
+        #expect(machine.held == 0)
         let v31 = machine.replies()
         #expect(v31.map(Self.number) == [1])
         guard case .startStream(.open) = machine.afterReplies() else { Issue.record("no open stream"); return }
         machine.receive([Self.echo(5)])
-        #expect(machine.heldInput == 0)
-        #expect(machine.wantsInput(writable: false))
+        #expect(machine.held == 0)
+        #expect(machine.wouldWantInput(writable: false))
         machine.inputEnded()
         let v103 = machine.afterRepliesIsNone()  // the stream holds the connection; it closes when the stream ends
         #expect(v103)
@@ -220,14 +220,14 @@ struct ConnectionStateMachineTests {
         _ = machine.answer(.done(.boundedStream { _ in .reply([:]) }))
         let v35 = machine.nextCallMethod()
         #expect(v35 == nil)
-        #expect(!machine.wantsInput(writable: true))
+        #expect(!machine.wouldWantInput(writable: true))
         guard case .startStream(.bounded) = machine.afterReplies() else { Issue.record("no bounded stream"); return }
         machine.receive([Self.echo(3)])
         let v36 = machine.nextCallMethod()
         #expect(v36 == nil)
-        #expect(!machine.wantsInput(writable: true))
+        #expect(!machine.wouldWantInput(writable: true))
         machine.boundedStreamEnded()
-        #expect(machine.wantsInput(writable: true))
+        #expect(machine.wouldWantInput(writable: true))
         let v37 = machine.answerAll()
         #expect(v37 == 2)
         let v38 = machine.replies()
@@ -252,10 +252,10 @@ struct ConnectionStateMachineTests {
         machine.receive([Self.echo(3)])
         let v43 = machine.nextCallMethod()
         #expect(v43 == nil)
-        #expect(machine.queuedReplies == 0)
+        #expect(machine.queued == 0)
         let v44 = machine.replies()
         #expect(v44.isEmpty)
-        #expect(!machine.wantsInput(writable: true))
+        #expect(!machine.wouldWantInput(writable: true))
         let v45 = machine.afterRepliesIsNone()
         #expect(v45)
         let v46 = machine.started()
@@ -307,5 +307,24 @@ extension ConnectionStateMachine {
     var isClosed: Bool {
         if case .closed = state { return true }
         return false
+    }
+}
+
+/// The machine's queries, on a copy: they are `mutating` (so the connection calls them in place), and `#expect`
+/// takes its operands as values.
+extension ConnectionStateMachine {
+    func wouldWantInput(writable: Bool) -> Bool {
+        var copy = self
+        return copy.wantsInput(writable: writable)
+    }
+
+    var queued: Int {
+        var copy = self
+        return copy.queuedReplies
+    }
+
+    var held: Int {
+        var copy = self
+        return copy.heldInput
     }
 }

@@ -3,10 +3,10 @@
 /// Strings without escapes become a `String` in one step (ASCII needs no validation, anything else is
 /// validated once); escapes are decoded into a scratch buffer reused across the document.
 struct JSONParser {
-    private let bytes: UnsafeBufferPointer<UInt8>
+    let bytes: UnsafeBufferPointer<UInt8>
     private let maxDepth: Int
-    private var position = 0
-    private var depth = 0
+    var position = 0
+    var depth = 0
     private var scratch: [UInt8] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
@@ -24,7 +24,7 @@ struct JSONParser {
 
     // MARK: Values
 
-    private mutating func parseValue() throws(JSONError) -> JSONValue {
+    mutating func parseValue() throws(JSONError) -> JSONValue {
         guard position < bytes.count else { throw fail("unexpected end of input") }
         switch bytes[position] {
         case Byte.openBrace: return try parseObject()
@@ -56,7 +56,7 @@ struct JSONParser {
         position += count
     }
 
-    private mutating func enterContainer() throws(JSONError) {
+    mutating func enterContainer() throws(JSONError) {
         depth += 1
         guard depth <= maxDepth else { throw fail("nested deeper than \(maxDepth) levels") }
     }
@@ -379,7 +379,7 @@ struct JSONParser {
 
     // MARK: Helpers
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
             case 0x20, 0x09, 0x0A, 0x0D: position += 1
@@ -388,7 +388,7 @@ struct JSONParser {
         }
     }
 
-    private func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
+    func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
 
     private func fail(_ reason: String) -> JSONError { JSONError(offset: position, reason: reason) }
 

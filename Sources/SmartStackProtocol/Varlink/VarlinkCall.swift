@@ -54,7 +54,32 @@ public struct VarlinkCall: Sendable {
     }
 
     /// Decodes a message (without its NUL) where it lies, in the connection's input.
+    ///
+    /// The usual call (one of the service's methods, the envelope's members only, each once) is read without
+    /// building the envelope as an object (`JSONParser.parseCallEnvelope`); anything else, errors included, goes
+    /// through the general parser, so both give the same call and the same error.
     public init(bytes frame: UnsafeBufferPointer<UInt8>) throws(VarlinkFramingError) {
+        guard !frame.isEmpty else { throw .malformed("empty message") }
+        var parser = JSONParser(bytes: frame, maxDepth: JSON.defaultMaxDepth)
+        if let envelope = parser.parseCallEnvelope() {
+            self = try VarlinkCall(envelope)
+        } else {
+            self = try VarlinkCall(general: frame)
+        }
+    }
+
+    private init(_ envelope: CallEnvelope) throws(VarlinkFramingError) {
+        // The method's name is the enumeration's literal: no copy of the bytes.
+        method = envelope.method.rawValue
+        known = envelope.method
+        parameters = try Self.parameters(envelope.parameters)
+        oneway = try Self.flag("oneway", envelope.oneway)
+        more = try Self.flag("more", envelope.more)
+        upgrade = try Self.flag("upgrade", envelope.upgrade)
+    }
+
+    /// Decodes a message with the general parser: any envelope, and the error naming what is wrong with it.
+    init(general frame: UnsafeBufferPointer<UInt8>) throws(VarlinkFramingError) {
         guard !frame.isEmpty else { throw .malformed("empty message") }
         let value: JSONValue
         do throws(JSONError) {
@@ -73,14 +98,18 @@ public struct VarlinkCall: Sendable {
         }
         self.method = method
         self.known = known
-        switch object["parameters"] {
-        case nil, .null?: parameters = JSONObject()
-        case .object(let parameters)?: self.parameters = parameters
+        parameters = try Self.parameters(object["parameters"])
+        oneway = try Self.flag("oneway", object["oneway"])
+        more = try Self.flag("more", object["more"])
+        upgrade = try Self.flag("upgrade", object["upgrade"])
+    }
+
+    private static func parameters(_ value: JSONValue?) throws(VarlinkFramingError) -> JSONObject {
+        switch value {
+        case nil, .null?: JSONObject()
+        case .object(let parameters)?: parameters
         default: throw .malformed("'parameters' is not an object")
         }
-        oneway = try Self.flag("oneway", in: object)
-        more = try Self.flag("more", in: object)
-        upgrade = try Self.flag("upgrade", in: object)
     }
 
     /// The message for this call, NUL-terminated (for clients and tests).
@@ -95,8 +124,8 @@ public struct VarlinkCall: Sendable {
         buffer.append(0)
     }
 
-    private static func flag(_ key: String, in object: JSONObject) throws(VarlinkFramingError) -> Bool {
-        switch object[key] {
+    private static func flag(_ key: String, _ value: JSONValue?) throws(VarlinkFramingError) -> Bool {
+        switch value {
         case nil, .null?: false
         case .bool(let value)?: value
         default: throw .malformed("'\(key)' is not a boolean")

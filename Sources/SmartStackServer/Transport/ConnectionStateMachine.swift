@@ -120,11 +120,20 @@ struct ConnectionStateMachine {
         self.decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
     }
 
+    // The queries below are `mutating` though they change nothing: the connection (a class) then calls them on its
+    // machine in place. Called as non-mutating on a class's stored property, each copied the whole machine (a retain
+    // and a release of its queue, its decoder's buffer and its state's payload) on every read: 4 % of the loop's time
+    // serving `GetStack` 50 x 1.
+
     /// Replies queued and not yet written.
-    var queuedReplies: Int { queue.count }
+    var queuedReplies: Int {
+        mutating get { queue.count }
+    }
 
     /// The unfinished input the connection holds, counted against the service's input budget.
-    var heldInput: Int { input == .broken ? 0 : decoder.heldBytes }
+    var heldInput: Int {
+        mutating get { input == .broken ? 0 : decoder.heldBytes }
+    }
 
     /// The pushed stream the connection serves (started or waiting to start), told when the socket can take more.
     var push: FramePush? {
@@ -267,7 +276,7 @@ struct ConnectionStateMachine {
     }
 
     /// Whether to ask the channel for more input, given whether its output can take more.
-    func wantsInput(writable: Bool) -> Bool {
+    mutating func wantsInput(writable: Bool) -> Bool {
         switch state {
         case .starting, .runningTask, .boundedStreaming, .closed:
             return false

@@ -55,10 +55,16 @@ final class TurnFlusher: @unchecked Sendable {
     }
 
     private func flushWaiting() {
-        guard !waiting.isEmpty else { return }
-        let contexts = waiting
+        // By index, in place: a copy to iterate made the `removeAll` below allocate a new array every turn. A flush
+        // that writes again (a reply appended meanwhile) is flushed in this pass; a nested pass flushes a context
+        // twice at most, and the second flush finds nothing to write. A connection that closed meanwhile has nothing
+        // to flush (its context no longer writes).
+        var index = 0
+        while index < waiting.count {
+            let context = waiting[index]
+            index += 1
+            context.flush()
+        }
         waiting.removeAll(keepingCapacity: true)
-        // A connection that closed meanwhile has nothing to flush (its context no longer writes).
-        for context in contexts { context.flush() }
     }
 }

@@ -200,10 +200,10 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     /// Asks for more input when the connection wants it (not while a call runs, the output is full, or many
     /// replies wait).
+    ///
+    /// The machine knows whether the channel is active: it wants nothing before `start` or after `channelInactive`.
     private func readIfPossible() {
-        guard let context, context.channel.isActive, machine.wantsInput(writable: context.channel.isWritable) else {
-            return
-        }
+        guard let context, machine.wantsInput(writable: context.channel.isWritable) else { return }
         context.read()
     }
 

@@ -1,0 +1,154 @@
+/// A call's envelope as `parseCallEnvelope` read it: the method already matched to the service's own, the rest as
+/// JSON values the general checks then read.
+struct CallEnvelope {
+    var method: SmartStackMethod
+    var parameters: JSONValue?
+    var oneway: JSONValue?
+    var more: JSONValue?
+    var upgrade: JSONValue?
+}
+
+extension JSONParser {
+    /// Reads the usual call straight from its bytes: an object of at most `method` (one of the service's own methods,
+    /// written without escapes), `parameters` (an object or `null`) and the three flags (`true`, `false` or `null`),
+    /// each once. The method comes back as the service's method, so the call holds its name without allocating or
+    /// hashing it; the members are never gathered into an object.
+    ///
+    /// `nil` for anything else (another method, an unknown member, a repeated one, an escape in a key, invalid
+    /// JSON): the general parser then reads the message and names what is wrong, so errors are the same either way.
+    mutating func parseCallEnvelope() -> CallEnvelope? {
+        do throws(JSONError) {
+            return try envelope()
+        } catch {
+            return nil
+        }
+    }
+
+    private mutating func envelope() throws(JSONError) -> CallEnvelope? {
+        skipWhitespace()
+        guard peek() == Byte.openBrace else { return nil }
+        try enterContainer()
+        position += 1
+        var method: SmartStackMethod?
+        var parameters: JSONValue?
+        var oneway: JSONValue?
+        var more: JSONValue?
+        var upgrade: JSONValue?
+        skipWhitespace()
+        guard peek() != Byte.closeBrace else { return nil }
+        while true {
+            skipWhitespace()
+            guard let key = plainString() else { return nil }
+            skipWhitespace()
+            guard peek() == Byte.colon else { return nil }
+            position += 1
+            skipWhitespace()
+            switch EnvelopeKey(key) {
+            case .method?:
+                guard method == nil, let name = plainString(), let known = SmartStackMethod(utf8: name) else {
+                    return nil
+                }
+                method = known
+            case .parameters?:
+                guard parameters == nil, peek() == Byte.openBrace || peek() == Byte.n else { return nil }
+                parameters = try parseValue()
+            case .oneway?:
+                guard oneway == nil, let flag = try flag() else { return nil }
+                oneway = flag
+            case .more?:
+                guard more == nil, let flag = try flag() else { return nil }
+                more = flag
+            case .upgrade?:
+                guard upgrade == nil, let flag = try flag() else { return nil }
+                upgrade = flag
+            case nil:
+                return nil
+            }
+            skipWhitespace()
+            switch peek() {
+            case Byte.comma:
+                position += 1
+            case Byte.closeBrace:
+                position += 1
+                depth -= 1
+                skipWhitespace()
+                guard position == bytes.count, let method else { return nil }
+                return CallEnvelope(method: method, parameters: parameters, oneway: oneway, more: more, upgrade: upgrade)
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// A flag's value: `true`, `false` or `null`; `nil` for any other value.
+    private mutating func flag() throws(JSONError) -> JSONValue? {
+        guard peek() == Byte.t || peek() == Byte.f || peek() == Byte.n else { return nil }
+        return try parseValue()
+    }
+
+    /// The bytes of the string at `position` when it has no escapes and no control characters, moving past it.
+    private mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
+        guard peek() == Byte.quote else { return nil }
+        let start = position + 1
+        var index = start
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == Byte.quote {
+                position = index + 1
+                return UnsafeBufferPointer(rebasing: bytes[start..<index])
+            }
+            if byte == Byte.backslash || byte < 0x20 { return nil }
+            index += 1
+        }
+        return nil
+    }
+}
+
+/// The members of a call's envelope.
+private enum EnvelopeKey {
+    case method
+    case parameters
+    case oneway
+    case more
+    case upgrade
+
+    init?(_ key: UnsafeBufferPointer<UInt8>) {
+        if Self.equal(key, "method") {
+            self = .method
+        } else if Self.equal(key, "parameters") {
+            self = .parameters
+        } else if Self.equal(key, "oneway") {
+            self = .oneway
+        } else if Self.equal(key, "more") {
+            self = .more
+        } else if Self.equal(key, "upgrade") {
+            self = .upgrade
+        } else {
+            return nil
+        }
+    }
+
+    static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        guard bytes.count == literal.utf8CodeUnitCount else { return false }
+        return literal.withUTF8Buffer { expected in bytes.elementsEqual(expected) }
+    }
+}
+
+extension SmartStackMethod {
+    /// Every method's name as bytes, with the method: `init(utf8:)` compares lengths first, so a name is
+    /// matched by a few integer comparisons and a comparison of bytes or two.
+    private static let names: [(utf8: [UInt8], method: SmartStackMethod)] = allCases.map {
+        (Array($0.rawValue.utf8), $0)
+    }
+
+    /// The method this name, as bytes, names; `nil` when it is none of the service's.
+    init?(utf8 name: UnsafeBufferPointer<UInt8>) {
+        for entry in Self.names where entry.utf8.count == name.count {
+            if entry.utf8.elementsEqual(name) {
+                self = entry.method
+                return
+            }
+        }
+        return nil
+    }
+}
