@@ -64,17 +64,14 @@ extension JSONParser {
             case nil:
                 return nil
             }
-            skipWhitespace()
-            switch peek() {
-            case Byte.comma:
-                position += 1
-            case Byte.closeBrace:
-                position += 1
-                depth -= 1
+            switch stepAfterMember() {
+            case .next:
+                continue
+            case .end:
                 skipWhitespace()
                 guard position == bytes.count, let method else { return nil }
                 return CallEnvelope(method: method, parameters: parameters, oneway: oneway, more: more, upgrade: upgrade)
-            default:
+            case .invalid:
                 return nil
             }
         }

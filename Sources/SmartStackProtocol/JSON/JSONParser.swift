@@ -85,17 +85,37 @@ struct JSONParser {
             guard object.insertNew(key, value) else {
                 throw JSONError(offset: keyOffset, reason: "duplicate key '\(key)'")
             }
-            skipWhitespace()
-            switch peek() {
-            case Byte.comma:
-                position += 1
-            case Byte.closeBrace:
-                position += 1
-                depth -= 1
-                return .object(object)
-            default:
-                throw fail("expected ',' or '}' in an object")
+            switch stepAfterMember() {
+            case .next: continue
+            case .end: return .object(object)
+            case .invalid: throw fail("expected ',' or '}' in an object")
             }
+        }
+    }
+
+    /// What follows an object's member.
+    enum MemberStep {
+        /// A comma (consumed): another member comes.
+        case next
+        /// The closing brace (consumed): the object ended.
+        case end
+        /// Anything else (not consumed).
+        case invalid
+    }
+
+    /// Reads past what follows an object's member: a comma, or the closing brace that ends the object.
+    mutating func stepAfterMember() -> MemberStep {
+        skipWhitespace()
+        switch peek() {
+        case Byte.comma:
+            position += 1
+            return .next
+        case Byte.closeBrace:
+            position += 1
+            depth -= 1
+            return .end
+        default:
+            return .invalid
         }
     }
 
