@@ -4,6 +4,8 @@
 # and Varlink to smartstackd. Every measure runs ROUNDS times, Redis and smartstackd interleaved, each run against a
 # freshly started server; the table gives the medians and the ratios. Expects a release build.
 #   ROUNDS (3), RUN_SECONDS per run (5), PIN=1 pins the client to CPU 0 and the server to CPU 1, JSON=FILE keeps the runs.
+# Besides the rates, each run records the server's CPU time over the measured part (/proc), and the table gives the
+# server's CPU per call: on a shared machine it moves far less than the rates do.
 set -euo pipefail
 BUILD=${BUILD:-.build/release}
 ROUNDS=${ROUNDS:-3}
@@ -58,15 +60,29 @@ measures=(
     "mixed 90/9/1, 50 × 64, 100 subscribers|-|mixed|50|64|100"
 )
 
+# A process's user + system CPU time in clock ticks (/proc/PID/stat fields 14 and 15), and seconds between two.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+ticks_per_second=$(getconf CLK_TCK)
+cpu_seconds() { awk -v a="$1" -v b="$2" -v hz="$ticks_per_second" 'BEGIN { printf "%.3f", (b - a) / hz }'; }
+
 results="$work/runs.jsonl"
 : >"$results"
 run() {  # $1: server (redis|smartstackd), $2: measure name, $3: method, $4: clients, $5: window, $6: subscribers
     local socket line
     if [ "$1" = redis ]; then start_redis; socket="$work/r/sock"; else start_smartstackd; socket="$work/d/sock"; fi
-    line=$($client_pin "$BUILD/smartstack-load" --socket "$socket" --method "$3" --clients "$4" --window "$5" \
-        --subscribers "$6" --seconds "$SECONDS_PER_RUN" --json)
+    # The server's CPU time (all its threads) over the measured part: from the end of the client's 1 s warm-up
+    # to the end of its run.
+    $client_pin "$BUILD/smartstack-load" --socket "$socket" --method "$3" --clients "$4" --window "$5" \
+        --subscribers "$6" --seconds "$SECONDS_PER_RUN" --warmup 1 --json >"$work/line" &
+    local load=$! before after
+    sleep 1
+    before=$(cpu_ticks "$server")
+    wait "$load"
+    after=$(cpu_ticks "$server")
+    line=$(cat "$work/line")
     stop_server
-    echo "{\"server\":\"$1\",\"measure\":\"$2\",\"run\":$line}" >>"$results"
+    echo "{\"server\":\"$1\",\"measure\":\"$2\",\"cpuSeconds\":$(cpu_seconds "$before" "$after"),\"run\":$line}" \
+        >>"$results"
     echo "  $1 $2: $line" >&2
 }
 
@@ -81,4 +97,4 @@ for round in $(seq "$ROUNDS"); do
     done
 done
 if [ -n "${JSON:-}" ]; then cp "$results" "$JSON"; fi
-python3 bench/socket_table.py "$results"
+python3 bench/socket_table.py "$results" "$SECONDS_PER_RUN"

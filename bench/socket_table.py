@@ -1,4 +1,8 @@
-"""Prints bench/socket.sh's table: medians of the rounds per measure and server, and smartstackd / Redis."""
+"""Prints bench/socket.sh's table: medians of the rounds per measure and server, and smartstackd / Redis.
+
+"ratio" divides the medians; "per round" is the median of each round's own ratio (smartstackd's run against the
+Redis run just before it, so a disturbed round counts once instead of moving one side's median); the server's CPU
+per call is the median of the runs' (its CPU time over the measured part / calls answered)."""
 import json
 import statistics
 import sys
@@ -12,22 +16,55 @@ def median(measure, server, key):
     return statistics.median(values) if values else None
 
 
-print("| measure | Redis | smartstackd | ratio |")
-print("|---|---|---|---|")
+def paired_ratio(measure, key):
+    """The median over rounds of smartstackd's value / Redis's in the same round (runs pair up in order)."""
+    redis = [run["run"][key] for run in runs if run["measure"] == measure and run["server"] == "redis"]
+    ours = [run["run"][key] for run in runs if run["measure"] == measure and run["server"] == "smartstackd"]
+    ratios = [o / r for r, o in zip(redis, ours) if r]
+    return statistics.median(ratios) if ratios else None
+
+
+def cpu_per_call(measure, server):
+    """The server's CPU time per call answered, in µs: the median of the runs'."""
+    values = [
+        run["cpuSeconds"] * 1e6 / (run["run"]["callsPerSecond"] * seconds(run))
+        for run in runs
+        if run["measure"] == measure and run["server"] == server and "cpuSeconds" in run
+        and run["run"]["callsPerSecond"] > 0
+    ]
+    return statistics.median(values) if values else None
+
+
+def seconds(run):
+    return run.get("seconds", SECONDS)
+
+
+def cpu_text(value):
+    return f"{value:.2f} µs" if value is not None else "—"
+
+
+SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 5.0
+
+print("| measure | Redis | smartstackd | ratio | per round | server CPU per call: Redis | smartstackd |")
+print("|---|---|---|---|---|---|---|")
 for measure in measures:
+    cpu = f"{cpu_text(cpu_per_call(measure, 'redis'))} | {cpu_text(cpu_per_call(measure, 'smartstackd'))}"
     if measure.startswith("read, 1 client"):
         redis, ours = median(measure, "redis", "p50Micros"), median(measure, "smartstackd", "p50Micros")
         ratio = f"{ours / redis:.2f}×" if redis else "—"
-        print(f"| {measure}, p50 | {redis:.0f} µs | {ours:.0f} µs | {ratio} |")
+        paired = paired_ratio(measure, "p50Micros")
+        print(f"| {measure}, p50 | {redis:.0f} µs | {ours:.0f} µs | {ratio} | {paired:.2f}× | {cpu} |")
         continue
     redis, ours = median(measure, "redis", "callsPerSecond"), median(measure, "smartstackd", "callsPerSecond")
     redis_text = f"{redis:,.0f}/s" if redis is not None else "—"
     ratio = f"{ours / redis:.2f}" if redis else "—"
+    paired = paired_ratio(measure, "callsPerSecond")
+    paired_text = f"{paired:.2f}" if paired is not None else "—"
     extra = ""
     pushed = median(measure, "smartstackd", "pushed")
     if pushed:
         extra = f" ({pushed:,.0f} decisions pushed)"
-    print(f"| {measure} | {redis_text} | {ours:,.0f}/s{extra} | {ratio} |")
+    print(f"| {measure} | {redis_text} | {ours:,.0f}/s{extra} | {ratio} | {paired_text} | {cpu} |")
 errors = sum(run["run"]["errors"] for run in runs)
 print(f"\n{len(runs)} runs, {errors} error replies; p99 (median of rounds):")
 for measure in measures:
