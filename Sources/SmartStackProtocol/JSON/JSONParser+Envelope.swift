@@ -70,7 +70,8 @@ extension JSONParser {
             case .end:
                 skipWhitespace()
                 guard position == bytes.count, let method else { return nil }
-                return CallEnvelope(method: method, parameters: parameters, oneway: oneway, more: more, upgrade: upgrade)
+                return CallEnvelope(
+                    method: method, parameters: parameters, oneway: oneway, more: more, upgrade: upgrade)
             case .invalid:
                 return nil
             }
