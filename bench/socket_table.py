@@ -8,6 +8,8 @@ import statistics
 import sys
 
 runs = [json.loads(line) for line in open(sys.argv[1])]
+# The measured seconds of each run (bench/socket.sh's RUN_SECONDS).
+SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 5.0
 measures = list(dict.fromkeys(run["measure"] for run in runs))
 
 
@@ -27,7 +29,7 @@ def paired_ratio(measure, key):
 def cpu_per_call(measure, server):
     """The server's CPU time per call answered, in µs: the median of the runs'."""
     values = [
-        run["cpuSeconds"] * 1e6 / (run["run"]["callsPerSecond"] * seconds(run))
+        run["cpuSeconds"] * 1e6 / (run["run"]["callsPerSecond"] * SECONDS)
         for run in runs
         if run["measure"] == measure and run["server"] == server and "cpuSeconds" in run
         and run["run"]["callsPerSecond"] > 0
@@ -35,15 +37,10 @@ def cpu_per_call(measure, server):
     return statistics.median(values) if values else None
 
 
-def seconds(run):
-    return run.get("seconds", SECONDS)
-
-
 def cpu_text(value):
     return f"{value:.2f} µs" if value is not None else "—"
 
 
-SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 5.0
 
 print("| measure | Redis | smartstackd | ratio | per round | server CPU per call: Redis | smartstackd |")
 print("|---|---|---|---|---|---|---|")

@@ -59,7 +59,6 @@ public struct VarlinkCall: Sendable {
     /// building the envelope as an object (`JSONParser.parseCallEnvelope`); anything else, errors included, goes
     /// through the general parser, so both give the same call and the same error.
     public init(bytes frame: UnsafeBufferPointer<UInt8>) throws(VarlinkFramingError) {
-        guard !frame.isEmpty else { throw .malformed("empty message") }
         var parser = JSONParser(bytes: frame, maxDepth: JSON.defaultMaxDepth)
         if let envelope = parser.parseCallEnvelope() {
             self = try VarlinkCall(envelope)

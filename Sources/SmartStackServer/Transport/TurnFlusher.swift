@@ -10,6 +10,7 @@ import NIOCore
 /// rest. `GetStack` from 50 clients, a call each in flight, pinned: 121,953 → 143,914 calls/s, 8.19 → 6.94 µs of
 /// server CPU per call (BENCHMARKS.md, tenth session). Connections hand it only a read's lone reply
 /// (`VarlinkConnection.drain`).
+///
 /// The bound keeps what a reply may wait for its turn's other calls small: a turn of many clients' calls (or one long
 /// call) delays the replies before it by at most `longestWait` plus the call in progress, not the whole turn (the
 /// unbounded form raised the soak's `GetStack` p50 from 0.31 to 0.74 ms).

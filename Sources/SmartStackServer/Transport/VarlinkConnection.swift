@@ -309,11 +309,8 @@ final class VarlinkConnection: ChannelInboundHandler {
             reply.encode(into: &scratch)
             out.writeBytes(scratch)
         }
-        if let lone {
-            context.write(wrapOutboundOut(lone), promise: nil)
-            flush(context, withTurn: inTurn && count == 1)
-        } else if out.readableBytes > 0 {
-            context.write(wrapOutboundOut(out), promise: nil)
+        if let written = lone ?? (out.readableBytes > 0 ? out : nil) {
+            context.write(wrapOutboundOut(written), promise: nil)
             flush(context, withTurn: inTurn && count == 1)
         }
         switch machine.afterReplies() {
