@@ -52,14 +52,18 @@ public struct Donation: Sendable, Hashable {
             throw .invalidParameter(
                 parameter: "parameters", reason: "has \(parameters.count) parameters; at most \(maximumParameters)")
         }
-        for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
-            let nameBytes = name.utf8.count
-            guard nameBytes > 0, nameBytes <= maximumParameterBytes else {
+        func fits(_ parameter: (key: String, value: String)) -> Bool {
+            (1...maximumParameterBytes).contains(parameter.key.utf8.count)
+                && parameter.value.utf8.count <= maximumParameterBytes
+        }
+        // Sorted only to name the first bad one by name (the same one whatever the dictionary's order).
+        if !parameters.allSatisfy(fits),
+            let bad = parameters.sorted(by: { $0.key < $1.key }).first(where: { !fits($0) })
+        {
+            guard (1...maximumParameterBytes).contains(bad.key.utf8.count) else {
                 throw .invalidParameter(parameter: "parameters", reason: "a parameter name must be 1–4096 bytes")
             }
-            guard value.utf8.count <= maximumParameterBytes else {
-                throw .invalidParameter(parameter: "parameters.\(name)", reason: "longer than 4096 bytes")
-            }
+            throw .invalidParameter(parameter: "parameters.\(bad.key)", reason: "longer than 4096 bytes")
         }
         return Donation(id: id, app: app, intent: intent, parameters: parameters, date: date, groupId: groupId)
     }

@@ -97,7 +97,8 @@ enum IdentifierSyntax {
         guard count <= maximumBytes else {
             throw .invalidParameter(parameter: parameter, reason: "is \(count) bytes; at most \(maximumBytes) allowed")
         }
-        if let bad = text.utf8.firstIndex(where: { !allowed($0) }) {
+        // Scanned in place first (the usual, valid text); the slower walk only finds the byte to name.
+        if !text.utf8AllSatisfy(allowed), let bad = text.utf8.firstIndex(where: { !allowed($0) }) {
             let character = text[bad...].unicodeScalars.first.map { $0.escaped(asASCII: true) } ?? "?"
             throw .invalidParameter(
                 parameter: parameter, reason: "contains '\(character)'; only \(allowedDescription) are allowed")
@@ -117,4 +118,14 @@ enum IdentifierSyntax {
 
     /// `!` through `~`: printable ASCII, no space, no control characters.
     static func isVisibleASCII(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x7F }
+}
+
+extension String {
+    /// Whether every UTF-8 byte of the text satisfies `predicate`, scanned in place: a native string's bytes are
+    /// contiguous, and a loop over them is several times faster than one over `utf8`'s indices.
+    @inlinable
+    public func utf8AllSatisfy(_ predicate: (UInt8) -> Bool) -> Bool {
+        if let result = utf8.withContiguousStorageIfAvailable({ $0.allSatisfy(predicate) }) { return result }
+        return utf8.allSatisfy(predicate)
+    }
 }

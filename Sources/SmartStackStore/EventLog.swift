@@ -17,6 +17,8 @@ public protocol EventLog: Sendable {
     /// Like `enqueue`, but an idle writer is not woken for them: the caller calls `flush()` once it has queued
     /// a burst, so the burst shares one commit instead of the first call taking a commit of its own.
     func enqueueHeld(_ events: [EngineEvent]) -> CommitTicket
+    /// `enqueueHeld` of one event (a call's own), without an array around it.
+    func enqueueHeld(_ event: EngineEvent) -> CommitTicket
     /// Starts committing what `enqueueHeld` queued (wakes the writer if it is idle).
     func flush()
     /// Stores that `app` belongs to `uid` (the access policy's first-uid claim), in the next commit: before the
@@ -59,6 +61,7 @@ public protocol EventLog: Sendable {
 
 extension EventLog {
     public func enqueueHeld(_ events: [EngineEvent]) -> CommitTicket { enqueue(events) }
+    public func enqueueHeld(_ event: EngineEvent) -> CommitTicket { enqueueHeld([event]) }
     public func flush() {}
     public func recordOwner(app: AppID, uid: UInt32) {}
 }

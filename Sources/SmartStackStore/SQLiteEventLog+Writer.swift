@@ -67,6 +67,14 @@ extension SQLiteEventLog {
                 Monotonic.sleep(microseconds: 20)
             }
         }
+        // The next batch's queues, sized like this one's and allocated before the lock is taken: the event loop
+        // then appends to them without regrowing them (at 50 x 64, regrowing was 2 % of the loop's time).
+        var items: [PendingItem] = []
+        var calls: [UInt64] = []
+        if previousCalls > 1 {
+            items.reserveCapacity(previousCalls)
+            calls.reserveCapacity(previousCalls)
+        }
         return state.withLock { state -> WriterStep in
             switch state.phase {
             case .closed:
@@ -80,11 +88,10 @@ extension SQLiteEventLog {
                     state.writerIdle = true
                     return .sleep
                 }
+                swap(&items, &state.pending)
+                swap(&calls, &state.pendingCalls)
                 let batch = Batch(
-                    items: state.pending, calls: state.pendingCalls, waiter: state.waiter,
-                    snapshotThrough: state.snapshotThrough)
-                state.pending = []
-                state.pendingCalls = []
+                    items: items, calls: calls, waiter: state.waiter, snapshotThrough: state.snapshotThrough)
                 state.waiter = CommitWaiter()
                 return .commit(batch)
             }

@@ -144,6 +144,13 @@ public final class SQLiteEventLog: EventLog {
         }
     }
 
+    public func enqueueHeld(_ event: EngineEvent) -> CommitTicket {
+        queue(1, wake: false) { state in
+            state.pending.append(.record(state.nextSequence, event))
+            state.nextSequence += 1
+        }
+    }
+
     public func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket {
         queue(0, wake: true) { state in
             state.pending.append(.delete(donations, engine: engine, through: state.nextSequence - 1))

@@ -70,6 +70,12 @@ import Testing
         #expect(throws: bad("parameters", "a parameter name must be 1–4096 bytes")) {
             try Donation.validated(id: "d", app: app, intent: "I", parameters: ["": "x"], date: date)
         }
+        // Several bad: the first by name is named, whatever the dictionary's order.
+        let long = String(repeating: "v", count: 4097)
+        #expect(throws: bad("parameters.b", "longer than 4096 bytes")) {
+            try Donation.validated(
+                id: "d", app: app, intent: "I", parameters: ["z": long, "a": "ok", "b": long, "y": long], date: date)
+        }
         #expect(throws: bad("parameters", "a parameter name must be 1–4096 bytes")) {
             try Donation.validated(
                 id: "d", app: app, intent: "I", parameters: [String(repeating: "n", count: 4097): "x"], date: date)

@@ -318,7 +318,7 @@ public actor EngineHost {
             if logger.logLevel <= .debug { logDonation(donation) }
         }
         statistics.eventsRecorded += 1
-        let ticket = log.enqueueHeld([event])
+        let ticket = log.enqueueHeld(event)
         lastTicket = ticket
         if let donation = event.donation { donations.unconfirmed.add(donation, newest: ticket) }
         scheduleFlush()
