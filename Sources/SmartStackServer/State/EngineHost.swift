@@ -333,11 +333,17 @@ public actor EngineHost {
     /// stored events, and every read that comes after an acknowledgement sees what was acknowledged. A stack read
     /// (`readStack`) meanwhile answers from the last publish: what changed since is not acknowledged yet.
     private func publishAtCommit(_ ticket: CommitTicket) {
-        guard ticket.outcome == nil, let waiter = ticket.waiter else {
+        guard let waiter = ticket.waiter else {
             schedulePublish()
             return
         }
+        // Already registered (the usual case in a burst): asked first, since the outcome takes the waiter's lock.
+        // A resolved commit that is still `publishingCommit` has its publish queued on the loop after this event.
         guard publishingCommit !== waiter else { return }
+        guard waiter.outcome == nil else {
+            schedulePublish()
+            return
+        }
         publishingCommit = waiter
         let loop = eventLoop
         waiter.whenResolved { [weak self] _ in
