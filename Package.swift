@@ -34,6 +34,7 @@ let package = Package(
         .library(name: "SmartStackProtocol", targets: ["SmartStackProtocol"]),
         .executable(name: "smartstack-eval", targets: ["smartstack-eval"]),
         .executable(name: "smartstack-bench", targets: ["smartstack-bench"]),
+        .executable(name: "smartstack-wire-bench", targets: ["smartstack-wire-bench"]),
         .executable(name: "smartstackd", targets: ["smartstackd"]),
         .executable(name: "smartstackctl", targets: ["smartstackctl"]),
         .executable(name: "smartstack-desktop", targets: ["smartstack-desktop"]),
@@ -76,6 +77,9 @@ let package = Package(
         // What the benchmarks share: the median and percentile, number formatting, JSON text.
         .target(name: "BenchSupport", swiftSettings: strict),
         .executableTarget(name: "smartstack-bench", dependencies: ["SmartStackCore", "BenchSupport"], swiftSettings: strict),
+        // What decoding a call costs, on one thread without sockets (the event loop's own share of a call).
+        .executableTarget(
+            name: "smartstack-wire-bench", dependencies: ["SmartStackProtocol", "BenchSupport"], swiftSettings: strict),
         // Durable state: the event log boundary and its SQLite implementation (WAL, one writer, group commit,
         // engine snapshots), through GRDB.
         .target(

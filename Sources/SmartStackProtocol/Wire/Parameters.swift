@@ -55,9 +55,10 @@ struct Parameters {
 
     /// `text`, unless it holds a NUL (`\u0000`): the frame separator of the protocol, and never meaningful in a
     /// name, an id or a value the service stores, logs or compares.
-    static func text(_ text: String, at path: String) throws(VarlinkError) -> String {
+    /// `path` is built only for the error (most paths are built by concatenation).
+    static func text(_ text: String, at path: @autoclosure () -> String) throws(VarlinkError) -> String {
         guard text.utf8AllSatisfy({ $0 != 0 }) else {
-            throw .invalidParameter(path, reason: "contains a NUL character")
+            throw .invalidParameter(path(), reason: "contains a NUL character")
         }
         return text
     }

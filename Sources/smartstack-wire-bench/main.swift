@@ -1,0 +1,105 @@
+// smartstack-wire-bench: what decoding a call costs, without sockets, threads or the engine.
+//
+// Usage: smartstack-wire-bench [--runs N (7)] [--iterations N (200000)] [--json]
+//
+// Over a socket the machine's noise (other VMs, the client sharing a core) spreads one binary's rates by ±25 %
+// between runs (BENCHMARKS.md), too much to tell a change of a few percent in the event loop's own code. Decoding
+// is a pure function of the frame's bytes, so it is measured here on one thread with its CPU clock
+// (CLOCK_THREAD_CPUTIME_ID: time the thread was descheduled is left out): each frame the load client sends
+// (`smartstack-load`'s Donate, GetStack and SubmitTimeline) decoded into its envelope (`VarlinkCall(bytes:)`) and its
+// typed request (`SmartStackRequest(call:)`), `iterations` times per run; the figure per frame is the median over
+// `runs` runs of the run's CPU time / iterations. The reply to a donation is encoded the same way.
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+import BenchSupport
+import SmartStackProtocol
+
+struct Frame {
+    var name: String
+    var bytes: [UInt8]
+}
+
+let frames = [
+    Frame(
+        name: "Donate",
+        bytes: Array(
+            #"{"method":"io.smartstack.Provider.Donate","parameters":{"app":"org.load.app3","intent":"open","id":"1764284400-3-12345"}}"#
+                .utf8)),
+    Frame(name: "GetStack", bytes: Array(#"{"method":"io.smartstack.Shell.GetStack","parameters":{"stack":"load"}}"#.utf8)),
+    Frame(
+        name: "SubmitTimeline",
+        bytes: Array(
+            #"{"method":"io.smartstack.Provider.SubmitTimeline","parameters":{"app":"org.load.app3","kind":"main","policy":{"kind":"never"},"entries":[{"date":"2020-01-01T00:00:00Z","relevance":{"score":0.3,"duration":3600}}]}}"#
+                .utf8)),
+]
+
+func threadCPUNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+/// CPU nanoseconds per iteration of `body`, one run.
+func measure(iterations: Int, _ body: () throws -> Int) rethrows -> Double {
+    var sink = 0
+    let start = threadCPUNanoseconds()
+    for _ in 0..<iterations { sink &+= try body() }
+    let elapsed = threadCPUNanoseconds() - start
+    if sink == 42 { print("") }  // keeps the work observable
+    return Double(elapsed) / Double(iterations)
+}
+
+func decode(_ frame: Frame) throws -> Int {
+    try frame.bytes.withUnsafeBufferPointer { buffer in
+        let call = try VarlinkCall(bytes: buffer)
+        let request = try SmartStackRequest(call: call)
+        return withExtendedLifetime(request) { call.method.utf8.count }
+    }
+}
+
+func encodeDonationReply(into scratch: inout [UInt8]) -> Int {
+    scratch.removeAll(keepingCapacity: true)
+    VarlinkReply(parameters: DonateRequest.reply(id: "1764284400-3-12345")).encode(into: &scratch)
+    return scratch.count
+}
+
+var runs = 7
+var iterations = 200_000
+var json = false
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+    switch argument {
+    case "--runs": runs = max(1, Int(arguments.next() ?? "") ?? runs)
+    case "--iterations": iterations = max(1, Int(arguments.next() ?? "") ?? iterations)
+    case "--json": json = true
+    default:
+        print("usage: smartstack-wire-bench [--runs N (7)] [--iterations N (200000)] [--json]")
+        exit(2)
+    }
+}
+
+do {
+    var results: [(String, Double)] = []
+    for frame in frames {
+        _ = try measure(iterations: iterations / 10) { try decode(frame) }  // warm-up
+        let perRun = try (0..<runs).map { _ in try measure(iterations: iterations) { try decode(frame) } }
+        results.append(("decode \(frame.name)", median(perRun)))
+    }
+    var scratch: [UInt8] = []
+    let encoded = (0..<runs).map { _ in measure(iterations: iterations) { encodeDonationReply(into: &scratch) } }
+    results.append(("encode Donate reply", median(encoded)))
+    if json {
+        print(jsonObject(["runs": "\(runs)", "iterations": "\(iterations)"]))
+        for (name, nanoseconds) in results {
+            print(jsonObject(["measure": jsonString(name), "nanoseconds": jsonNumber(nanoseconds, decimals: 1)]))
+        }
+    } else {
+        print("CPU time per frame, median of \(runs) runs of \(iterations) (thread CPU clock):")
+        for (name, nanoseconds) in results { print("  \(name): \(fixed(nanoseconds)) ns") }
+    }
+} catch {
+    print("smartstack-wire-bench: \(error)")
+    exit(1)
+}
