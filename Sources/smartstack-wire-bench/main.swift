@@ -1,6 +1,6 @@
 // smartstack-wire-bench: what decoding a call costs, without sockets, threads or the engine.
 //
-// Usage: smartstack-wire-bench [--runs N (7)] [--iterations N (200000)] [--json]
+// Usage: smartstack-wire-bench [--runs N (7)] [--iterations N (200000)] [--frame NAME (all)] [--json]
 //
 // Over a socket the machine's noise (other VMs, the client sharing a core) spreads one binary's rates by ±25 %
 // between runs (BENCHMARKS.md), too much to tell a change of a few percent in the event loop's own code. Decoding
@@ -69,14 +69,16 @@ func encodeDonationReply(into scratch: inout [UInt8]) -> Int {
 var runs = 7
 var iterations = 200_000
 var json = false
+var only: String?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--runs": runs = max(1, Int(arguments.next() ?? "") ?? runs)
     case "--iterations": iterations = max(1, Int(arguments.next() ?? "") ?? iterations)
+    case "--frame": only = arguments.next()
     case "--json": json = true
     default:
-        print("usage: smartstack-wire-bench [--runs N (7)] [--iterations N (200000)] [--json]")
+        print("usage: smartstack-wire-bench [--runs N (7)] [--iterations N (200000)] [--frame NAME (all)] [--json]")
         exit(2)
     }
 }
@@ -84,7 +86,7 @@ while let argument = arguments.next() {
 do {
     // Each measure: the runs' figures (the minimum is the steadiest on a busy machine, the median the usual one).
     var results: [(name: String, runs: [Double])] = []
-    for frame in frames {
+    for frame in frames where only == nil || only == frame.name {
         _ = try measure(iterations: iterations / 10) { try decode(frame) }  // warm-up
         let perRun = try (0..<runs).map { _ in try measure(iterations: iterations) { try decode(frame) } }
         results.append(("decode \(frame.name)", perRun))
