@@ -86,6 +86,10 @@ public final class SQLiteEventLog: EventLog {
             try StoreSchema.migrator.migrate(writer)
             var readerConfiguration = configuration
             readerConfiguration.label = "smartstackd.store.reader"
+            // The reader and the query connection serve scans and the odd lookup off the loop: a smaller page cache
+            // than the writer's (SQLite's default, 2 MiB) each, which is resident memory once filled (after the
+            // writer's setup, which GRDB runs first: setups accumulate).
+            readerConfiguration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -512") }
             let reader = try DatabaseQueue(path: path, configuration: readerConfiguration)
             var queryConfiguration = readerConfiguration
             queryConfiguration.label = "smartstackd.store.query"
