@@ -41,7 +41,6 @@ def cpu_text(value):
     return f"{value:.2f} µs" if value is not None else "—"
 
 
-
 print("| measure | Redis | smartstackd | ratio | per round | server CPU per call: Redis | smartstackd |")
 print("|---|---|---|---|---|---|---|")
 for measure in measures:
@@ -50,7 +49,8 @@ for measure in measures:
         redis, ours = median(measure, "redis", "p50Micros"), median(measure, "smartstackd", "p50Micros")
         ratio = f"{ours / redis:.2f}×" if redis else "—"
         paired = paired_ratio(measure, "p50Micros")
-        print(f"| {measure}, p50 | {redis:.0f} µs | {ours:.0f} µs | {ratio} | {paired:.2f}× | {cpu} |")
+        paired_text = f"{paired:.2f}×" if paired is not None else "—"
+        print(f"| {measure}, p50 | {redis:.0f} µs | {ours:.0f} µs | {ratio} | {paired_text} | {cpu} |")
         continue
     redis, ours = median(measure, "redis", "callsPerSecond"), median(measure, "smartstackd", "callsPerSecond")
     redis_text = f"{redis:,.0f}/s" if redis is not None else "—"

@@ -66,3 +66,26 @@ public func jsonString(_ text: String) -> String {
 public func jsonObject(_ members: KeyValuePairs<String, String>) -> String {
     "{" + members.map { "\(jsonString($0.key)):\($0.value)" }.joined(separator: ",") + "}"
 }
+
+/// The Varlink calls `smartstack-load` sends, each appended as a NUL-terminated frame; `smartstack-wire-bench`
+/// decodes the same frames.
+public enum LoadFrames {
+    /// `GetStack` of the load's stack.
+    public static func getStack(to bytes: inout [UInt8]) {
+        bytes += #"{"method":"io.smartstack.Shell.GetStack","parameters":{"stack":"load"}}"#.utf8
+        bytes.append(0)
+    }
+
+    /// A donation with an id of its own (`runID-client-sequence`), from one of ten apps.
+    public static func donate(runID: String, client: Int, sequence: Int, to bytes: inout [UInt8]) {
+        bytes += #"{"method":"io.smartstack.Provider.Donate","parameters":{"app":"org.load.app\#(client % 10)","intent":"open","id":"\#(runID)-\#(client)-\#(sequence)"}}"#.utf8
+        bytes.append(0)
+    }
+
+    /// A timeline whose relevance changes with the call, so the stack's order (and its subscribers) keeps changing.
+    public static func submitTimeline(client: Int, sequence: Int, to bytes: inout [UInt8]) {
+        let score = Double((client * 7 + sequence) % 10) / 10
+        bytes += #"{"method":"io.smartstack.Provider.SubmitTimeline","parameters":{"app":"org.load.app\#(client % 10)","kind":"main","policy":{"kind":"never"},"entries":[{"date":"2020-01-01T00:00:00Z","relevance":{"score":\#(score),"duration":3600}}]}}"#.utf8
+        bytes.append(0)
+    }
+}

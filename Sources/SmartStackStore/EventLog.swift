@@ -14,10 +14,9 @@ import Synchronization
 public protocol EventLog: Sendable {
     /// Queues events behind everything queued before and returns a ticket for their commit.
     func enqueue(_ events: [EngineEvent]) -> CommitTicket
-    /// Like `enqueue`, but an idle writer is not woken for them: the caller calls `flush()` once it has queued
-    /// a burst, so the burst shares one commit instead of the first call taking a commit of its own.
-    func enqueueHeld(_ events: [EngineEvent]) -> CommitTicket
-    /// `enqueueHeld` of one event (a call's own), without an array around it.
+    /// Like `enqueue` of one event (a call's own), but an idle writer is not woken for it: the caller calls
+    /// `flush()` once it has queued a burst, so the burst shares one commit instead of the first call taking a
+    /// commit of its own.
     func enqueueHeld(_ event: EngineEvent) -> CommitTicket
     /// Starts committing what `enqueueHeld` queued (wakes the writer if it is idle).
     func flush()
@@ -60,8 +59,7 @@ public protocol EventLog: Sendable {
 }
 
 extension EventLog {
-    public func enqueueHeld(_ events: [EngineEvent]) -> CommitTicket { enqueue(events) }
-    public func enqueueHeld(_ event: EngineEvent) -> CommitTicket { enqueueHeld([event]) }
+    public func enqueueHeld(_ event: EngineEvent) -> CommitTicket { enqueue([event]) }
     public func flush() {}
     public func recordOwner(app: AppID, uid: UInt32) {}
 }

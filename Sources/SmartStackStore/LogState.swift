@@ -48,6 +48,12 @@ struct LogState: Sendable {
     /// When the last snapshot was queued (monotonic nanoseconds).
     var lastSnapshotQueued: UInt64 = 0
 
+    /// Queues `event` as the next record, under the next sequence number.
+    mutating func appendRecord(_ event: EngineEvent) {
+        pending.append(.record(nextSequence, event))
+        nextSequence += 1
+    }
+
     /// The failure new records fail with, if the log is not open.
     var refusal: StoreFailure? {
         switch phase {

@@ -132,27 +132,12 @@ public final class SQLiteEventLog: EventLog {
 
     public func enqueue(_ events: [EngineEvent]) -> CommitTicket {
         queue(events.count, wake: true) { state in
-            for event in events {
-                state.pending.append(.record(state.nextSequence, event))
-                state.nextSequence += 1
-            }
-        }
-    }
-
-    public func enqueueHeld(_ events: [EngineEvent]) -> CommitTicket {
-        queue(events.count, wake: false) { state in
-            for event in events {
-                state.pending.append(.record(state.nextSequence, event))
-                state.nextSequence += 1
-            }
+            for event in events { state.appendRecord(event) }
         }
     }
 
     public func enqueueHeld(_ event: EngineEvent) -> CommitTicket {
-        queue(1, wake: false) { state in
-            state.pending.append(.record(state.nextSequence, event))
-            state.nextSequence += 1
-        }
+        queue(1, wake: false) { state in state.appendRecord(event) }
     }
 
     public func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket {

@@ -4,14 +4,15 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import BenchSupport
 
 /// Appends one call (its frame) to `bytes`: every write has its own id or member.
 func appendCall(_ options: Options, client: Int, sequence: Int, to bytes: inout [UInt8]) {
     switch options.method {
     case .getstack:
-        appendGetStack(to: &bytes)
+        LoadFrames.getStack(to: &bytes)
     case .donate:
-        appendDonate(options, client: client, sequence: sequence, to: &bytes)
+        LoadFrames.donate(runID: options.runID, client: client, sequence: sequence, to: &bytes)
     case .mixed:
         // 90% reads, 9% donations, 1% timelines, spread over each client's calls and out of phase between clients.
         // `sequence % 100` alone made each client's nine donations consecutive, at the same point of every client's
@@ -19,9 +20,9 @@ func appendCall(_ options: Options, client: Int, sequence: Int, to bytes: inout 
         // writes a second for 0.2 s, then none), and the soak's probe measured those bursts (BENCHMARKS.md).
         // Multiplying by 11 (coprime with 100) still visits each slot once per 100 calls, 9 calls apart.
         switch mixedSlot(client: client, sequence: sequence) {
-        case 0: appendSubmitTimeline(client: client, sequence: sequence, to: &bytes)
-        case 1...9: appendDonate(options, client: client, sequence: sequence, to: &bytes)
-        default: appendGetStack(to: &bytes)
+        case 0: LoadFrames.submitTimeline(client: client, sequence: sequence, to: &bytes)
+        case 1...9: LoadFrames.donate(runID: options.runID, client: client, sequence: sequence, to: &bytes)
+        default: LoadFrames.getStack(to: &bytes)
         }
     case .zadd:
         appendRESP(["ZADD", "load", String(sequence), "\(options.runID)-\(client)-\(sequence)"], to: &bytes)
@@ -33,23 +34,6 @@ func appendCall(_ options: Options, client: Int, sequence: Int, to bytes: inout 
 /// Which of 100 slots a mixed-load call takes: a permutation of each client's 100 consecutive calls, shifted by
 /// client.
 func mixedSlot(client: Int, sequence: Int) -> Int { (sequence % 100 * 11 + client * 37) % 100 }
-
-private func appendGetStack(to bytes: inout [UInt8]) {
-    bytes += #"{"method":"io.smartstack.Shell.GetStack","parameters":{"stack":"load"}}"#.utf8
-    bytes.append(0)
-}
-
-private func appendDonate(_ options: Options, client: Int, sequence: Int, to bytes: inout [UInt8]) {
-    bytes += #"{"method":"io.smartstack.Provider.Donate","parameters":{"app":"org.load.app\#(client % 10)","intent":"open","id":"\#(options.runID)-\#(client)-\#(sequence)"}}"#.utf8
-    bytes.append(0)
-}
-
-/// A timeline whose relevance changes with the call, so the stack's order (and its subscribers) keeps changing.
-private func appendSubmitTimeline(client: Int, sequence: Int, to bytes: inout [UInt8]) {
-    let score = Double((client * 7 + sequence) % 10) / 10
-    bytes += #"{"method":"io.smartstack.Provider.SubmitTimeline","parameters":{"app":"org.load.app\#(client % 10)","kind":"main","policy":{"kind":"never"},"entries":[{"date":"2020-01-01T00:00:00Z","relevance":{"score":\#(score),"duration":3600}}]}}"#.utf8
-    bytes.append(0)
-}
 
 private func appendSubscribe(to bytes: inout [UInt8]) {
     bytes += #"{"method":"io.smartstack.Shell.Subscribe","parameters":{"stacks":["load"]},"more":true}"#.utf8

@@ -22,18 +22,18 @@ struct Frame {
     var bytes: [UInt8]
 }
 
+/// A frame as `append` writes it, without its NUL (as the connection hands a message to the decoder).
+func frame(_ name: String, _ append: (inout [UInt8]) -> Void) -> Frame {
+    var bytes: [UInt8] = []
+    append(&bytes)
+    return Frame(name: name, bytes: Array(bytes.dropLast()))
+}
+
+/// `smartstack-load`'s frames.
 let frames = [
-    Frame(
-        name: "Donate",
-        bytes: Array(
-            #"{"method":"io.smartstack.Provider.Donate","parameters":{"app":"org.load.app3","intent":"open","id":"1764284400-3-12345"}}"#
-                .utf8)),
-    Frame(name: "GetStack", bytes: Array(#"{"method":"io.smartstack.Shell.GetStack","parameters":{"stack":"load"}}"#.utf8)),
-    Frame(
-        name: "SubmitTimeline",
-        bytes: Array(
-            #"{"method":"io.smartstack.Provider.SubmitTimeline","parameters":{"app":"org.load.app3","kind":"main","policy":{"kind":"never"},"entries":[{"date":"2020-01-01T00:00:00Z","relevance":{"score":0.3,"duration":3600}}]}}"#
-                .utf8)),
+    frame("Donate") { LoadFrames.donate(runID: "1764284400", client: 3, sequence: 12_345, to: &$0) },
+    frame("GetStack") { LoadFrames.getStack(to: &$0) },
+    frame("SubmitTimeline") { LoadFrames.submitTimeline(client: 3, sequence: 12_345, to: &$0) },
 ]
 
 func threadCPUNanoseconds() -> UInt64 {

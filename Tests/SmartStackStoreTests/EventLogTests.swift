@@ -180,7 +180,7 @@ struct EventLogTests {
         let log = try S.open(directory)
         // The writer is idle after the first commit; held events do not wake it.
         try await log.enqueue([S.donation("mail", id: "first", at: 0)]).committed()
-        let tickets = (0..<20).map { log.enqueueHeld([S.donation("mail", id: "h\($0)", at: Double($0 + 1))]) }
+        let tickets = (0..<20).map { log.enqueueHeld(S.donation("mail", id: "h\($0)", at: Double($0 + 1))) }
         try await Task.sleep(for: .milliseconds(200))
         #expect(tickets.allSatisfy { $0.outcome == nil }, "held events were committed without a flush")
         #expect(log.statistics()?.commits == 1)

@@ -208,8 +208,9 @@ extension EngineHost {
     /// Sends what the engine published to the streams that follow it.
     /// `reported`: the decisions as the journal gets them (each for its engine time), when not `decisions`.
     func fanOut(decisions: [Decision], effects: [EngineEffect], reported: [Decision]? = nil) {
-        // Most events (a donation) change nothing to send: no reporter or registry is touched for them.
-        guard !decisions.isEmpty || !effects.isEmpty || !(reported?.isEmpty ?? true) else { return }
+        // Most events (a donation) change nothing to send: no reporter or registry is touched for them. (`reported`
+        // is drawn from `decisions`.)
+        guard !decisions.isEmpty || !effects.isEmpty else { return }
         statistics.decisionsPublished += decisions.count
         reporter.published(decisions: reported ?? decisions, effects: effects)
         for effect in effects { if case .reloadRequested = effect { statistics.reloadsRequested += 1 } }
