@@ -3,18 +3,59 @@
 /// Parameters are kept as the app sent them (text); they are parsed against a kind's schema only
 /// when matched (`WidgetKind.matches(_:configuration:)`).
 public struct Donation: Sendable, Hashable {
-    /// The donation's id, unique within the app (the service makes one up when the app gives none).
-    public var id: String
-    /// The app that donated it.
-    public var app: AppID
-    /// The intent type name, such as `SelectCityIntent`.
-    public var intent: String
-    /// The intent's parameters as text, by name.
-    public var parameters: [String: String]
+    /// The donation's text, shared by its copies: a donation passes through several owners on its way (the
+    /// request, the event, the log's queue, the unconfirmed set), and one reference is counted once per copy
+    /// where five strings and a dictionary were counted five times. Never changed: a setter makes new text.
+    private final class Text: Sendable {
+        let id: String
+        let app: AppID
+        let intent: String
+        let parameters: [String: String]
+        let groupId: String?
+
+        init(id: String, app: AppID, intent: String, parameters: [String: String], groupId: String?) {
+            (self.id, self.app, self.intent, self.parameters, self.groupId) = (id, app, intent, parameters, groupId)
+        }
+
+        func with(
+            id: String? = nil, app: AppID? = nil, intent: String? = nil, parameters: [String: String]? = nil,
+            groupId: String?? = nil
+        ) -> Text {
+            Text(
+                id: id ?? self.id, app: app ?? self.app, intent: intent ?? self.intent,
+                parameters: parameters ?? self.parameters, groupId: groupId ?? self.groupId)
+        }
+    }
+
+    private var text: Text
     /// When the user did it.
     public var date: Timestamp
+
+    /// The donation's id, unique within the app (the service makes one up when the app gives none).
+    public var id: String {
+        get { text.id }
+        set { text = text.with(id: newValue) }
+    }
+    /// The app that donated it.
+    public var app: AppID {
+        get { text.app }
+        set { text = text.with(app: newValue) }
+    }
+    /// The intent type name, such as `SelectCityIntent`.
+    public var intent: String {
+        get { text.intent }
+        set { text = text.with(intent: newValue) }
+    }
+    /// The intent's parameters as text, by name.
+    public var parameters: [String: String] {
+        get { text.parameters }
+        set { text = text.with(parameters: newValue) }
+    }
     /// The group the app filed it under, for deleting donations together.
-    public var groupId: String?
+    public var groupId: String? {
+        get { text.groupId }
+        set { text = text.with(groupId: .some(newValue)) }
+    }
 
     /// The longest id, group id or intent type name, in UTF-8 bytes.
     public static let maximumNameBytes = 255
@@ -28,12 +69,24 @@ public struct Donation: Sendable, Hashable {
         id: String, app: AppID, intent: String, parameters: [String: String] = [:], date: Timestamp,
         groupId: String? = nil
     ) {
-        self.id = id
-        self.app = app
-        self.intent = intent
-        self.parameters = parameters
+        text = Text(id: id, app: app, intent: intent, parameters: parameters, groupId: groupId)
         self.date = date
-        self.groupId = groupId
+    }
+
+    public static func == (lhs: Donation, rhs: Donation) -> Bool {
+        guard lhs.date == rhs.date else { return false }
+        if lhs.text === rhs.text { return true }
+        return lhs.id == rhs.id && lhs.app == rhs.app && lhs.intent == rhs.intent && lhs.parameters == rhs.parameters
+            && lhs.groupId == rhs.groupId
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(app)
+        hasher.combine(intent)
+        hasher.combine(parameters)
+        hasher.combine(date)
+        hasher.combine(groupId)
     }
 
     /// A donation from a client, checked; a failure names the field.

@@ -13,16 +13,49 @@ public struct PredictionMapping: Sendable, Hashable {
 
 /// A kind of widget an app provides: its families, configuration intent and prediction mappings.
 public struct WidgetKind: Sendable, Hashable {
+    /// The kind's fields, shared by its copies (the engine reads a kind out of its table for every donation of
+    /// its app: one reference counted instead of six).
+    private final class Fields: Sendable, Hashable {
+        let id: WidgetKindID
+        let displayName: String
+        let families: Set<WidgetFamily>
+        let intent: IntentSchema?
+        let predictionMappings: [PredictionMapping]
+
+        init(
+            id: WidgetKindID, displayName: String, families: Set<WidgetFamily>, intent: IntentSchema?,
+            predictionMappings: [PredictionMapping]
+        ) {
+            (self.id, self.displayName, self.families, self.intent, self.predictionMappings) =
+                (id, displayName, families, intent, predictionMappings)
+        }
+
+        static func == (lhs: Fields, rhs: Fields) -> Bool {
+            lhs === rhs
+                || (lhs.id == rhs.id && lhs.displayName == rhs.displayName && lhs.families == rhs.families
+                    && lhs.intent == rhs.intent && lhs.predictionMappings == rhs.predictionMappings)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(id)
+            hasher.combine(displayName)
+            hasher.combine(families)
+            hasher.combine(intent)
+            hasher.combine(predictionMappings)
+        }
+    }
+
+    private let fields: Fields
     /// The app and the kind's name.
-    public let id: WidgetKindID
+    public var id: WidgetKindID { fields.id }
     /// What a shell shows for the kind.
-    public let displayName: String
+    public var displayName: String { fields.displayName }
     /// The families the kind can be drawn in; never empty.
-    public let families: Set<WidgetFamily>
+    public var families: Set<WidgetFamily> { fields.families }
     /// The configuration intent, or nil when the kind has no configuration.
-    public let intent: IntentSchema?
+    public var intent: IntentSchema? { fields.intent }
     /// Further donated intent types that predict this kind's configurations.
-    public let predictionMappings: [PredictionMapping]
+    public var predictionMappings: [PredictionMapping] { fields.predictionMappings }
 
     /// Validates the kind; a failure names the field (`displayName`, `families`, `predictionMappings[i]…`).
     ///
@@ -66,11 +99,8 @@ public struct WidgetKind: Sendable, Hashable {
                 }
             }
         }
-        self.id = id
-        self.displayName = displayName
-        self.families = families
-        self.intent = intent
-        self.predictionMappings = predictionMappings
+        fields = Fields(
+            id: id, displayName: displayName, families: families, intent: intent, predictionMappings: predictionMappings)
     }
 
     /// Checks `values` against the configuration intent and fills in defaults (`IntentSchema.validate(_:)`).

@@ -35,6 +35,34 @@ import Testing
                     groupId: "trip"))
     }
 
+    /// Copies share their text; changing one field of a copy changes that copy only, and equality and hashing are
+    /// by value (a donation rebuilt from its fields equals it), whoever shares what.
+    @Test func copiesAreValues() throws {
+        let original = Donation(
+            id: "d1", app: app, intent: "ViewForecastIntent", parameters: ["city": "berlin"], date: date, groupId: "trip")
+        var copy = original
+        copy.id = "d2"
+        copy.intent = "OpenIntent"
+        copy.parameters["city"] = "paris"
+        copy.groupId = nil
+        copy.app = other
+        copy.date = date.adding(seconds: 1)
+        #expect(original.id == "d1" && original.intent == "ViewForecastIntent" && original.app == app)
+        #expect(original.parameters == ["city": "berlin"] && original.groupId == "trip" && original.date == date)
+        #expect(copy.id == "d2" && copy.intent == "OpenIntent" && copy.app == other)
+        #expect(copy.parameters == ["city": "paris"] && copy.groupId == nil && copy.date == date.adding(seconds: 1))
+        let rebuilt = Donation(
+            id: "d1", app: app, intent: "ViewForecastIntent", parameters: ["city": "berlin"], date: date, groupId: "trip")
+        #expect(rebuilt == original && rebuilt.hashValue == original.hashValue)
+        #expect(Set([original, rebuilt, copy]).count == 2)
+        var back = copy
+        (back.id, back.intent, back.app, back.groupId, back.date) = ("d1", "ViewForecastIntent", app, "trip", date)
+        back.parameters = ["city": "berlin"]
+        #expect(back == original && back.hashValue == original.hashValue)
+        #expect(original.withDate(date.adding(seconds: 5)) != original)
+        #expect(original.withDate(date.adding(seconds: 5)).withDate(date) == original)
+    }
+
     @Test func limitsAreInclusive() throws {
         let longest = String(repeating: "x", count: 255)
         var parameters: [String: String] = [:]

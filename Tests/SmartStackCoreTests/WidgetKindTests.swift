@@ -28,6 +28,24 @@ import Testing
 
     // MARK: Matching
 
+    /// A kind is a value: built again from the same fields it equals (and hashes like) the first; any field
+    /// differing makes another kind.
+    @Test func kindsCompareByValue() throws {
+        func kind(_ name: String = "Forecast", families: Set<WidgetFamily> = [.systemSmall, .systemMedium]) throws
+            -> WidgetKind
+        {
+            try WidgetKind(
+                id: forecast.id, displayName: name, families: families, intent: forecast.intent,
+                predictionMappings: forecast.predictionMappings)
+        }
+        let again = try kind()
+        #expect(again == forecast && again.hashValue == forecast.hashValue)
+        #expect(try kind("Weather") != forecast)
+        #expect(try kind(families: [.systemSmall]) != forecast)
+        #expect(Set([forecast, again, try kind("Weather")]).count == 2)
+        #expect(again.displayName == "Forecast" && again.families == [.systemSmall, .systemMedium])
+    }
+
     @Test func configurationIntentMatchesOnSharedParameters() {
         #expect(forecast.matches(donation("ConfigureForecastIntent", ["city": "berlin"]), configuration: berlin))
         #expect(!forecast.matches(donation("ConfigureForecastIntent", ["city": "paris"]), configuration: berlin))

@@ -12,14 +12,17 @@ public struct DonateRequest: ProviderRequest {
     public static let records = true
     public var anyRequest: SmartStackRequest { .donate(self) }
 
-    public let app: AppID
-    public let intent: String
-    public let parameters: [String: String]
+    /// The app, as checked.
+    public var app: AppID { checked.app }
+    public var intent: String { checked.intent }
+    public var parameters: [String: String] { checked.parameters }
+    public var groupId: String? { checked.groupId }
     public let date: Timestamp?
     /// The client's id for the donation; `nil` when the server is to make one up.
     public let id: String?
-    public let groupId: String?
-    /// The donation as checked when decoded, with a placeholder id and time that `donation(...)` fills in.
+    /// The donation as checked when decoded, with the client's id (a placeholder when it gave none) and a
+    /// placeholder time that `donation(...)` fills in. The request's other fields are read from it, so a copy of
+    /// the request (it passes through the call's enumeration and its context) counts two references, not ten.
     private let checked: Donation
 
     public init(parameters: JSONObject) throws(VarlinkError) {
@@ -28,7 +31,7 @@ public struct DonateRequest: ProviderRequest {
         let (values, id, groupId) = (
             try p.optionalStringMap("parameters") ?? [:], try p.optionalString("id"), try p.optionalString("groupId")
         )
-        (self.app, self.intent, self.parameters, self.id, self.groupId) = (app, intent, values, id, groupId)
+        self.id = id
         date = try p.optionalTimestamp("date")
         // Check everything but a made-up id and the time now, once: a bad call fails before the server makes
         // up an id, and the hot path does not check the same donation twice.
@@ -39,12 +42,17 @@ public struct DonateRequest: ProviderRequest {
         }
     }
 
+    /// The checked donation at the client's `date` or `defaultTime`, with the client's id; without one, its id is a
+    /// placeholder for the caller to replace (the service's host makes ids: `EngineHost.donateNow`).
+    public func donation(defaultTime: Timestamp) -> Donation {
+        checked.withDate(date ?? defaultTime)
+    }
+
     /// The checked donation: its id is the client's or, when it gave none, `generatedID()` (which the caller
     /// makes valid: 1–255 bytes), and its time is the client's `date` or `defaultTime`.
     public func donation(defaultTime: Timestamp, generatedID: @autoclosure () -> String) -> Donation {
-        var donation = checked
-        donation.id = id ?? generatedID()
-        donation.date = date ?? defaultTime
+        var donation = donation(defaultTime: defaultTime)
+        if id == nil { donation.id = generatedID() }
         return donation
     }
 

@@ -34,9 +34,10 @@ extension ServiceDispatcher {
             return try record(context, on: host, { now in request.event(defaultTime: now) }) { _ in [:] }
         case .donate(let request):
             // The host makes the id of a donation sent without one (`donateNow`), as it does for every caller.
-            let donation = request.donation(defaultTime: host.now(), generatedID: "")
-            let (id, ticket) = try run { () throws(HostError) in try host.donateNow(donation, idGiven: request.id != nil) }
-            return acknowledge(ticket, context, on: host) { DonateRequest.reply(id: id) }
+            let (id, ticket) = try run { () throws(HostError) in
+                try host.donateNow(request.donation(defaultTime: host.now()), idGiven: request.id != nil)
+            }
+            return acknowledge(ticket, context, on: host, reply: DonateRequest.reply(id: id))
         case .deleteDonations(let request):
             // The model is rebuilt without them off the loop.
             return .later { [self] in
@@ -180,20 +181,20 @@ extension ServiceDispatcher {
     /// (made from the event's effects) goes out once it is stored.
     private func record(
         _ context: CallContext, on host: isolated EngineHost, _ build: (Timestamp) throws(VarlinkError) -> EngineEvent,
-        reply: @escaping ([EngineEffect]) -> JSONObject
+        reply: ([EngineEffect]) -> JSONObject
     ) throws(VarlinkError) -> ImmediateOutcome {
         let event = try build(host.now())
         let recorded: (effects: [EngineEffect], ticket: CommitTicket)
         do throws(HostError) { recorded = try host.recordNow(event) } catch { throw context.error(error) }
         let effects = recorded.effects
-        return acknowledge(recorded.ticket, context, on: host) { reply(effects) }
+        return acknowledge(recorded.ticket, context, on: host, reply: reply(effects))
     }
 
     /// Records a change of a stack and publishes it at once, so the reply carries the stack's revision with the
     /// change; acknowledged once the publish (after the change in the log, so its commit covers both) is stored.
     private func recordStackChange(
         _ stack: StackID, _ context: CallContext, on host: isolated EngineHost,
-        _ build: (Timestamp) throws(VarlinkError) -> EngineEvent, reply: @escaping (Int) -> JSONObject
+        _ build: (Timestamp) throws(VarlinkError) -> EngineEvent, reply: (Int) -> JSONObject
     ) throws(VarlinkError) -> ImmediateOutcome {
         let event = try build(host.now())
         let recorded: (effects: [EngineEffect], ticket: CommitTicket)
@@ -203,19 +204,33 @@ extension ServiceDispatcher {
         // Nothing published: the change's own commit; else the publish mark's, which comes after it.
         let ticket: CommitTicket
         if case .success? = published.outcome { ticket = recorded.ticket } else { ticket = published }
-        return acknowledge(ticket, context, on: host) { reply(revision) }
+        return acknowledge(ticket, context, on: host, reply: reply(revision))
     }
 
     /// A recording call's answer: its reply once `ticket` is stored, or the storage error (after the host rolled
     /// back to what is stored).
+    ///
+    /// The reply is made now (it does not depend on the commit) and one completion waits for the commit: a
+    /// recording call's acknowledgement costs one closure, and the host is asked only when the commit failed.
     private func acknowledge(
-        _ ticket: CommitTicket, _ context: CallContext, on host: isolated EngineHost, reply: @escaping () -> JSONObject
+        _ ticket: CommitTicket, _ context: CallContext, on host: isolated EngineHost, reply: JSONObject
     ) -> ImmediateOutcome {
+        if let outcome = ticket.outcome { return .done(Self.acknowledgement(outcome, reply, context, host: host)) }
+        guard let waiter = ticket.waiter else { return .done(.reply(reply)) }
         let host = self.host
-        return ticket.answer { outcome in
-            guard let error = host.onLoop({ $0.acknowledged(outcome) }) else { return .reply(reply()) }
-            return .failure(context.error(error))
+        return .waiting(for: waiter) {
+            let outcome = waiter.outcome ?? .failure(StoreFailure(reason: "the commit's outcome is unknown"))
+            return Self.acknowledgement(outcome, reply, context, host: host)
         }
+    }
+
+    /// What a recording call gets once its commit resolved: `reply` when stored, else the storage error (the host
+    /// rolls back to what is stored first).
+    private static func acknowledgement(
+        _ outcome: Result<Void, StoreFailure>, _ reply: JSONObject, _ context: CallContext, host: EngineHost
+    ) -> CallOutcome {
+        guard case .failure = outcome, let error = host.onLoop({ $0.acknowledged(outcome) }) else { return .reply(reply) }
+        return .failure(context.error(error))
     }
 
     /// A read of the current state: answered by `body` once the publish that preceded it (`ticket`) resolved, at

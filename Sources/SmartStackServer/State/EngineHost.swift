@@ -121,17 +121,23 @@ public actor EngineHost {
     /// service's time is refused (naming `date`, nothing stored); one ahead by less (a client whose clock runs a
     /// little fast) is taken as the service's time, keeping the client's UTC offset. Past dates stay as sent.
     func admitted(_ event: EngineEvent) throws(HostError) -> EngineEvent {
+        let time = try admittedTime(event.time)
+        return time == event.time ? event : event.withTime(time)
+    }
+
+    /// The time `admitted` gives an event dated `time`.
+    func admittedTime(_ time: Timestamp) throws(HostError) -> Timestamp {
         let now = serviceTime()
-        let ahead = event.time.seconds(since: now)
-        guard ahead > 0 else { return event }
+        let ahead = time.seconds(since: now)
+        guard ahead > 0 else { return time }
         guard ahead <= limits.maxFutureSkew else {
             throw .core(
                 .invalidParameter(
                     parameter: "date",
-                    reason: "\(event.time.rfc3339) is \(Self.duration(ahead)) ahead of the service's clock "
+                    reason: "\(time.rfc3339) is \(Self.duration(ahead)) ahead of the service's clock "
                         + "(\(now.rfc3339)); at most \(Self.duration(limits.maxFutureSkew)) ahead is accepted"))
         }
-        return event.withTime(Timestamp(microseconds: now.microseconds, utcOffsetSeconds: event.time.utcOffsetSeconds))
+        return Timestamp(microseconds: now.microseconds, utcOffsetSeconds: time.utcOffsetSeconds)
     }
 
     /// Seconds as a short readable duration (`90 s`, `29 days`).
@@ -190,15 +196,14 @@ public actor EngineHost {
     /// The synchronous half of `donate`: applies and logs the donation and returns its id with the ticket to
     /// wait for before acknowledging it. A retried donation returns the latest ticket, so its acknowledgement
     /// still waits for the first call's commit if that is pending.
-    public func donateNow(_ donation: Donation, idGiven: Bool) throws(HostError) -> (id: String, ticket: CommitTicket) {
-        var donation = donation
+    public func donateNow(_ donation: consuming Donation, idGiven: Bool) throws(HostError) -> (id: String, ticket: CommitTicket) {
         let sent = donation.date
-        donation.date = try admitted(.donate(donation)).time
+        donation.date = try admittedTime(sent)
         let clamped = donation.date != sent
         if !idGiven { donation.id = nextDonationID() }
         try refuseWhenStopping()
         try checkStorage()
-        let key = DonationKey(donation)
+        let key = DonationKey(app: donation.app, id: donation.id)
         let probe = DonationKeyFilter.probe(key)
         if let existing = try knownDonation(key, probe: probe) {
             // A retry of a call dated a little ahead was stored at the service's time then: the same donation.
@@ -211,7 +216,7 @@ public actor EngineHost {
             throw .core(.limitExceeded(limit: "maxDonations", maximum: limits.maxDonations))
         }
         let (_, ticket) = try apply(.donate(donation), checked: probe)
-        return (donation.id, ticket)
+        return (key.id, ticket)
     }
 
     /// The donation stored (or logged and not yet stored) under this key, if any: the filter answers "none" for
