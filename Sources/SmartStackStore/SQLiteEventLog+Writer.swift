@@ -372,6 +372,7 @@ final class StoreWriter: @unchecked Sendable {
                 sql: """
                     INSERT OR REPLACE INTO donation_key(app, donation, seq)
                         SELECT app, donation, seq FROM event WHERE seq > ? AND seq <= ? AND donation IS NOT NULL
+                        ORDER BY app, donation, seq
                     """)
         self.keyCopy = copy
         copy.bind(1, after)
