@@ -17,6 +17,7 @@ public struct Donation: Sendable, Hashable {
             (self.id, self.app, self.intent, self.parameters, self.groupId) = (id, app, intent, parameters, groupId)
         }
 
+        /// The same text with the fields given changed (`groupId: .some(nil)` removes the group).
         func with(
             id: String? = nil, app: AppID? = nil, intent: String? = nil, parameters: [String: String]? = nil,
             groupId: String?? = nil

@@ -5,6 +5,12 @@ extension CommitWaiter: ReplyGate {
     public var isOpen: Bool { outcome != nil }
 
     public func whenOpen(_ action: @escaping @Sendable () -> Void) { whenResolved { _ in action() } }
+
+    /// The outcome a reply waiting for this commit is made from, once its gate opened (a failure if, against the
+    /// gate's word, none is known).
+    var settledOutcome: Result<Void, StoreFailure> {
+        outcome ?? .failure(StoreFailure(reason: "the commit's outcome is unknown"))
+    }
 }
 
 extension CommitTicket {
@@ -13,8 +19,6 @@ extension CommitTicket {
     func answer(_ complete: @escaping (Result<Void, StoreFailure>) -> CallOutcome) -> ImmediateOutcome {
         if let outcome { return .done(complete(outcome)) }
         guard let waiter else { return .done(complete(.success(()))) }
-        return .waiting(for: waiter) {
-            complete(waiter.outcome ?? .failure(StoreFailure(reason: "the commit's outcome is unknown")))
-        }
+        return .waiting(for: waiter) { complete(waiter.settledOutcome) }
     }
 }

@@ -211,17 +211,15 @@ extension ServiceDispatcher {
     /// back to what is stored).
     ///
     /// The reply is made now (it does not depend on the commit) and one completion waits for the commit: a
-    /// recording call's acknowledgement costs one closure, and the host is asked only when the commit failed.
+    /// recording call's acknowledgement costs one closure (`CommitTicket.answer` would wrap a second one around
+    /// it), and the host is asked only when the commit failed.
     private func acknowledge(
         _ ticket: CommitTicket, _ context: CallContext, on host: isolated EngineHost, reply: JSONObject
     ) -> ImmediateOutcome {
         if let outcome = ticket.outcome { return .done(Self.acknowledgement(outcome, reply, context, host: host)) }
         guard let waiter = ticket.waiter else { return .done(.reply(reply)) }
         let host = self.host
-        return .waiting(for: waiter) {
-            let outcome = waiter.outcome ?? .failure(StoreFailure(reason: "the commit's outcome is unknown"))
-            return Self.acknowledgement(outcome, reply, context, host: host)
-        }
+        return .waiting(for: waiter) { Self.acknowledgement(waiter.settledOutcome, reply, context, host: host) }
     }
 
     /// What a recording call gets once its commit resolved: `reply` when stored, else the storage error (the host

@@ -6,7 +6,7 @@ struct DonationKey: Hashable, Sendable {
     var app: AppID
     var id: String
 
-    init(_ donation: Donation) {
+    init(_ donation: borrowing Donation) {
         app = donation.app
         id = donation.id
     }

@@ -203,7 +203,7 @@ public actor EngineHost {
         if !idGiven { donation.id = nextDonationID() }
         try refuseWhenStopping()
         try checkStorage()
-        let key = DonationKey(app: donation.app, id: donation.id)
+        let key = DonationKey(donation)
         let probe = DonationKeyFilter.probe(key)
         if let existing = try knownDonation(key, probe: probe) {
             // A retry of a call dated a little ahead was stored at the service's time then: the same donation.
