@@ -2,12 +2,12 @@
 ///
 /// Each commit adds its donations' keys here instead of to an index on `event`: 50 donations from 50 clients
 /// would otherwise write up to 50 index leaves (4 KiB each) to the write-ahead log per commit. When the tail
-/// holds `StoreOptions.donationKeyBatch` keys, the writer copies its oldest `donationKeyChunk` from `event` into
-/// `donation_key` in one statement, in a transaction that also records the last sequence number they cover
-/// (`donationKeysThrough`): a run of ids from one client then dirties a neighbouring leaf or two once per chunk
-/// instead of a leaf per commit, and no commit waits behind more than a chunk's copy. Before a deletion it copies
-/// them all. Every key with a later sequence number
-/// is in the tail, so at start the log reads it back from `event` (at most one batch of rows).
+/// holds `StoreOptions.donationKeyBatch` keys, the writer copies its oldest `donationKeyChunk` into `donation_key`
+/// in key order (`DonationKeyCopy`), a slice at a time whenever it has no commit to make, and records the last
+/// sequence number they cover (`donationKeysThrough`) with the last slice: a run of ids from one client then dirties
+/// a neighbouring leaf or two once per chunk instead of a leaf per commit, and no commit waits behind more than a
+/// slice. Before a deletion it copies them all. Every key with a later sequence number is in the tail, so at start
+/// the log reads it back from `event` (at most one batch of rows, plus what the copy under way had not finished).
 ///
 /// Written by the writer thread only, after its transactions commit; read by lookups on any thread.
 struct DonationKeyTail: Sendable {
@@ -71,4 +71,20 @@ struct DonationKeyTail: Sendable {
         for key in sequences.keys { counts[key.app, default: 0] += 1 }
         return counts
     }
+}
+
+/// A chunk of the tail's oldest keys being copied to `donation_key`, a slice per transaction. Its first transaction
+/// puts the chunk's keys in a temporary table (in memory) sorted as the table's primary key sorts them, so the
+/// slices, taken in that order, write each leaf of `donation_key` about once per chunk. The keys stay in the tail
+/// until the last slice commits; a slice written before a stop is written again after it (`INSERT OR REPLACE`), and
+/// rows of `donation_key` past `donationKeysThrough` are not counted at start. Owned by the writer thread.
+struct DonationKeyCopy {
+    /// The last sequence number before the chunk.
+    let after: Int64
+    /// The last sequence number the chunk covers: `donationKeysThrough` once it is written.
+    let through: Int64
+    /// The chunk's keys, once sorted into the temporary table (nil before its first transaction).
+    var count: Int?
+    /// The keys (in key order) written so far.
+    var next = 0
 }

@@ -22,9 +22,12 @@ extension SQLiteEventLog {
                 }
                 let tail = try loadKeyTail(db)
                 var counts = tail.countsPerApp()
-                for row in try Row.fetchAll(db, sql: "SELECT app, count(*) AS n FROM donation_key GROUP BY app") {
-                    counts[row["app"], default: 0] += row["n"] as Int
-                }
+                // The rows after the tail's start are counted in the tail (a copy a stop interrupted may have written
+                // some of them to the table too).
+                let stored = try RawStatement(
+                    db, sql: "SELECT app, count(*) FROM donation_key WHERE seq <= ? GROUP BY app")
+                stored.bind(1, tail.through)
+                while try stored.next() { counts[stored.text(0), default: 0] += Int(stored.int64(1)) }
                 for (name, count) in counts {
                     guard let app = try? AppID(name) else {
                         throw StoreFailure(reason: "\(path): a donation row names the app \(name), not an app id")

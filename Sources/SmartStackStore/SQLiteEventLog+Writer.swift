@@ -31,6 +31,8 @@ struct CommitResult {
 /// What the writer thread does next.
 private enum WriterStep {
     case commit(Batch)
+    /// Nothing to commit: a slice of the donation keys waiting to be copied.
+    case copyKeys
     case sleep
     case probeLater
     case stop
@@ -45,6 +47,8 @@ extension SQLiteEventLog {
             case .commit(let batch):
                 previousCalls = batch.calls.count
                 commit(batch)
+            case .copyKeys:
+                copyKeySlice()
             case .sleep:
                 wake.wait()
             case .probeLater:
@@ -71,6 +75,11 @@ extension SQLiteEventLog {
         // then appends to them without regrowing them (at 50 x 64, regrowing was 2 % of the loop's time).
         var items: [PendingItem] = []
         var calls: [UInt64] = []
+        // Donation keys are copied when nothing else is to be done (read before the state's lock: the tail has its
+        // own).
+        let copyKeys =
+            !writer.keyCopyFailed
+            && (writer.keyCopy != nil || writer.keys.withLock { $0.count } >= options.donationKeyBatch)
         if previousCalls > 1 {
             items.reserveCapacity(previousCalls)
             calls.reserveCapacity(previousCalls)
@@ -85,6 +94,7 @@ extension SQLiteEventLog {
             case .open, .closing:
                 guard !state.pending.isEmpty else {
                     if state.phaseIsClosing { return .stop }
+                    if copyKeys { return .copyKeys }
                     state.writerIdle = true
                     return .sleep
                 }
@@ -131,7 +141,10 @@ extension SQLiteEventLog {
             }
         }
         batch.waiter.resolve(nil)
-        if tailCount >= options.donationKeyBatch { flushKeys() }
+        writer.keyCopyFailed = false
+        // Behind a backlog (the writer seldom idle), after every commit a slice at least as large as the commit's
+        // donations, so the tail stops growing.
+        if tailCount >= 2 * options.donationKeyBatch { copyKeySlice(atLeast: result.insertedDonations) }
         writer.recordsSinceCheckpoint += result.insertedEvents
         if result.deletedEvents > 0
             || (truncateRequested.load(ordering: .relaxed) && end &- writer.lastTruncateAttempt >= 500_000_000)
@@ -147,24 +160,39 @@ extension SQLiteEventLog {
         }
     }
 
-    /// Copies the tail's oldest `donationKeyChunk` keys to `donation_key` in a transaction of their own (after a
-    /// commit, once the tail holds a batch). On failure they stay in memory and are tried again after a later
+    /// Writes the next slice (`donationKeySlice`) of the donation keys being copied to `donation_key`, in a
+    /// transaction of its own; first takes the tail's oldest `donationKeyChunk` keys when no copy is under way. The
+    /// last slice records `donationKeysThrough`, and the chunk leaves the tail. Called when the writer has no commit
+    /// to make (a commit waits behind one slice at most, not a whole chunk), and after every commit while the tail
+    /// holds two batches (then at least `keys` of them). On failure the copy starts again from the tail after a later
     /// commit.
-    private func flushKeys() {
-        var through: Int64?
-        let (after, end) = writer.keys.withLock { ($0.through, $0.end(ofOldest: options.donationKeyChunk)) }
-        guard let end else { return }
+    private func copyKeySlice(atLeast keys: Int = 0) {
+        if writer.keyCopy == nil {
+            let (after, end) = writer.keys.withLock { ($0.through, $0.end(ofOldest: options.donationKeyChunk)) }
+            guard let end else { return }
+            writer.keyCopy = DonationKeyCopy(after: after, through: max(after, end))
+        }
+        guard var copy = writer.keyCopy else { return }
         do {
             try writerDatabase.writeWithoutTransaction { db in
-                try writer.transaction(db) { through = try writer.flushKeys(after: after, through: end, db) }
+                try writer.transaction(db) {
+                    try writer.copyKeys(&copy, slice: max(1, options.donationKeySlice, keys), db)
+                }
             }
         } catch {
+            writer.keyCopy = nil
+            writer.keyCopyFailed = true
             logger.warning(
                 "cannot write donation keys yet; kept in memory",
                 metadata: ["file": "\(path)", "error": "\(Self.describe(error))"])
             return
         }
-        if let through { writer.keys.withLock { $0.flushed(through: through) } }
+        if copy.next >= copy.count ?? 0 {
+            writer.keyCopy = nil
+            writer.keys.withLock { $0.flushed(through: copy.through) }
+        } else {
+            writer.keyCopy = copy
+        }
     }
 
     /// A failed commit fails its calls and everything queued after them, and stops the log until its owner has
@@ -181,6 +209,8 @@ extension SQLiteEventLog {
             state.waiter = CommitWaiter()
             return waiter
         }
+        // The owner reloads the tail from the store; a copy under way starts again from it.
+        writer.keyCopy = nil
         batch.waiter.resolve(failure)
         queued.resolve(failure)
     }
@@ -255,7 +285,13 @@ final class StoreWriter: @unchecked Sendable {
     /// The committed donation keys not yet in `donation_key`.
     let keys = Mutex(DonationKeyTail())
     private var insert: RawStatement?
-    private var keyCopy: RawStatement?
+    private var keyCopyAll: RawStatement?
+    private var keySort: RawStatement?
+    private var keySlice: RawStatement?
+    /// The chunk of donation keys being copied to `donation_key`, a slice per transaction.
+    var keyCopy: DonationKeyCopy?
+    /// Set when copying a slice failed: no copy until a commit succeeds (a failing store is not retried in a loop).
+    var keyCopyFailed = false
     private var keysThrough: RawStatement?
     private var doom: RawStatement?
     private var claim: RawStatement?
@@ -298,7 +334,9 @@ final class StoreWriter: @unchecked Sendable {
             case .record(let sequence, let event):
                 try write(sequence, event, insert, into: &result)
             case .delete(let donations, let engine, let through):
-                // Deletion finds rows through `donation_key`: every key stored so far goes there first.
+                // Deletion finds rows through `donation_key`: every key stored so far goes there first (a copy under
+                // way is then done, and must not write the deleted keys back).
+                keyCopy = nil
                 let after = result.keysFlushedThrough ?? keys.withLock { $0.through }
                 result.keysFlushedThrough = try flushKeys(after: after, db)
                 result.newKeys = []
@@ -360,30 +398,73 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    /// Copies the keys of the donation rows after `after` and up to `end` (nil: all of them, this transaction's rows
-    /// so far included) from `event` into `donation_key` in one statement, and records the last sequence number
-    /// they cover; returns it. Inside the caller's transaction. (The rows are recent: their pages are in SQLite's
-    /// cache.)
-    func flushKeys(after: Int64, through end: Int64? = nil, _ db: Database) throws -> Int64 {
+    /// Copies the keys of every donation row after `after` (this transaction's rows so far included) from `event`
+    /// into `donation_key` in one statement, and records the last sequence number they cover; returns it. Inside
+    /// the caller's transaction. (The rows are recent: their pages are in SQLite's cache.)
+    func flushKeys(after: Int64, _ db: Database) throws -> Int64 {
         let copy =
-            try self.keyCopy
+            try self.keyCopyAll
             ?? RawStatement(
                 db,
                 sql: """
                     INSERT OR REPLACE INTO donation_key(app, donation, seq)
-                        SELECT app, donation, seq FROM event WHERE seq > ? AND seq <= ? AND donation IS NOT NULL
+                        SELECT app, donation, seq FROM event WHERE seq > ? AND donation IS NOT NULL
                         ORDER BY app, donation, seq
                     """)
-        self.keyCopy = copy
+        self.keyCopyAll = copy
         copy.bind(1, after)
-        copy.bind(2, end ?? Int64.max)
         try copy.run()
-        let through: Int64
-        if let end {
-            through = max(after, end)
-        } else {
-            through = max(after, try Int64.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM event") ?? 0)
+        let through = max(after, try Int64.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM event") ?? 0)
+        try recordKeysThrough(through, db)
+        return through
+    }
+
+    /// Writes the next `slice` keys of `copy` to `donation_key`, first sorting the chunk's keys into the temporary
+    /// table `key_chunk` when this is its first slice; the last slice records `donationKeysThrough`. In the caller's
+    /// transaction.
+    func copyKeys(_ copy: inout DonationKeyCopy, slice: Int, _ db: Database) throws {
+        if copy.count == nil {
+            try db.execute(
+                sql: """
+                    CREATE TEMP TABLE IF NOT EXISTS key_chunk (app TEXT NOT NULL, donation TEXT NOT NULL, seq INTEGER);
+                    DELETE FROM temp.key_chunk;
+                    """)
+            let sort =
+                try self.keySort
+                ?? RawStatement(
+                    db,
+                    sql: """
+                        INSERT INTO temp.key_chunk(rowid, app, donation, seq)
+                            SELECT NULL, app, donation, seq FROM event WHERE seq > ? AND seq <= ? AND donation IS NOT NULL
+                            ORDER BY app, donation, seq
+                        """)
+            self.keySort = sort
+            sort.bind(1, copy.after)
+            sort.bind(2, copy.through)
+            copy.count = try sort.run()
         }
+        let slices =
+            try self.keySlice
+            ?? RawStatement(
+                db,
+                sql: """
+                    INSERT OR REPLACE INTO donation_key(app, donation, seq)
+                        SELECT app, donation, seq FROM temp.key_chunk WHERE rowid > ? AND rowid <= ? ORDER BY rowid
+                    """)
+        self.keySlice = slices
+        let end = min(copy.count ?? 0, copy.next + slice)
+        slices.bind(1, Int64(copy.next))
+        slices.bind(2, Int64(end))
+        try slices.run()
+        if end >= copy.count ?? 0 {
+            try recordKeysThrough(copy.through, db)
+            try db.execute(sql: "DELETE FROM temp.key_chunk")
+        }
+        copy.next = end
+    }
+
+    /// Records that every donation key up to `through` is in `donation_key` (in the caller's transaction).
+    func recordKeysThrough(_ through: Int64, _ db: Database) throws {
         let keysThrough =
             try self.keysThrough
             ?? RawStatement(
@@ -391,7 +472,6 @@ final class StoreWriter: @unchecked Sendable {
         self.keysThrough = keysThrough
         keysThrough.bind(1, through)
         try keysThrough.run()
-        return through
     }
 
     /// Deletes donation rows by app and id, found through `donation_key` (a temporary table holds the ids); the

@@ -26,9 +26,12 @@ public struct StoreOptions: Sendable, Hashable {
     /// Donation keys (app and id) are written to the store's key table once this many are waiting (until then
     /// the log keeps them in memory, about 100 bytes each, and reads them back at start); see `DonationKeyTail`.
     public var donationKeyBatch = 16_384
-    /// ...copying the oldest this many at a time, each in a transaction of its own (commits wait behind one chunk,
-    /// a few milliseconds, not a whole batch).
+    /// ...copying the oldest this many at a time in key order (a chunk: each leaf of the key table is written about
+    /// once per chunk)...
     public var donationKeyChunk = 8_192
+    /// ...this many keys per transaction, whenever the writer has no commit to make (a commit waits behind one
+    /// slice at most, well under a millisecond, not a whole chunk).
+    public var donationKeySlice = 256
 
     /// The largest the database may grow, in pages (`PRAGMA max_page_count`); beyond it commits fail as on a full
     /// disk. Nil: no limit but the disk's.

@@ -54,9 +54,10 @@ struct EventLogTests {
         let directory = try TemporaryDirectory()
         var options = StoreOptions()
         options.donationKeyBatch = 5
+        options.donationKeyChunk = 5
         let log = try S.open(directory, options: options)
-        // Twelve commits of one donation each: the keys of the first ten go to the table in two batches of five,
-        // the last two stay in memory.
+        // Twelve commits of one donation each: the keys of the first ten go to the table in two chunks of five
+        // (whenever the writer has nothing to commit), the last two stay in memory.
         for index in 0..<12 {
             try await log.enqueue([S.donation(index.isMultiple(of: 2) ? "mail" : "news", id: "d\(index)", at: Double(index))])
                 .committed()
@@ -65,7 +66,7 @@ struct EventLogTests {
             let (keys, through) = try Self.donationKeyTable(directory)
             return (keys.count, through)
         }
-        #expect(try tableState(directory) == (10, 10))
+        #expect(try await Self.settled { try tableState(directory) == (10, 10) })
         for index in 0..<12 {
             let app = S.app(index.isMultiple(of: 2) ? "mail" : "news")
             #expect(try log.donation(app: app, id: "d\(index)")?.id == "d\(index)", "d\(index) before reopening")
@@ -109,13 +110,14 @@ struct EventLogTests {
         options.donationKeyChunk = 2
         let log = try S.open(directory, options: options)
         func tableState() throws -> (keys: [String], through: Int64?) { try Self.donationKeyTable(directory) }
-        // Commits 6, 8 and 10 find six keys waiting and copy the oldest two each time (after the commit's calls are
-        // acknowledged, on the writer thread: seen once the next commit is acknowledged, or the log closed).
+        // Whenever six keys wait and the writer has nothing to commit, it copies the oldest two: after the sixth
+        // commit, the ninth and the tenth.
         for index in 0..<10 {
             try await log.enqueue([S.donation("mail", id: "d\(index)", at: Double(index))]).committed()
-            if index == 6 { #expect(try tableState() == (["d0", "d1"], 2)) }
-            if index == 8 { #expect(try tableState() == (["d0", "d1", "d2", "d3"], 4)) }
+            if index == 6 { #expect(try await Self.settled { try tableState() == (["d0", "d1"], 2) }) }
+            if index == 8 { #expect(try await Self.settled { try tableState() == (["d0", "d1", "d2", "d3"], 4) }) }
         }
+        #expect(try await Self.settled { try tableState() == (["d0", "d1", "d2", "d3", "d4", "d5"], 6) })
         await log.close()
         #expect(try tableState() == (["d0", "d1", "d2", "d3", "d4", "d5"], 6))
         let reopened = try S.open(directory, options: options)
@@ -129,6 +131,65 @@ struct EventLogTests {
         #expect(try reopened.donation(app: S.app("mail"), id: "d9") == nil)
         #expect(try reopened.donation(app: S.app("mail"), id: "d8")?.id == "d8")
         await reopened.close()
+    }
+
+    @Test("a chunk is copied in key order, a slice per transaction; a copy cut short is counted once and finished after reopening")
+    func donationKeySlices() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions()
+        options.donationKeyBatch = 8
+        options.donationKeyChunk = 8
+        options.donationKeySlice = 3
+        let log = try S.open(directory, options: options)
+        // Ids out of key order, two apps: the chunk goes to the table in three slices of at most three keys.
+        let ids = ["k5", "k1", "k7", "k3", "k0", "k6", "k2", "k4"]
+        for (index, id) in ids.enumerated() {
+            try await log.enqueue([S.donation(index < 4 ? "mail" : "news", id: id, at: Double(index))]).committed()
+        }
+        #expect(try await Self.settled { try Self.donationKeyTable(directory).through == 8 })
+        #expect(try Self.donationKeyTable(directory).keys.sorted() == ids.sorted())
+        await log.close()
+
+        // A copy cut short by a stop: two slices of the next chunk in the table, `donationKeysThrough` not moved.
+        let reopened = try S.open(directory, options: options)
+        _ = try reopened.loadStart()
+        for index in 0..<5 {
+            try await reopened.enqueue([S.donation("mail", id: "n\(index)", at: Double(10 + index))]).committed()
+        }
+        await reopened.close()
+        let queue = try DatabaseQueue(path: directory.database)
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO donation_key(app, donation, seq) VALUES ('com.example.mail', 'n0', 9)")
+            try db.execute(sql: "INSERT INTO donation_key(app, donation, seq) VALUES ('com.example.mail', 'n1', 10)")
+        }
+        try queue.close()
+        var more = options
+        more.donationKeyBatch = 5
+        more.donationKeyChunk = 5
+        let again = try S.open(directory, options: more)
+        let start = try again.loadStart()
+        #expect(start.donationsPerApp == [S.app("mail"): 9, S.app("news"): 4], "each donation counted once")
+        for index in 0..<5 { #expect(try again.donation(app: S.app("mail"), id: "n\(index)")?.id == "n\(index)") }
+        // The five keys waiting since the stop are copied again (the two already there replaced by themselves); the
+        // sixth stays in memory.
+        try await again.enqueue([S.donation("news", id: "n5", at: 20)]).committed()
+        #expect(try await Self.settled { try Self.donationKeyTable(directory).through == 13 })
+        #expect(try Self.donationKeyTable(directory).keys.count == 13)
+        await again.close()
+        let last = try S.open(directory, options: options)
+        #expect(try last.loadStart().donationsPerApp == [S.app("mail"): 9, S.app("news"): 5])
+        await last.close()
+    }
+
+    /// Whether `condition` holds within ten seconds (the writer copies donation keys when it has nothing to commit,
+    /// after the calls that made them were acknowledged).
+    static func settled(_ condition: () throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if try condition() { return true }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return try condition()
     }
 
     /// The ids in `donation_key` (by row) and `donationKeysThrough`, read from the file on a connection of its own.
