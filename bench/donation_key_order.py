@@ -9,20 +9,28 @@ does; CPU time of the copies, unsorted against `ORDER BY app, donation, seq`, al
 """
 import os, random, sqlite3, sys, tempfile, time
 
+def open_store(directory: str, rows: list) -> sqlite3.Connection:
+    """The store's tables and pragmas in a new database in `directory`, `rows` in `event`."""
+    db = sqlite3.connect(os.path.join(directory, "keys.db"), isolation_level=None)
+    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "wal_autocheckpoint=0", "temp_store=MEMORY"):
+        db.execute(f"PRAGMA {pragma}")
+    db.execute("CREATE TABLE event(seq INTEGER PRIMARY KEY, kind INTEGER NOT NULL, app TEXT, donation TEXT, "
+               "body BLOB NOT NULL)")
+    db.execute("CREATE TABLE donation_key(app TEXT NOT NULL, donation TEXT NOT NULL, seq INTEGER NOT NULL, "
+               "PRIMARY KEY (app, donation)) WITHOUT ROWID")
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO event VALUES (?, ?, ?, ?, ?)", rows)
+    db.execute("COMMIT")
+    return db
+
+def random_rows(n: int) -> list:
+    """`n` donation rows over 10 apps with 128-bit random ids."""
+    rnd = random.Random(1)
+    return [(i + 1, 3, f"org.load.app{i % 10}", f"{rnd.getrandbits(128):032x}", b"x" * 60) for i in range(n)]
+
 def run(order: bool, n: int, chunk: int = 8192) -> float:
     with tempfile.TemporaryDirectory() as directory:
-        db = sqlite3.connect(os.path.join(directory, "keys.db"), isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA wal_autocheckpoint=0")
-        db.execute("CREATE TABLE event(seq INTEGER PRIMARY KEY, kind INTEGER NOT NULL, app TEXT, donation TEXT, body BLOB NOT NULL)")
-        db.execute("CREATE TABLE donation_key(app TEXT NOT NULL, donation TEXT NOT NULL, seq INTEGER NOT NULL, "
-                   "PRIMARY KEY (app, donation)) WITHOUT ROWID")
-        rnd = random.Random(1)
-        rows = [(i + 1, 3, f"org.load.app{i % 10}", f"{rnd.getrandbits(128):032x}", b"x" * 60) for i in range(n)]
-        db.execute("BEGIN")
-        db.executemany("INSERT INTO event VALUES (?, ?, ?, ?, ?)", rows)
-        db.execute("COMMIT")
+        db = open_store(directory, random_rows(n))
         sql = ("INSERT OR REPLACE INTO donation_key(app, donation, seq) SELECT app, donation, seq FROM event "
                "WHERE seq > ? AND seq <= ? AND donation IS NOT NULL" + (" ORDER BY app, donation, seq" if order else ""))
         began = time.process_time()

@@ -9,7 +9,9 @@ or `uuid` (128-bit random ids).
 
     python3 bench/donation_key_slices.py [N] [IDS] [SLICE] [ROUNDS]
 """
-import os, random, sqlite3, sys, tempfile, time
+import sys, tempfile, time
+
+from donation_key_order import open_store, random_rows
 
 WHOLE = ("INSERT OR REPLACE INTO donation_key(app, donation, seq) SELECT app, donation, seq FROM event "
          "WHERE seq > ? AND seq <= ? AND donation IS NOT NULL ORDER BY app, donation, seq")
@@ -21,22 +23,10 @@ SLICE = ("INSERT OR REPLACE INTO donation_key(app, donation, seq) SELECT app, do
 
 def run(sliced: bool, n: int, ids: str, slice_size: int, chunk: int = 8192) -> float:
     with tempfile.TemporaryDirectory() as directory:
-        db = sqlite3.connect(os.path.join(directory, "keys.db"), isolation_level=None)
-        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "wal_autocheckpoint=0", "temp_store=MEMORY"):
-            db.execute(f"PRAGMA {pragma}")
-        db.execute("CREATE TABLE event(seq INTEGER PRIMARY KEY, kind INTEGER NOT NULL, app TEXT, donation TEXT, "
-                   "body BLOB NOT NULL)")
-        db.execute("CREATE TABLE donation_key(app TEXT NOT NULL, donation TEXT NOT NULL, seq INTEGER NOT NULL, "
-                   "PRIMARY KEY (app, donation)) WITHOUT ROWID")
+        rows = random_rows(n) if ids == "uuid" else [
+            (i + 1, 3, "org.load.app", f"c{i % 50}-{i // 50}", b"x" * 60) for i in range(n)]
+        db = open_store(directory, rows)
         db.execute("CREATE TEMP TABLE key_chunk (app TEXT NOT NULL, donation TEXT NOT NULL, seq INTEGER)")
-        rnd = random.Random(1)
-        if ids == "uuid":
-            rows = [(i + 1, 3, f"org.load.app{i % 10}", f"{rnd.getrandbits(128):032x}", b"x" * 60) for i in range(n)]
-        else:
-            rows = [(i + 1, 3, "org.load.app", f"c{i % 50}-{i // 50}", b"x" * 60) for i in range(n)]
-        db.execute("BEGIN")
-        db.executemany("INSERT INTO event VALUES (?, ?, ?, ?, ?)", rows)
-        db.execute("COMMIT")
         began = time.process_time()
         for after in range(0, n, chunk):
             db.execute("BEGIN IMMEDIATE")

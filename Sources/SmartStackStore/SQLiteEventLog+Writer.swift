@@ -305,13 +305,21 @@ final class StoreWriter: @unchecked Sendable {
 
     init(path: String) { self.path = path }
 
+    /// The statement kept in `slot`, prepared from `sql` on first use.
+    private func prepared(_ slot: ReferenceWritableKeyPath<StoreWriter, RawStatement?>, _ sql: String, _ db: Database)
+        throws -> RawStatement
+    {
+        if let statement = self[keyPath: slot] { return statement }
+        let statement = try RawStatement(db, sql: sql)
+        self[keyPath: slot] = statement
+        return statement
+    }
+
     /// Runs `body` in an immediate transaction through prepared `BEGIN` and `COMMIT` statements (GRDB's
     /// `inTransaction` builds and parses both per commit); rolls back when `body` or the commit fails.
     func transaction(_ db: Database, _ body: () throws -> Void) throws {
-        let begin = try self.begin ?? RawStatement(db, sql: "BEGIN IMMEDIATE")
-        let commit = try self.commit ?? RawStatement(db, sql: "COMMIT")
-        self.begin = begin
-        self.commit = commit
+        let begin = try prepared(\.begin, "BEGIN IMMEDIATE", db)
+        let commit = try prepared(\.commit, "COMMIT", db)
         try begin.run()
         do {
             try body()
@@ -324,10 +332,8 @@ final class StoreWriter: @unchecked Sendable {
 
     /// Writes a batch inside the caller's transaction.
     func write(_ batch: Batch, _ db: Database, into result: inout CommitResult) throws {
-        let insert =
-            try self.insert
-            ?? RawStatement(db, sql: "INSERT INTO event(seq, kind, app, donation, body) VALUES (?, ?, ?, ?, ?)")
-        self.insert = insert
+        let insert = try prepared(
+            \.insert, "INSERT INTO event(seq, kind, app, donation, body) VALUES (?, ?, ?, ?, ?)", db)
         var snapshotThrough = batch.snapshotThrough
         for item in batch.items {
             switch item {
@@ -346,8 +352,7 @@ final class StoreWriter: @unchecked Sendable {
                 snapshotThrough = max(snapshotThrough, through)
                 result.snapshot = snapshot
             case .owner(let app, let uid):
-                let claim = try self.claim ?? RawStatement(db, sql: "INSERT OR IGNORE INTO app_owner(app, uid) VALUES (?, ?)")
-                self.claim = claim
+                let claim = try prepared(\.claim, "INSERT OR IGNORE INTO app_owner(app, uid) VALUES (?, ?)", db)
                 var text = app.rawValue
                 try text.withUTF8 { text in
                     claim.bind(1, text: text)
@@ -402,16 +407,13 @@ final class StoreWriter: @unchecked Sendable {
     /// into `donation_key` in one statement, and records the last sequence number they cover; returns it. Inside
     /// the caller's transaction. (The rows are recent: their pages are in SQLite's cache.)
     func flushKeys(after: Int64, _ db: Database) throws -> Int64 {
-        let copy =
-            try self.keyCopyAll
-            ?? RawStatement(
-                db,
-                sql: """
-                    INSERT OR REPLACE INTO donation_key(app, donation, seq)
-                        SELECT app, donation, seq FROM event WHERE seq > ? AND donation IS NOT NULL
-                        ORDER BY app, donation, seq
-                    """)
-        self.keyCopyAll = copy
+        let copy = try prepared(
+            \.keyCopyAll,
+            """
+            INSERT OR REPLACE INTO donation_key(app, donation, seq)
+                SELECT app, donation, seq FROM event WHERE seq > ? AND donation IS NOT NULL
+                ORDER BY app, donation, seq
+            """, db)
         copy.bind(1, after)
         try copy.run()
         let through = max(after, try Int64.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM event") ?? 0)
@@ -429,29 +431,23 @@ final class StoreWriter: @unchecked Sendable {
                     CREATE TEMP TABLE IF NOT EXISTS key_chunk (app TEXT NOT NULL, donation TEXT NOT NULL, seq INTEGER);
                     DELETE FROM temp.key_chunk;
                     """)
-            let sort =
-                try self.keySort
-                ?? RawStatement(
-                    db,
-                    sql: """
-                        INSERT INTO temp.key_chunk(rowid, app, donation, seq)
-                            SELECT NULL, app, donation, seq FROM event WHERE seq > ? AND seq <= ? AND donation IS NOT NULL
-                            ORDER BY app, donation, seq
-                        """)
-            self.keySort = sort
+            let sort = try prepared(
+                \.keySort,
+                """
+                INSERT INTO temp.key_chunk(rowid, app, donation, seq)
+                    SELECT NULL, app, donation, seq FROM event WHERE seq > ? AND seq <= ? AND donation IS NOT NULL
+                    ORDER BY app, donation, seq
+                """, db)
             sort.bind(1, copy.after)
             sort.bind(2, copy.through)
             copy.count = try sort.run()
         }
-        let slices =
-            try self.keySlice
-            ?? RawStatement(
-                db,
-                sql: """
-                    INSERT OR REPLACE INTO donation_key(app, donation, seq)
-                        SELECT app, donation, seq FROM temp.key_chunk WHERE rowid > ? AND rowid <= ? ORDER BY rowid
-                    """)
-        self.keySlice = slices
+        let slices = try prepared(
+            \.keySlice,
+            """
+            INSERT OR REPLACE INTO donation_key(app, donation, seq)
+                SELECT app, donation, seq FROM temp.key_chunk WHERE rowid > ? AND rowid <= ? ORDER BY rowid
+            """, db)
         let end = min(copy.count ?? 0, copy.next + slice)
         slices.bind(1, Int64(copy.next))
         slices.bind(2, Int64(end))
@@ -465,11 +461,9 @@ final class StoreWriter: @unchecked Sendable {
 
     /// Records that every donation key up to `through` is in `donation_key` (in the caller's transaction).
     func recordKeysThrough(_ through: Int64, _ db: Database) throws {
-        let keysThrough =
-            try self.keysThrough
-            ?? RawStatement(
-                db, sql: "INSERT OR REPLACE INTO meta(key, value) VALUES ('\(StoreSchema.donationKeysThrough)', ?)")
-        self.keysThrough = keysThrough
+        let keysThrough = try prepared(
+            \.keysThrough, "INSERT OR REPLACE INTO meta(key, value) VALUES ('\(StoreSchema.donationKeysThrough)', ?)",
+            db)
         keysThrough.bind(1, through)
         try keysThrough.run()
     }
@@ -484,8 +478,7 @@ final class StoreWriter: @unchecked Sendable {
                     WITHOUT ROWID;
                 DELETE FROM temp.doomed;
                 """)
-        let doom = try self.doom ?? RawStatement(db, sql: "INSERT OR IGNORE INTO temp.doomed(app, id) VALUES (?, ?)")
-        self.doom = doom
+        let doom = try prepared(\.doom, "INSERT OR IGNORE INTO temp.doomed(app, id) VALUES (?, ?)", db)
         for (app, id) in donations {
             var appText = app.rawValue
             var idText = id
