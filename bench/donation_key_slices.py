@@ -11,7 +11,7 @@ or `uuid` (128-bit random ids).
 """
 import sys, tempfile, time
 
-from donation_key_order import open_store, random_rows
+from donation_key_order import copy_chunks, open_store, random_rows
 
 WHOLE = ("INSERT OR REPLACE INTO donation_key(app, donation, seq) SELECT app, donation, seq FROM event "
          "WHERE seq > ? AND seq <= ? AND donation IS NOT NULL ORDER BY app, donation, seq")
@@ -27,13 +27,13 @@ def run(sliced: bool, n: int, ids: str, slice_size: int, chunk: int = 8192) -> f
             (i + 1, 3, "org.load.app", f"c{i % 50}-{i // 50}", b"x" * 60) for i in range(n)]
         db = open_store(directory, rows)
         db.execute("CREATE TEMP TABLE key_chunk (app TEXT NOT NULL, donation TEXT NOT NULL, seq INTEGER)")
+        if not sliced:
+            spent = copy_chunks(db, WHOLE, n, chunk)
+            db.close()
+            return spent
         began = time.process_time()
         for after in range(0, n, chunk):
             db.execute("BEGIN IMMEDIATE")
-            if not sliced:
-                db.execute(WHOLE, (after, after + chunk))
-                db.execute("COMMIT")
-                continue
             db.execute("DELETE FROM temp.key_chunk")
             count = db.execute(SORT, (after, after + chunk)).rowcount
             for start in range(0, count, slice_size):
