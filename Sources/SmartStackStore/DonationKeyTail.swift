@@ -87,4 +87,7 @@ struct DonationKeyCopy {
     var count: Int?
     /// The keys (in key order) written so far.
     var next = 0
+
+    /// Whether every key of the chunk is written.
+    var isFinished: Bool { count.map { next >= $0 } ?? false }
 }

@@ -187,7 +187,7 @@ extension SQLiteEventLog {
                 metadata: ["file": "\(path)", "error": "\(Self.describe(error))"])
             return
         }
-        if copy.next >= copy.count ?? 0 {
+        if copy.isFinished {
             writer.keyCopy = nil
             writer.keys.withLock { $0.flushed(through: copy.through) }
         } else {
@@ -452,11 +452,11 @@ final class StoreWriter: @unchecked Sendable {
         slices.bind(1, Int64(copy.next))
         slices.bind(2, Int64(end))
         try slices.run()
-        if end >= copy.count ?? 0 {
+        copy.next = end
+        if copy.isFinished {
             try recordKeysThrough(copy.through, db)
             try db.execute(sql: "DELETE FROM temp.key_chunk")
         }
-        copy.next = end
     }
 
     /// Records that every donation key up to `through` is in `donation_key` (in the caller's transaction).
