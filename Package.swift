@@ -77,9 +77,15 @@ let package = Package(
         // What the benchmarks share: the median and percentile, number formatting, JSON text.
         .target(name: "BenchSupport", swiftSettings: strict),
         .executableTarget(name: "smartstack-bench", dependencies: ["SmartStackCore", "BenchSupport"], swiftSettings: strict),
-        // What decoding a call costs, on one thread without sockets (the event loop's own share of a call).
+        // What decoding a call costs, and the event loop's whole work per call (`--calls`), on one thread without sockets.
         .executableTarget(
-            name: "smartstack-wire-bench", dependencies: ["SmartStackProtocol", "BenchSupport"], swiftSettings: strict),
+            name: "smartstack-wire-bench",
+            dependencies: [
+                "SmartStackProtocol", "SmartStackServer", "SmartStackStore", "SmartStackCore", "BenchSupport",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         // Durable state: the event log boundary and its SQLite implementation (WAL, one writer, group commit,
         // engine snapshots), through GRDB.
         .target(

@@ -70,6 +70,25 @@ public func jsonObject(_ members: KeyValuePairs<String, String>) -> String {
 /// The Varlink calls `smartstack-load` sends, each appended as a NUL-terminated frame; `smartstack-wire-bench`
 /// decodes the same frames.
 public enum LoadFrames {
+    /// The calls that make the load's stack `load`: `widgets` widgets, each of its own app (at least ten apps
+    /// registered, the donations' apps), each frame NUL-terminated.
+    public static func setUp(widgets: Int) -> [[UInt8]] {
+        var calls: [[UInt8]] = []
+        for app in 0..<max(10, widgets) {
+            calls.append(
+                Array(
+                    #"{"method":"io.smartstack.Provider.RegisterWidget","parameters":{"app":"org.load.app\#(app)","kind":"main","families":["systemMedium"]}}"#
+                        .utf8) + [0])
+        }
+        let widgets = (0..<widgets).map { #"{"instance":"w\#($0)","app":"org.load.app\#($0)","kind":"main"}"# }
+            .joined(separator: ",")
+        calls.append(
+            Array(
+                #"{"method":"io.smartstack.Shell.ConfigureStack","parameters":{"stack":"load","family":"systemMedium","widgets":[\#(widgets)]}}"#
+                    .utf8) + [0])
+        return calls
+    }
+
     /// `GetStack` of the load's stack.
     public static func getStack(to bytes: inout [UInt8]) {
         bytes += #"{"method":"io.smartstack.Shell.GetStack","parameters":{"stack":"load"}}"#.utf8
@@ -78,14 +97,18 @@ public enum LoadFrames {
 
     /// A donation with an id of its own (`runID-client-sequence`), from one of ten apps.
     public static func donate(runID: String, client: Int, sequence: Int, to bytes: inout [UInt8]) {
-        bytes += #"{"method":"io.smartstack.Provider.Donate","parameters":{"app":"org.load.app\#(client % 10)","intent":"open","id":"\#(runID)-\#(client)-\#(sequence)"}}"#.utf8
+        bytes +=
+            #"{"method":"io.smartstack.Provider.Donate","parameters":{"app":"org.load.app\#(client % 10)","intent":"open","id":"\#(runID)-\#(client)-\#(sequence)"}}"#
+            .utf8
         bytes.append(0)
     }
 
     /// A timeline whose relevance changes with the call, so the stack's order (and its subscribers) keeps changing.
     public static func submitTimeline(client: Int, sequence: Int, to bytes: inout [UInt8]) {
         let score = Double((client * 7 + sequence) % 10) / 10
-        bytes += #"{"method":"io.smartstack.Provider.SubmitTimeline","parameters":{"app":"org.load.app\#(client % 10)","kind":"main","policy":{"kind":"never"},"entries":[{"date":"2020-01-01T00:00:00Z","relevance":{"score":\#(score),"duration":3600}}]}}"#.utf8
+        bytes +=
+            #"{"method":"io.smartstack.Provider.SubmitTimeline","parameters":{"app":"org.load.app\#(client % 10)","kind":"main","policy":{"kind":"never"},"entries":[{"date":"2020-01-01T00:00:00Z","relevance":{"score":\#(score),"duration":3600}}]}}"#
+            .utf8
         bytes.append(0)
     }
 }

@@ -175,14 +175,7 @@ private func callEach(_ path: String, _ wireProtocol: WireProtocol, _ calls: [[U
 func setUp(_ options: Options) {
     switch options.method.wireProtocol {
     case .varlink:
-        var calls: [[UInt8]] = []
-        for app in 0..<max(10, options.widgets) {
-            calls.append(Array(#"{"method":"io.smartstack.Provider.RegisterWidget","parameters":{"app":"org.load.app\#(app)","kind":"main","families":["systemMedium"]}}"#.utf8) + [0])
-        }
-        let widgets = (0..<options.widgets).map { #"{"instance":"w\#($0)","app":"org.load.app\#($0)","kind":"main"}"# }
-            .joined(separator: ",")
-        calls.append(Array(#"{"method":"io.smartstack.Shell.ConfigureStack","parameters":{"stack":"load","family":"systemMedium","widgets":[\#(widgets)]}}"#.utf8) + [0])
-        callEach(options.path, .varlink, calls, what: "setting up the stack")
+        callEach(options.path, .varlink, LoadFrames.setUp(widgets: options.widgets), what: "setting up the stack")
     case .redis:
         var call: [UInt8] = []
         appendRESP(["DEL", "load"], to: &call)

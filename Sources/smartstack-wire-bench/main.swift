@@ -70,6 +70,8 @@ var runs = 7
 var iterations = 200_000
 var json = false
 var only: String?
+/// `--calls N`: the loop's work per call (`CallPath.swift`), N calls per run, instead of decoding alone.
+var callPath: Int?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -77,8 +79,11 @@ while let argument = arguments.next() {
     case "--iterations": iterations = max(1, Int(arguments.next() ?? "") ?? iterations)
     case "--frame": only = arguments.next()
     case "--json": json = true
+    case "--calls": callPath = max(1_000, Int(arguments.next() ?? "") ?? 100_000)
     default:
-        print("usage: smartstack-wire-bench [--runs N (7)] [--iterations N (200000)] [--frame NAME (all)] [--json]")
+        print(
+            "usage: smartstack-wire-bench [--runs N (7)] [--iterations N (200000)] [--frame NAME (all)] [--calls N] [--json]"
+        )
         exit(2)
     }
 }
@@ -86,14 +91,17 @@ while let argument = arguments.next() {
 do {
     // Each measure: the runs' figures (the minimum is the steadiest on a busy machine, the median the usual one).
     var results: [(name: String, runs: [Double])] = []
-    for frame in frames where only == nil || only == frame.name {
+    if let callPath { results = try await CallPathBench.run(runs: runs, calls: callPath) }
+    for frame in frames where callPath == nil && (only == nil || only == frame.name) {
         _ = try measure(iterations: iterations / 10) { try decode(frame) }  // warm-up
         let perRun = try (0..<runs).map { _ in try measure(iterations: iterations) { try decode(frame) } }
         results.append(("decode \(frame.name)", perRun))
     }
-    var scratch: [UInt8] = []
-    let encoded = (0..<runs).map { _ in measure(iterations: iterations) { encodeDonationReply(into: &scratch) } }
-    results.append(("encode Donate reply", encoded))
+    if callPath == nil {
+        var scratch: [UInt8] = []
+        let encoded = (0..<runs).map { _ in measure(iterations: iterations) { encodeDonationReply(into: &scratch) } }
+        results.append(("encode Donate reply", encoded))
+    }
     if json {
         print(jsonObject(["runs": "\(runs)", "iterations": "\(iterations)"]))
         for (name, figures) in results {
@@ -104,7 +112,10 @@ do {
                 ]))
         }
     } else {
-        print("CPU time per frame over \(runs) runs of \(iterations) (thread CPU clock), median and minimum:")
+        let count = callPath.map { "\($0) calls" } ?? "\(iterations)"
+        print(
+            "CPU time per \(callPath == nil ? "frame" : "call") over \(runs) runs of \(count) (thread CPU clock), median and minimum:"
+        )
         for (name, figures) in results {
             print("  \(name): \(fixed(median(figures))) ns, min \(fixed(figures.min() ?? 0)) ns")
         }
