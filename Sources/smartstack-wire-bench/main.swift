@@ -91,7 +91,7 @@ while let argument = arguments.next() {
 do {
     // Each measure: the runs' figures (the minimum is the steadiest on a busy machine, the median the usual one).
     var results: [(name: String, runs: [Double])] = []
-    if let callPath { results = try await CallPathBench.run(runs: runs, calls: callPath) }
+    if let callPath { results = try await CallPathBench.run(runs: runs, calls: callPath, only: only) }
     for frame in frames where callPath == nil && (only == nil || only == frame.name) {
         _ = try measure(iterations: iterations / 10) { try decode(frame) }  // warm-up
         let perRun = try (0..<runs).map { _ in try measure(iterations: iterations) { try decode(frame) } }
