@@ -81,10 +81,12 @@ cross-fit: deps
 e2e: build
 	python3 -m pytest -q Tests/e2e
 
-## bench: the engine benchmark and what decoding a call costs (release build, pinned to one core).
+## bench: the engine benchmark, what decoding a call costs and the event loop's own work per call (release build,
+## pinned to one core).
 bench: release
 	taskset -c 1 .build/release/smartstack-bench
 	taskset -c 1 .build/release/smartstack-wire-bench
+	taskset -c 1 .build/release/smartstack-wire-bench --calls 100000
 
 ## bench-store: the storage benchmarks (release build): the store alone, acknowledged donations over the socket
 ## (50 clients; one client), start-up with 1,000,000 stored donations. See README "Storage benchmark".
