@@ -138,6 +138,43 @@ struct VarlinkConnectionTests {
         #expect(rest.last?.parameters["n"] == .int(3))
     }
 
+    /// Counts the reads the handlers after it ask of the channel.
+    final class ReadCounter: ChannelOutboundHandler {
+        typealias OutboundIn = ByteBuffer
+        var reads = 0
+
+        func read(context: ChannelHandlerContext) {
+            reads += 1
+            context.read()
+        }
+    }
+
+    @Test("a call waiting for its commit asks the channel for input once, after its read: not again when its reply goes out")
+    func oneReadPerInput() throws {
+        let waiter = CommitWaiter()
+        let channel = EmbeddedChannel()
+        let counter = ReadCounter()
+        try channel.pipeline.syncOperations.addHandler(counter)
+        let connection = VarlinkConnection(
+            handler: Handler(waiter: waiter), maxFrameSize: 4_096,
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            notifier: GateNotifier(eventLoop: channel.embeddedEventLoop),
+            executor: EventLoopTaskExecutor(channel.embeddedEventLoop))
+        try channel.pipeline.syncOperations.addHandler(connection)
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/test.sock")).wait()
+        #expect(counter.reads == 1)
+        try Self.send(channel, [#"{"method":"org.example.test.Commit"}"#])
+        #expect(counter.reads == 2)
+        waiter.resolve(nil)
+        channel.embeddedEventLoop.run()
+        #expect(try Self.replies(channel).map { $0.parameters["committed"] } == [.bool(true)])
+        // The read asked after the call is still pending: nothing came since.
+        #expect(counter.reads == 2)
+        try Self.send(channel, [#"{"method":"org.example.test.Echo","parameters":{"n":2}}"#])
+        #expect(try Self.replies(channel).map { $0.parameters["n"] } == [.int(2)])
+        #expect(counter.reads == 3)
+    }
+
     @Test("a failed commit answers its call with the error, and the calls after it still get their replies")
     func failedCommit() throws {
         let waiter = CommitWaiter()

@@ -77,7 +77,7 @@ extension CallHandler {
 ///
 /// What to do at each event is decided by a `ConnectionStateMachine` (no I/O, tested transition by transition);
 /// this handler feeds it the channel's events and performs its actions: reads, writes, tasks, closing.
-final class VarlinkConnection: ChannelInboundHandler {
+final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
     typealias Send = ConnectionStateMachine.Send
@@ -101,6 +101,10 @@ final class VarlinkConnection: ChannelInboundHandler {
     /// Flushes the replies of the loop's connections once per turn (the listener's); without one, each write is
     /// flushed at once.
     private let flusher: TurnFlusher?
+    /// A read was asked of the channel and no input has come since: the channel's own `readPending` (NIO clears it as
+    /// input is delivered, or at the end of input). Asking again would change nothing and cost a pass through the
+    /// pipeline: a durable call asked twice, after its read and after its commit.
+    private var readRequested = false
 
     init(
         handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: GateNotifier,
@@ -143,6 +147,7 @@ final class VarlinkConnection: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        readRequested = false
         let buffer = unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { machine.received($0) }
         process()
@@ -158,7 +163,8 @@ final class VarlinkConnection: ChannelInboundHandler {
         guard held != reportedInput else { return }
         reportedInput = held
         guard let victim = registry.holdInput(channel, bytes: held) else { return }
-        logger.notice("closing the connection holding the most unfinished input: input budget reached",
+        logger.notice(
+            "closing the connection holding the most unfinished input: input budget reached",
             metadata: ["budget": "\(registry.inputBudget)"])
         victim.close(promise: nil)
     }
@@ -176,6 +182,7 @@ final class VarlinkConnection: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, case .inputClosed = event {
+            readRequested = false
             // Answer what already arrived, then close (unless a stream holds the connection).
             machine.inputEnded()
             process()
@@ -203,7 +210,8 @@ final class VarlinkConnection: ChannelInboundHandler {
     ///
     /// The machine knows whether the channel is active: it wants nothing before `start` or after `channelInactive`.
     private func readIfPossible() {
-        guard let context, machine.wantsInput(writable: context.channel.isWritable) else { return }
+        guard !readRequested, let context, machine.wantsInput(writable: context.channel.isWritable) else { return }
+        readRequested = true
         context.read()
     }
 
@@ -331,15 +339,16 @@ final class VarlinkConnection: ChannelInboundHandler {
         if withTurn, let flusher { flusher.flush(context) } else { context.flush() }
     }
 
-    /// Asks to be told when `gate` opens.
+    /// Asks to be told when `gate` opens (`gateOpened`).
     private func watch(_ gate: any ReplyGate) {
-        let key = ObjectIdentifier(gate)
-        notifier.notify(when: gate) { [weak self] in
-            guard let self else { return }
-            machine.gateOpened(key)
-            drain()
-            readIfPossible()
-        }
+        notifier.notify(when: gate, self)
+    }
+
+    /// The gate the first queued reply waited for opened: the replies it held are written.
+    func gateOpened(_ gate: ObjectIdentifier) {
+        machine.gateOpened(gate)
+        drain()
+        readIfPossible()
     }
 
     /// Runs a stream's replies: pushed from the loop, or on a task, each written when the previous one was; the
