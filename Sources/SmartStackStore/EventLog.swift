@@ -243,3 +243,38 @@ public final class InMemoryEventLog: EventLog {
     public func statistics() -> EventLogStatistics? { nil }
     public func close() async {}
 }
+
+/// A log that keeps its history in an ``InMemoryEventLog`` and commits its own way (the tests' log whose commits
+/// wait until the test says so, the call-path benchmark's that commits at the end of the loop's turn): its history
+/// is that log's, and it takes no snapshots.
+public protocol MemoryBackedEventLog: EventLog {
+    /// Where the history is kept and read from.
+    var memory: InMemoryEventLog { get }
+}
+
+extension MemoryBackedEventLog {
+    public func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket {
+        memory.delete(donations: donations, engine: engine)
+    }
+    public func snapshot(_ engine: Engine) {}
+    public var snapshotDue: Bool { false }
+    public func loadStart() throws(StoreFailure) -> StoredStart { try memory.loadStart() }
+    public var lastSequence: Int64 { memory.lastSequence }
+    public func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) throws(StoreFailure) {
+        try memory.replay(after: after, through: through, body)
+    }
+    public func donation(app: AppID, id: String) throws(StoreFailure) -> Donation? {
+        try memory.donation(app: app, id: id)
+    }
+    public func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]? {
+        try memory.donations(app: app, after: after, limit: limit)
+    }
+    public func forEachDonation(app: AppID?, _ body: (Donation) -> Void) throws(StoreFailure) {
+        try memory.forEachDonation(app: app, body)
+    }
+    public func forEachDonationKey(_ body: (String, String) -> Void) throws(StoreFailure) {
+        try memory.forEachDonationKey(body)
+    }
+    public func statistics() -> EventLogStatistics? { nil }
+    public func close() async {}
+}

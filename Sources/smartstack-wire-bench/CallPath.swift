@@ -25,8 +25,8 @@ import Synchronization
 /// commit as they do with the SQLite writer, and waiting for it costs nothing. Events are queued under a lock as the
 /// SQLite log queues them, and dropped when their commit resolves (nothing is read back: the donation filter answers
 /// for every new id).
-final class TurnCommitLog: EventLog {
-    private let memory = InMemoryEventLog()
+final class TurnCommitLog: MemoryBackedEventLog {
+    let memory = InMemoryEventLog()
     private let pending = Mutex<(events: [EngineEvent], waiter: CommitWaiter?)>(([], nil))
 
     func enqueue(_ events: [EngineEvent]) -> CommitTicket {
@@ -56,30 +56,7 @@ final class TurnCommitLog: EventLog {
         due?.resolve(nil)
     }
 
-    func recordOwner(app: AppID, uid: UInt32) {}
-    func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket {
-        memory.delete(donations: donations, engine: engine)
-    }
-    func snapshot(_ engine: Engine) {}
-    var snapshotDue: Bool { false }
     var status: EventLogStatus { .accepting }
-    func loadStart() throws(StoreFailure) -> StoredStart { try memory.loadStart() }
-    var lastSequence: Int64 { memory.lastSequence }
-    func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) throws(StoreFailure) {
-        try memory.replay(after: after, through: through, body)
-    }
-    func donation(app: AppID, id: String) throws(StoreFailure) -> Donation? { try memory.donation(app: app, id: id) }
-    func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]? {
-        try memory.donations(app: app, after: after, limit: limit)
-    }
-    func forEachDonation(app: AppID?, _ body: (Donation) -> Void) throws(StoreFailure) {
-        try memory.forEachDonation(app: app, body)
-    }
-    func forEachDonationKey(_ body: (String, String) -> Void) throws(StoreFailure) {
-        try memory.forEachDonationKey(body)
-    }
-    func statistics() -> EventLogStatistics? { nil }
-    func close() async {}
 }
 
 /// Drives turns of calls on the loop and encodes their replies as the connection would; used on the loop only.

@@ -286,11 +286,11 @@ struct EngineHostTests {
 }
 
 /// A log whose commits wait until the test says so; what it holds is readable at once (an `InMemoryEventLog`'s).
-final class HeldEventLog: EventLog {
+final class HeldEventLog: MemoryBackedEventLog {
     let events = Mutex<[EngineEvent]>([])
     /// Set: the log refuses records, as a store whose commit failed (`status`).
     let failing = Mutex<StoreFailure?>(nil)
-    private let memory = InMemoryEventLog()
+    let memory = InMemoryEventLog()
     private let waiter = Mutex(CommitWaiter())
 
     func enqueue(_ events: [EngineEvent]) -> CommitTicket {
@@ -307,32 +307,9 @@ final class HeldEventLog: EventLog {
         current.resolve(nil)
     }
 
-    func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket {
-        memory.delete(donations: donations, engine: engine)
-    }
-
-    func snapshot(_ engine: Engine) {}
-    var snapshotDue: Bool { false }
     var status: EventLogStatus {
         failing.withLock { failure in failure.map { .failed($0, reloadNeeded: false) } ?? .accepting }
     }
-    func loadStart() throws(StoreFailure) -> StoredStart { try memory.loadStart() }
-    var lastSequence: Int64 { memory.lastSequence }
-    func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) throws(StoreFailure) {
-        try memory.replay(after: after, through: through, body)
-    }
-    func donation(app: AppID, id: String) throws(StoreFailure) -> Donation? { try memory.donation(app: app, id: id) }
-    func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]? {
-        try memory.donations(app: app, after: after, limit: limit)
-    }
-    func forEachDonation(app: AppID?, _ body: (Donation) -> Void) throws(StoreFailure) {
-        try memory.forEachDonation(app: app, body)
-    }
-    func forEachDonationKey(_ body: (String, String) -> Void) throws(StoreFailure) {
-        try memory.forEachDonationKey(body)
-    }
-    func statistics() -> EventLogStatistics? { nil }
-    func close() async {}
 }
 
 extension RebuildQueue {
