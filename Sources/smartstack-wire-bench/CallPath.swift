@@ -148,14 +148,13 @@ enum CallPathBench {
     /// The frames of one run: `count` calls of `method` (`Donate`, each with an id of its own, or `GetStack`).
     static func frames(_ method: String, count: Int, run: Int) -> [[UInt8]] {
         (0..<count).map { sequence in
-            var bytes: [UInt8] = []
-            if method == "GetStack" {
-                LoadFrames.getStack(to: &bytes)
-            } else {
-                LoadFrames.donate(runID: "run\(run)", client: sequence % 50, sequence: sequence, to: &bytes)
-            }
-            bytes.removeLast()
-            return bytes
+            frame(method) { bytes in
+                if method == "GetStack" {
+                    LoadFrames.getStack(to: &bytes)
+                } else {
+                    LoadFrames.donate(runID: "run\(run)", client: sequence % 50, sequence: sequence, to: &bytes)
+                }
+            }.bytes
         }
     }
 
@@ -168,8 +167,8 @@ enum CallPathBench {
         let dispatcher = ServiceDispatcher(
             host: host, connections: ConnectionRegistry(limit: 64), levels: LogLevelControl(.info), maxListLimit: 100,
             logger: logger)
-        for frame in LoadFrames.setUp(widgets: 10) {
-            let call = try frame.dropLast().withUnsafeBufferPointer { try VarlinkCall(bytes: $0) }
+        for setUp in LoadFrames.setUp(widgets: 10) {
+            let call = try setUp.dropLast().withUnsafeBufferPointer { try VarlinkCall(bytes: $0) }
             if case .failure(let error) = await dispatcher.handle(call, peer: peer) {
                 throw CallPathError(reason: "setting up the stack: \(error.name)")
             }

@@ -91,19 +91,20 @@ while let argument = arguments.next() {
 do {
     // Each measure: the runs' figures (the minimum is the steadiest on a busy machine, the median the usual one).
     var results: [(name: String, runs: [Double])] = []
-    if let callPath { results = try await CallPathBench.run(runs: runs, calls: callPath, only: only) }
-    for frame in frames where callPath == nil && (only == nil || only == frame.name) {
-        _ = try measure(iterations: iterations / 10) { try decode(frame) }  // warm-up
-        let perRun = try (0..<runs).map { _ in try measure(iterations: iterations) { try decode(frame) } }
-        results.append(("decode \(frame.name)", perRun))
-    }
-    if callPath == nil {
+    if let callPath {
+        results = try await CallPathBench.run(runs: runs, calls: callPath, only: only)
+    } else {
+        for frame in frames where only == nil || only == frame.name {
+            _ = try measure(iterations: iterations / 10) { try decode(frame) }  // warm-up
+            let perRun = try (0..<runs).map { _ in try measure(iterations: iterations) { try decode(frame) } }
+            results.append(("decode \(frame.name)", perRun))
+        }
         var scratch: [UInt8] = []
         let encoded = (0..<runs).map { _ in measure(iterations: iterations) { encodeDonationReply(into: &scratch) } }
         results.append(("encode Donate reply", encoded))
     }
     if json {
-        print(jsonObject(["runs": "\(runs)", "iterations": "\(iterations)"]))
+        print(jsonObject(["runs": "\(runs)", callPath == nil ? "iterations" : "calls": "\(callPath ?? iterations)"]))
         for (name, figures) in results {
             print(
                 jsonObject([
