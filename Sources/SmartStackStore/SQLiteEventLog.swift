@@ -43,6 +43,9 @@ public final class SQLiteEventLog: EventLog {
     let checkpointScheduled = Atomic<Bool>(false)
     /// Whether the next checkpoint truncates the log (after deletions).
     let truncateRequested = Atomic<Bool>(false)
+    /// Set when a checkpoint off the writer thread left frames behind (the commits made while it ran): the writer
+    /// checkpoints them itself after its next commit, so the log can start again from its beginning.
+    let checkpointResidue = Atomic<Bool>(false)
     let writer: StoreWriter
 
     /// Opens (or creates) `smartstack.sqlite` in `directory` and starts the writer.
@@ -81,6 +84,9 @@ public final class SQLiteEventLog: EventLog {
                 }
                 let synchronous = options.durability == .power ? "FULL" : "NORMAL"
                 try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA wal_autocheckpoint = 0")
+                // When the log starts again from its beginning, a file grown larger (by a backlog, or a reader
+                // holding old frames) is cut back to this size.
+                try db.execute(sql: "PRAGMA journal_size_limit = \(options.writeAheadLogBytesKept)")
                 if let pages = options.maximumPages { try db.execute(sql: "PRAGMA max_page_count = \(pages)") }
             }
             try StoreSchema.migrator.migrate(writer)

@@ -23,6 +23,10 @@ public struct StoreOptions: Sendable, Hashable {
     public var snapshotEverySeconds = 600.0
     /// The write-ahead log is checkpointed into the database (off the writer thread) after this many records.
     public var checkpointRecords = 16_384
+    /// The write-ahead log's file is cut back to this many bytes when the log starts again from its beginning
+    /// (`PRAGMA journal_size_limit`). Between checkpoints the log holds what was committed since the last one (about
+    /// 15 MB after 16,384 donations committed 10 to a transaction, each transaction writing its pages afresh).
+    public var writeAheadLogBytesKept = 64 << 20
     /// Donation keys (app and id) are written to the store's key table once this many are waiting (until then
     /// the log keeps them in memory, about 100 bytes each, and reads them back at start); see `DonationKeyTail`.
     public var donationKeyBatch = 16_384
