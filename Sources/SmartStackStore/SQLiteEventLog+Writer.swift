@@ -154,11 +154,13 @@ extension SQLiteEventLog {
             writer.recordsSinceCheckpoint = 0
             writer.lastTruncateAttempt = end
             requestCheckpoint(truncate: true)
-        } else if writer.recordsSinceCheckpoint >= options.checkpointRecords {
+        } else if writer.recordsSinceCheckpoint >= options.checkpointRecords, requestCheckpoint(truncate: false) {
             writer.recordsSinceCheckpoint = 0
-            requestCheckpoint(truncate: false)
         }
-        if checkpointResidue.exchange(false, ordering: .acquiring) { checkpointResidueNow() }
+        if checkpointResidue.exchange(false, ordering: .acquiring) {
+            checkpointResidueNow()
+            checkpointScheduled.store(false, ordering: .releasing)
+        }
     }
 
     /// Checkpoints, on the writer's own connection and between two of its transactions, the frames committed while
@@ -171,7 +173,7 @@ extension SQLiteEventLog {
         do {
             try writerDatabase.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
         } catch {
-            // Busy: the checkpointer started again; its run leaves a residue of its own.
+            // Busy: a truncating checkpoint is running; it copies the residue too.
             logger.debug("checkpoint failed", metadata: ["file": "\(path)", "error": "\(Self.describe(error))"])
         }
     }
@@ -252,39 +254,61 @@ extension SQLiteEventLog {
         if reopened { logger.notice("storage works again; taking records", metadata: ["file": "\(path)"]) }
     }
 
-    /// Checkpoints the write-ahead log into the database on the reader connection, off the writer thread.
-    func requestCheckpoint(truncate: Bool) {
-        if truncate { truncateRequested.store(true, ordering: .relaxed) }
+    /// Checkpoints the write-ahead log into the database on the reader connection, off the writer thread. A copying
+    /// checkpoint is one cycle at a time: it ends when the writer has checkpointed its residue, and until then a new
+    /// one is refused (false; the writer asks again after its next commit). A truncating one is queued behind it.
+    @discardableResult
+    func requestCheckpoint(truncate: Bool) -> Bool {
+        if truncate {
+            truncateRequested.store(true, ordering: .relaxed)
+            guard
+                truncateScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
+                    .exchanged
+            else { return true }
+            checkpointer.async { [self] in
+                truncateScheduled.store(false, ordering: .releasing)
+                guard truncateRequested.exchange(false, ordering: .relaxed) else { return }
+                checkpointTruncating()
+            }
+            return true
+        }
         guard
             checkpointScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
                 .exchanged
-        else { return }
+        else { return false }
         checkpointer.async { [self] in
-            checkpointScheduled.store(false, ordering: .releasing)
-            let truncate = truncateRequested.exchange(false, ordering: .relaxed)
             do {
-                try readerDatabase.writeWithoutTransaction { db in
-                    guard truncate else {
-                        try db.checkpoint(.passive)
-                        checkpointResidue.store(true, ordering: .releasing)
-                        return
-                    }
-                    // A truncating checkpoint waits for every reader while holding the writer's lock: behind a
-                    // rebuild's replay (a read of the whole log, seconds long) every commit then waited too (the
-                    // soak's commit latency reached 1.3 s). Without waiting, it checkpoints what it can; while a
-                    // reader holds old frames it is tried again after a later commit, until the log is truncated.
-                    sqlite3_busy_timeout(db.sqliteConnection, 0)
-                    defer { sqlite3_busy_timeout(db.sqliteConnection, Self.busyTimeoutMilliseconds) }
-                    do {
-                        _ = try db.checkpoint(.truncate)
-                    } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-                        // Tried again after a later commit (the writer asks at most every half second).
-                        truncateRequested.store(true, ordering: .relaxed)
-                    }
-                }
+                try readerDatabase.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+                // The cycle ends with the writer's checkpoint of what was committed meanwhile.
+                checkpointResidue.store(true, ordering: .releasing)
             } catch {
+                checkpointScheduled.store(false, ordering: .releasing)
                 logger.debug("checkpoint failed", metadata: ["file": "\(path)", "error": "\(Self.describe(error))"])
             }
+        }
+        return true
+    }
+
+    /// Copies the log into the database and truncates it (after deletions: their donations may still be in old
+    /// frames).
+    private func checkpointTruncating() {
+        do {
+            try readerDatabase.writeWithoutTransaction { db in
+                // A truncating checkpoint waits for every reader while holding the writer's lock: behind a rebuild's
+                // replay (a read of the whole log, seconds long) every commit then waited too (the soak's commit
+                // latency reached 1.3 s). Without waiting, it checkpoints what it can; while a reader holds old
+                // frames it is tried again after a later commit, until the log is truncated.
+                sqlite3_busy_timeout(db.sqliteConnection, 0)
+                defer { sqlite3_busy_timeout(db.sqliteConnection, Self.busyTimeoutMilliseconds) }
+                do {
+                    _ = try db.checkpoint(.truncate)
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                    // Tried again after a later commit (the writer asks at most every half second).
+                    truncateRequested.store(true, ordering: .relaxed)
+                }
+            }
+        } catch {
+            logger.debug("checkpoint failed", metadata: ["file": "\(path)", "error": "\(Self.describe(error))"])
         }
     }
 

@@ -40,9 +40,13 @@ public final class SQLiteEventLog: EventLog {
     let encoder = DispatchQueue(label: "smartstackd.store.snapshot", qos: .utility)
     /// Runs checkpoints on the reader connection.
     let checkpointer = DispatchQueue(label: "smartstackd.store.checkpoint", qos: .utility)
+    /// A copying checkpoint's cycle is under way: queued or running off the writer thread, or its residue waiting for
+    /// the writer.
     let checkpointScheduled = Atomic<Bool>(false)
     /// Whether the next checkpoint truncates the log (after deletions).
     let truncateRequested = Atomic<Bool>(false)
+    /// A truncating checkpoint is queued.
+    let truncateScheduled = Atomic<Bool>(false)
     /// Set when a checkpoint off the writer thread left frames behind (the commits made while it ran): the writer
     /// checkpoints them itself after its next commit, so the log can start again from its beginning.
     let checkpointResidue = Atomic<Bool>(false)
