@@ -210,20 +210,7 @@ struct EventLogTests {
         let log = try S.open(directory)
         let clients = 50
         let perClient = 200
-        // Calls are queued from one place (as the engine's owner does) and awaited concurrently.
-        let queue = EnqueueOrder(log)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for client in 0..<clients {
-                group.addTask {
-                    for index in 0..<perClient {
-                        let ticket = await queue.enqueue(
-                            S.donation("mail", id: "c\(client)-\(index)", at: Double(index)))
-                        try await ticket.committed()
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
+        try await EnqueueOrder(log).donate(clients: clients, each: perClient, prefix: "c")
         let statistics = try #require(log.statistics())
         #expect(statistics.committedCalls == clients * perClient)
         #expect(statistics.storedDonations == clients * perClient)
@@ -247,19 +234,7 @@ struct EventLogTests {
         // wholly copied; without the writer finishing it, the log grew by every commit's pages (here about 4 pages
         // of 4,120 bytes per commit of 25 calls: 100 MB for these 180,000 calls; 3-4 MB with it, the pages of one
         // checkpoint's worth of commits).
-        let queue = EnqueueOrder(log)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for client in 0..<clients {
-                group.addTask {
-                    for index in 0..<perClient {
-                        let ticket = await queue.enqueue(
-                            S.donation("mail", id: "w\(client)-\(index)", at: Double(index)))
-                        try await ticket.committed()
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
+        try await EnqueueOrder(log).donate(clients: clients, each: perClient, prefix: "w")
         let statistics = try #require(log.statistics())
         #expect(statistics.storedDonations == clients * perClient)
         // Every commit writes at least one page (4,096 bytes and a 24-byte frame header) to the log: a log that never
@@ -556,4 +531,21 @@ actor EnqueueOrder {
     let log: SQLiteEventLog
     init(_ log: SQLiteEventLog) { self.log = log }
     func enqueue(_ event: EngineEvent) -> CommitTicket { log.enqueue([event]) }
+
+    /// `clients` callers each donating `each` times, a call at a time: queued from this one place (as the engine's
+    /// owner does) and awaited concurrently; ids `<prefix><client>-<index>`.
+    nonisolated func donate(clients: Int, each: Int, prefix: String) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    for index in 0..<each {
+                        let ticket = await self.enqueue(
+                            StoreFixture.donation("mail", id: "\(prefix)\(client)-\(index)", at: Double(index)))
+                        try await ticket.committed()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
 }
