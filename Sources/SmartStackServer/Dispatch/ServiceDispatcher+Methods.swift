@@ -119,11 +119,7 @@ extension ServiceDispatcher {
                 let decision = try run { () throws(HostError) in try host.currentDecision(request.stack, at: at) }
                 return .done(.reply(GetStackRequest.reply(decision)))
             }
-            let stack = request.stack
-            let frames = decisionFrames
-            return read(host.readStack(), context, on: host) { host throws(HostError) in
-                .encoded(frames.reply(to: try host.currentDecision(stack), continues: false))
-            }
+            return read(host.readStack(), context, on: host, StackRead(stack: request.stack, frames: decisionFrames))
         case .subscribe(let request):
             return .done(try subscribe(request.stacks, context, on: host))
         case .listStacks:
@@ -157,11 +153,7 @@ extension ServiceDispatcher {
                 }
             }
             let ticket = request.at == nil ? host.publishForRead() : .committed
-            return read(ticket, context, on: host) { host throws(HostError) in
-                .reply(
-                    ExplainRequest.reply(
-                        try host.currentExplanation(stack: request.stack, instance: request.instance, at: request.at)))
-            }
+            return read(ticket, context, on: host, ExplanationRead(request: request))
         case .getBudget(let request):
             let budget = try run { () throws(HostError) in try host.budget(of: request.instance, at: request.at) }
             return .done(.reply(GetBudgetRequest.reply(budget)))
@@ -231,22 +223,30 @@ extension ServiceDispatcher {
         return .failure(context.error(error))
     }
 
-    /// A read of the current state: answered by `body` once the publish that preceded it (`ticket`) resolved, at
-    /// once when nothing was published.
-    private func read(
-        _ ticket: CommitTicket, _ context: CallContext, on host: isolated EngineHost,
-        _ body: @escaping @Sendable (isolated EngineHost) throws(HostError) -> CallOutcome
+    /// A read of the current state: answered by `query` once the publish that preceded it (`ticket`) resolved, at
+    /// once when nothing was published. The query is a value, not a closure: the usual read, answered at once, then
+    /// allocates nothing to keep it (a closure capturing the stack was a heap allocation per `GetStack`).
+    private func read<Query: CurrentRead>(
+        _ ticket: CommitTicket, _ context: CallContext, on host: isolated EngineHost, _ query: Query
     ) -> ImmediateOutcome {
         if let outcome = ticket.outcome {
             // Nothing to wait for (the usual read: nothing was published): answered at once.
             host.readCommitted(outcome)
-            do throws(HostError) { return .done(try body(host)) } catch { return .done(.failure(context.error(error))) }
+            do throws(HostError) {
+                return .done(try query.answer(on: host))
+            } catch {
+                return .done(.failure(context.error(error)))
+            }
         }
         let host = self.host
         let finish = { (outcome: Result<Void, StoreFailure>) -> CallOutcome in
             host.onLoop { host in
                 host.readCommitted(outcome)
-                do throws(HostError) { return try body(host) } catch { return .failure(context.error(error)) }
+                do throws(HostError) {
+                    return try query.answer(on: host)
+                } catch {
+                    return .failure(context.error(error))
+                }
             }
         }
         return ticket.answer(finish)
@@ -407,5 +407,31 @@ extension EncodedReply {
         var frame: [UInt8] = []
         VarlinkReply.encode(serializedParameters: parameters, continues: continues, into: &frame)
         self.init(frame: frame)
+    }
+}
+
+/// What a read of the current state answers once it may (`ServiceDispatcher.read`).
+private protocol CurrentRead: Sendable {
+    func answer(on host: isolated EngineHost) throws(HostError) -> CallOutcome
+}
+
+/// `GetStack` without a time: the stack's current decision, encoded once per decision and shared.
+private struct StackRead: CurrentRead {
+    let stack: StackID
+    let frames: DecisionFrames
+
+    func answer(on host: isolated EngineHost) throws(HostError) -> CallOutcome {
+        .encoded(frames.reply(to: try host.currentDecision(stack), continues: false))
+    }
+}
+
+/// `Explain` of the current state.
+private struct ExplanationRead: CurrentRead {
+    let request: ExplainRequest
+
+    func answer(on host: isolated EngineHost) throws(HostError) -> CallOutcome {
+        .reply(
+            ExplainRequest.reply(
+                try host.currentExplanation(stack: request.stack, instance: request.instance, at: request.at)))
     }
 }
