@@ -50,9 +50,6 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Local hour of day, 0–23.
     public var localHour: Int { Int(Self.floorMod(localSeconds, 86_400) / 3_600) }
 
-    /// Local minute of the day, 0–1439.
-    public var localMinuteOfDay: Int { Int(Self.floorMod(localSeconds, 86_400) / 60) }
-
     /// Local day of the week, 0 = Monday … 6 = Sunday (ISO 8601 order).
     public var localWeekday: Int { Int(Self.floorMod(localDay + 3, 7)) }
 

@@ -40,18 +40,6 @@ public struct StoredHistory: Sendable {
         self.sequences = sequences
         self.donationsPerApp = donationsPerApp
     }
-
-    /// The index of the first event after the snapshot (all of them without one).
-    public var firstAfterSnapshot: Int {
-        guard let through = snapshot?.through else { return 0 }
-        var low = 0
-        var high = sequences.count
-        while low < high {
-            let middle = (low + high) / 2
-            if sequences[middle] <= through { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
 }
 
 /// What `GetStatistics` reports about storage.

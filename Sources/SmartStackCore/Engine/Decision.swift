@@ -87,9 +87,6 @@ public struct Decision: Sendable, Hashable {
     public var order: [String] { entries.map(\.instance) }
     public var top: String? { entries.first?.instance }
 
-    /// Same order (the revision, time, scores and contributions aside).
-    public func hasSameOrder(as other: Decision?) -> Bool { other.map { $0.order == order } ?? false }
-
     /// Scores closer than this count as the same when deciding whether a decision is new.
     public static let scoreResolution = 0.001
 

@@ -172,8 +172,6 @@ public enum Signal: String, Sendable, Hashable, CaseIterable, Codable {
 
     public static func == (lhs: Signal, rhs: Signal) -> Bool { lhs.index == rhs.index }
     public func hash(into hasher: inout Hasher) { hasher.combine(index) }
-
-    static let byIndex: [Signal] = allCases.sorted { $0.index < $1.index }
 }
 
 extension Feature {

@@ -18,16 +18,10 @@ public struct VarlinkInterfaceDefinition: Sendable {
         self.methods = parsed?.methods.map(\.name) ?? []
     }
 
-    /// Whether the interface declares `method` (the name without the interface).
-    public func hasMethod(_ method: some StringProtocol) -> Bool { methods.contains { $0 == method } }
-
     /// Whether `method` streams (must be called with `more`): `Subscribe` and `WatchReloads`.
     public func isStreaming(_ method: some StringProtocol) -> Bool {
         SmartStackMethod(rawValue: "\(name).\(method)")?.isStreaming ?? false
     }
-
-    /// The qualified names of the errors the interface declares, such as `io.smartstack.Shell.NotFound`.
-    public var errorNames: [String] { parsed?.errors.map { "\(name).\($0.name)" } ?? [] }
 }
 
 /// The interfaces smartstackd implements, embedded in the binary from the interface files.
