@@ -64,6 +64,24 @@ struct EngagementAndStackChangeTests {
         #expect(engine.order(at: now).first == "a")
     }
 
+    /// Widgets engaged with alike get no engagement share: the factors' logs less their mean are 0, not the rounding
+    /// left by the mean (about 1e-16, which showed in every explanation and could name engagement as a reason).
+    @Test func equalEngagementIsNoShare() throws {
+        let apps = (0..<10).map { "app\($0)" }
+        var engine = try F.engine(apps: apps)
+        for (i, app) in apps.enumerated() { try engine.apply(F.donation(app, at: Double(i))) }
+        for app in apps {
+            for _ in 0..<3 { try Self.engage(&engine, app, .tap, at: 20) }
+            for _ in 0..<7 { try Self.engage(&engine, app, .impression, at: 20) }
+        }
+        let explanation = try engine.explain(stack: F.stack(), at: F.t(30))
+        #expect(explanation.widgets.count == apps.count)
+        for widget in explanation.widgets {
+            #expect(widget.contributions[.engagement] == nil, "\(widget.instance)")
+            #expect(widget.reason != .engagement)
+        }
+    }
+
     @Test func theDailyLimitIsExplainedWithWhenTheWidgetMayRotateAgain() throws {
         var settings = EngineSettings()
         settings.maxRotationsPerWidgetPerDay = 2

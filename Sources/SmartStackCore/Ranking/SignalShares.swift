@@ -1,6 +1,7 @@
 /// Each signal's share of a widget's score: a fixed-size value, so building a decision allocates nothing.
 ///
-/// Reads like a dictionary: `shares[.recency]` is `nil` when the signal contributed nothing.
+/// Reads like a dictionary: `shares[.recency]` is `nil` when the signal contributed nothing (less than
+/// `resolution`).
 public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
     /// One share per signal, by `Signal.index`. A tuple rather than a SIMD vector: it keeps the value's
     /// alignment at 8 bytes, so arrays of values holding shares (entries, standings) come from plain `malloc`
@@ -12,13 +13,23 @@ public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
     /// How many shares `values` holds.
     static let capacity = 13
 
+    /// A share smaller than this (in log-odds) is none. Centring values that were all equal leaves rounding (about
+    /// 1e-16), not a contribution: it showed in every explanation and could decide a reason (`engagement`).
+    public static let resolution = 1e-9
+
+    /// `share`, or 0 when it is below `resolution`.
+    @inline(__always)
+    static func significant(_ share: Double) -> Double { abs(share) < resolution ? 0 : share }
+
     public init() {}
 
     /// The `capacity` shares at `shares`, by `Signal.index`.
     init(copying shares: UnsafePointer<Double>) {
         withUnsafeMutableBytes(of: &values) { bytes in
             for index in 0..<Self.capacity {
-                bytes.storeBytes(of: shares[index], toByteOffset: index * MemoryLayout<Double>.stride, as: Double.self)
+                bytes.storeBytes(
+                    of: Self.significant(shares[index]), toByteOffset: index * MemoryLayout<Double>.stride,
+                    as: Double.self)
             }
         }
     }
@@ -35,7 +46,9 @@ public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
         }
         set {
             withUnsafeMutableBytes(of: &values) { bytes in
-                bytes.storeBytes(of: newValue ?? 0, toByteOffset: signal.index * MemoryLayout<Double>.stride, as: Double.self)
+                bytes.storeBytes(
+                    of: Self.significant(newValue ?? 0), toByteOffset: signal.index * MemoryLayout<Double>.stride,
+                    as: Double.self)
             }
         }
     }
