@@ -6,7 +6,7 @@ import Testing
 struct FormatTests {
     @Test(arguments: [
         (0.0000125, "13µs"), (0.85, "850ms"), (4.25, "4.3s"), (42, "42s"), (252, "4min 12s"), (3_600, "1h"),
-        (3_660, "1h 1min"), (90_061, "1d 1h"), (-30, "-30s"),
+        (3_660, "1h 1min"), (90_061, "1d 1h"), (-30, "-30s"), (0, "0s"), (0.000_000_1, "0s"),
     ])
     func durations(seconds: Double, text: String) {
         #expect(Format.duration(seconds) == text)

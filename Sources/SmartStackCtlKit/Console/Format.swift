@@ -38,10 +38,11 @@ public enum Format {
         return (value < 0 ? "-" : "") + grouped
     }
 
-    /// A duration the way systemd prints them: `4min 12s`, `2h 5min`, `3d 4h`, `850ms`, `12µs`.
+    /// A duration the way systemd prints them: `4min 12s`, `2h 5min`, `3d 4h`, `850ms`, `12µs`; none is `0s`.
     public static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite else { return "∞" }
         let value = abs(seconds)
+        guard value >= 0.000_000_5 else { return "0s" }
         let sign = seconds < 0 ? "-" : ""
         if value < 0.001 { return sign + String(Int((value * 1_000_000).rounded())) + "µs" }
         if value < 1 { return sign + String(Int((value * 1_000).rounded())) + "ms" }
