@@ -48,8 +48,9 @@ extension EngineHost {
         fillDonationKeys()
         FreedMemory.release()
         summary.seconds = Self.monotonicSeconds() - started
+        // The store's side of the start (the journal's `stateLoaded` entry then counts stacks and widgets).
         logger.info(
-            "state loaded",
+            "stored log read",
             metadata: [
                 "events": "\(summary.events)", "donations": "\(summary.donations)", "replayed": "\(summary.replayed)",
                 "snapshot": "\(summary.fromSnapshot)", "seconds": "\(summary.seconds)",
