@@ -194,6 +194,28 @@ struct EngineTests {
         #expect(try engine.explain(stack: F.stack(), at: F.t(time + 800)).learnedFromLooks == 60)
     }
 
+    /// A donation dated before a look is not what the user did after it: the look waits for the next one. A look
+    /// dated centuries ahead of the donations (hostile stored bytes, found by fuzz-codec) then teaches nothing, where
+    /// it used to weigh e^(centuries / 30 days) = infinity in the look tables and turn features into NaN, which no
+    /// snapshot could store.
+    @Test func aDonationDatedBeforeALookIsNotItsOutcome() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        try engine.apply(F.donation("a", at: 0))
+        try engine.apply(.look(stack: F.stack(), at: F.t(1_000)))
+        try engine.apply(F.donation("b", at: 400))
+        #expect(try engine.explain(stack: F.stack(), at: F.t(1_001)).learnedFromLooks == 0)
+        try engine.apply(F.donation("c", at: 1_005))
+        #expect(try engine.explain(stack: F.stack(), at: F.t(1_006)).learnedFromLooks == 1)
+
+        try engine.apply(.look(stack: F.stack(), at: F.t(321 * 365 * 86_400)))
+        try engine.apply(F.donation("b", at: 1_010))
+        let explanation = try engine.explain(stack: F.stack(), at: F.t(1_011))
+        #expect(explanation.learnedFromLooks == 1)
+        #expect(explanation.widgets.allSatisfy { $0.behaviour.isFinite && $0.contributions.nonZero.allSatisfy { $0.share.isFinite } })
+        let bytes = engine.snapshot()
+        #expect(try Engine(snapshot: bytes, settings: engine.settings).snapshot() == bytes)
+    }
+
     @Test func liveActivitiesShowAboveTheirAppsWidgetsWithinTheirLimits() throws {
         var engine = try F.engine(apps: ["a", "b"])
         try engine.apply(.startLiveActivity(app: F.app("b"), id: "game", attributes: [:], contentState: ["score": "1"], at: F.t(10)))

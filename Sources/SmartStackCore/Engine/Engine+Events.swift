@@ -31,10 +31,17 @@ extension Engine {
     }
 
     /// Ends the open look at a stack, if any: within the outcome window, the key `target` picks (nil: the user
-    /// went somewhere outside the stack) is a label for the stack's ranker and the after-look aggregates.
+    /// went somewhere outside the stack) is a label for the stack's ranker and the after-look aggregates. A
+    /// donation dated before the look (a client's backdated one, a log out of order) is not what the user did after
+    /// it: the look stays open. (Taken as its outcome, a look dated centuries later weighed e^(centuries / 30 days)
+    /// in the look tables: infinity, then NaN in every feature read from them.)
     mutating func closeLook(of id: StackID, at time: Timestamp, target: (PendingLook) -> Int32?) {
+        guard let look = stacks[id]?.look else {
+            pendingLooks.remove(id)
+            return
+        }
+        guard time >= look.time else { return }
         pendingLooks.remove(id)
-        guard let look = stacks[id]?.look else { return }
         stacks[id]?.look = nil
         guard time.seconds(since: look.time) <= settings.lookOutcomeWindow, let key = target(look),
             let row = look.keys.firstIndex(of: key)
