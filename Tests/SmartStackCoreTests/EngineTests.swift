@@ -212,8 +212,7 @@ struct EngineTests {
         let explanation = try engine.explain(stack: F.stack(), at: F.t(1_011))
         #expect(explanation.learnedFromLooks == 1)
         #expect(explanation.widgets.allSatisfy { $0.behaviour.isFinite && $0.contributions.nonZero.allSatisfy { $0.share.isFinite } })
-        let bytes = engine.snapshot()
-        #expect(try Engine(snapshot: bytes, settings: engine.settings).snapshot() == bytes)
+        try CodecFuzzCorpusTests.expectRoundTrip(engine)
     }
 
     @Test func liveActivitiesShowAboveTheirAppsWidgetsWithinTheirLimits() throws {
