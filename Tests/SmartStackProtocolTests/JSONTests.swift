@@ -138,6 +138,26 @@ struct JSONTests {
         #expect(String(decoding: buffer, as: UTF8.self) == #"prefix:{"a":1}{}"#)
     }
 
+    @Test func serialiseWritesTheSameWhetherTheBufferGrowsOrHasRoom() throws {
+        // A long text bounds at six bytes a byte: the buffer either grows (a new array written in place, the
+        // prefix copied) or, with room reserved, writes into its own capacity without reallocating.
+        let text = String(repeating: "plain text, \"quoted\", tab\t ", count: 400)
+        let value: JSONValue = ["text": .string(text), "n": 1]
+        #expect(try parse(serialized(value)) == value)
+        let expected = "prefix:" + serialized(value)
+
+        var growing: [UInt8] = Array("prefix:".utf8)
+        JSON.serialize(value, into: &growing)
+        #expect(String(decoding: growing, as: UTF8.self) == expected)
+
+        var roomy: [UInt8] = Array("prefix:".utf8)
+        roomy.reserveCapacity(8 * text.utf8.count)
+        let capacity = roomy.capacity
+        JSON.serialize(value, into: &roomy)
+        #expect(String(decoding: roomy, as: UTF8.self) == expected)
+        #expect(roomy.capacity == capacity)
+    }
+
     @Test func parsesNonContiguousCollections() throws {
         let bytes = Array(#"{"a":[1,2.5,"x"]}"#.utf8)
         let lazy = bytes.lazy.map { $0 }  // not contiguous

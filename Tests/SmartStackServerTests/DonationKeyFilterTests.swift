@@ -55,4 +55,24 @@ struct DonationKeyFilterTests {
         #expect(loop.mayContain(app: "org.ex.a", id: "stored"))
         #expect(loop.mayContain(app: "org.ex.a", id: "live"))
     }
+
+    @Test("a union with an empty filter, either way, holds the other's keys; an empty filter has none")
+    func unionWithEmpty() {
+        var stored = DonationKeyFilter()
+        for index in 0..<1_000 { stored.insert(app: "org.ex.a", id: "s\(index)") }
+        #expect(!DonationKeyFilter().mayContain(app: "org.ex.a", id: "s1"))
+
+        var live = DonationKeyFilter()
+        live.formUnion(stored)
+        for index in 0..<1_000 { #expect(live.mayContain(app: "org.ex.a", id: "s\(index)")) }
+        // The copy is the live filter's own: a key inserted afterwards is not in the filter it came from.
+        live.insert(app: "org.ex.a", id: "after")
+        #expect(live.mayContain(app: "org.ex.a", id: "after"))
+        #expect(!stored.mayContain(app: "org.ex.a", id: "after"))
+
+        var unchanged = stored
+        unchanged.formUnion(DonationKeyFilter())
+        for index in 0..<1_000 { #expect(unchanged.mayContain(app: "org.ex.a", id: "s\(index)")) }
+        #expect(!unchanged.mayContain(app: "org.ex.a", id: "after"))
+    }
 }

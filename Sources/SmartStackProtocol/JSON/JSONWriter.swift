@@ -1,8 +1,8 @@
 /// Writes compact JSON text into a byte buffer.
 ///
-/// One pass computes an upper bound of the text's size (`bound`), the buffer grows once by that much, and a
-/// second pass writes through a raw pointer with no per-byte capacity or uniqueness checks; the unused tail
-/// is then dropped. Every write is still checked against the bound, so a wrong bound traps instead of writing
+/// One pass computes an upper bound of the text's size (`bound`), the buffer grows once to hold that much (into
+/// uninitialized memory when it has to reallocate), and a second pass writes through a raw pointer with no
+/// per-byte capacity or uniqueness checks; the unused tail is then dropped. Every write is still checked against the bound, so a wrong bound traps instead of writing
 /// out of range. Doubles are formatted by the standard library's shortest round-trip algorithm straight into
 /// the output, without an intermediate `String`.
 enum JSONWriter {
@@ -24,6 +24,25 @@ enum JSONWriter {
 
     static func withOutput(bound: Int, into buffer: inout [UInt8], _ body: (inout RawOutput) -> Void) {
         let start = buffer.count
+        guard buffer.capacity - start >= bound else {
+            // The buffer must grow, which allocates anyway: a new array holding what the buffer held, the text
+            // written straight into its uninitialized tail. Growing by `bound` zeros first cost a store per byte
+            // of a bound that is up to six times the text (a long string is bounded as if every byte were
+            // escaped): 32 % of fuzz-dispatch's time, encoding interface descriptions.
+            buffer = [UInt8](unsafeUninitializedCapacity: start + bound) { all, count in
+                count = 0
+                guard let base = all.baseAddress else { return }
+                buffer.withUnsafeBufferPointer { held in
+                    if let source = held.baseAddress { base.initialize(from: source, count: start) }
+                }
+                var output = RawOutput(base: base + start, capacity: bound)
+                body(&output)
+                count = start + output.count
+            }
+            return
+        }
+        // Room enough (a reused scratch buffer): the bound's bytes are made part of the buffer, written, and the
+        // unused tail dropped.
         buffer.append(contentsOf: repeatElement(0, count: bound))
         let written = buffer.withUnsafeMutableBufferPointer { all -> Int in
             guard let base = all.baseAddress else { return 0 }

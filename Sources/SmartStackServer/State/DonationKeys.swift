@@ -31,9 +31,11 @@ struct DonationKeyFilter: Sendable {
     /// Bits in a block: one cache line.
     static let blockBits = 512
     static let blockCount = bitCount / blockBits
-    private var words: [UInt64]
+    /// Empty until the first key goes in (a filter that never gets one, like the live filter of a service whose
+    /// store has no donations until its stored keys are read, allocates nothing and unites in O(1)).
+    private var words: [UInt64] = []
 
-    init() { words = Array(repeating: 0, count: Self.bitCount / 64) }
+    init() {}
 
     /// Where a key's bits are: one block, three bit positions inside it.
     struct Probe {
@@ -46,21 +48,36 @@ struct DonationKeyFilter: Sendable {
 
     /// With the key's probe already computed (a donation is checked, then inserted: hashed once).
     mutating func insert(_ probe: Probe) {
+        if words.isEmpty { words = Array(repeating: 0, count: Self.bitCount / 64) }
         set(probe.base, probe.bits.0)
         set(probe.base, probe.bits.1)
         set(probe.base, probe.bits.2)
     }
 
     func mayContain(_ probe: Probe) -> Bool {
-        isSet(probe.base, probe.bits.0) && isSet(probe.base, probe.bits.1) && isSet(probe.base, probe.bits.2)
+        !words.isEmpty && isSet(probe.base, probe.bits.0) && isSet(probe.base, probe.bits.1)
+            && isSet(probe.base, probe.bits.2)
     }
 
     private mutating func set(_ base: Int, _ bit: Int) { words[base + (bit >> 6)] |= 1 << UInt64(bit & 63) }
     private func isSet(_ base: Int, _ bit: Int) -> Bool { words[base + (bit >> 6)] & (1 << UInt64(bit & 63)) != 0 }
 
     /// Takes the keys of `other` as well.
+    ///
+    /// When either holds no key this is O(1). The word-by-word union of 262,144 words that every service start made
+    /// was 16 % of fuzz-dispatch's time (each of its inputs starts a service; its build is unoptimized), and half
+    /// of it once replies were encoded without zero-filling (`JSONWriter.withOutput`).
     mutating func formUnion(_ other: DonationKeyFilter) {
-        for index in words.indices { words[index] |= other.words[index] }
+        if other.words.isEmpty { return }
+        if words.isEmpty {
+            words = other.words
+            return
+        }
+        words.withUnsafeMutableBufferPointer { mine in
+            other.words.withUnsafeBufferPointer { theirs in
+                for index in 0..<min(mine.count, theirs.count) { mine[index] |= theirs[index] }
+            }
+        }
     }
 
     /// The block and three bit positions from one 64-bit hash: 9 bits per position, 15 for the block, all distinct
