@@ -208,7 +208,7 @@ fuzz: fuzz-build
 ## them if its 20 s end first) and cannot fail on a new input at random. See docs/fuzzing.md, "In make test".
 FUZZ_TEST_SECONDS ?= 20
 FUZZ_TEST_RUNS_wire := 10000
-FUZZ_TEST_RUNS_dispatch := 3500
+FUZZ_TEST_RUNS_dispatch := 8000
 FUZZ_TEST_RUNS_codec := 10000
 FUZZ_DETERMINISTIC = env SWIFT_DETERMINISTIC_HASHING=1 \
 	$(shell setarch $$(uname -m) -R true 2>/dev/null && echo setarch $$(uname -m) -R)
