@@ -3,8 +3,8 @@
 /// One pass computes an upper bound of the text's size (`bound`), the buffer grows once to hold that much (into
 /// uninitialized memory when it has to reallocate), and a second pass writes through a raw pointer with no
 /// per-byte capacity or uniqueness checks; the unused tail is then dropped. Every write is still checked against
-/// the bound, so a wrong bound traps instead of writing out of range. Doubles are formatted by the standard library's shortest round-trip algorithm straight into
-/// the output, without an intermediate `String`.
+/// the bound, so a wrong bound traps instead of writing out of range. Doubles are formatted by the standard
+/// library's shortest round-trip algorithm straight into the output, without an intermediate `String`.
 enum JSONWriter {
     static func write(_ value: JSONValue, into buffer: inout [UInt8]) {
         withOutput(bound: bound(value), into: &buffer) { $0.write(value) }

@@ -64,9 +64,8 @@ struct DonationKeyFilter: Sendable {
 
     /// Takes the keys of `other` as well.
     ///
-    /// When either holds no key this is O(1). The word-by-word union of 262,144 words that every service start made
-    /// was 16 % of fuzz-dispatch's time (each of its inputs starts a service; its build is unoptimized), and half
-    /// of it once replies were encoded without zero-filling (`JSONWriter.withOutput`).
+    /// When either holds no key this is O(1): a service's start unites its live filter, usually still empty, with
+    /// the one filled from the store (docs/fuzzing.md: the 262,144-word union was 16 % of fuzz-dispatch's time).
     mutating func formUnion(_ other: DonationKeyFilter) {
         if other.words.isEmpty { return }
         if words.isEmpty {
