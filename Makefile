@@ -13,7 +13,7 @@ SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 RELEASE_UNCHECKED := -Xswiftc -enforce-exclusivity=unchecked
 RELEASE_FLAGS := -c release $(RELEASE_UNCHECKED)
 
-.PHONY: run test build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store bench-socket ctl-docs install-ctl soak fuzz fuzz-build fuzz-test
+.PHONY: run test lint format build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store bench-socket ctl-docs install-ctl soak fuzz fuzz-build fuzz-test
 
 ## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
@@ -42,17 +42,27 @@ release: deps
 run: release
 	exec .build/release/smartstackd $(ARGS)
 
-## test: every test: unit and invariant suites (warnings as errors), then the end-to-end suite that
+## test: every test: the style (lint), unit and invariant suites (warnings as errors), then the end-to-end suite that
 ## starts the real smartstackd and drives it with the Python varlink and asyncvarlink clients and raw sockets,
 ## runs the Varlink certification both ways (varlink-certification), and collects two machines' journals. Before
 ## it, fuzz-test: each of the three libFuzzer targets for about 20 s, a fixed seed and a capped number of inputs
 ## from the checked-in seeds in a fresh corpus, so every machine runs (a prefix of) the same inputs and a failure
 ## reproduces (open-ended discovery is make fuzz).
-test: deps
+test: deps lint
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory fuzz-test
 	python3 -m pytest -q Tests/e2e
+
+## lint: the style the tools hold (docs/STYLE.md, item 12): `swift format lint --strict` over the package with the
+## checked-in `.swift-format` (4 spaces, 120 columns; Tests/.swift-format allows `try!` and `!` in tests). A finding
+## fails make test; `make format` rewrites the files the way the linter wants them.
+LINT_PATHS := Package.swift Sources Tests
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel $(LINT_PATHS)
+
+format:
+	$(SWIFT) format format --in-place --recursive --parallel $(LINT_PATHS)
 
 ## soak: 200 clients for 10 minutes with 2,000 idle connections, a subscriber that never reads and kill -9 every
 ## 2 minutes, against the release build (SOAK_SECONDS to change the length). See README "Limits".

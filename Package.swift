@@ -76,7 +76,8 @@ let package = Package(
         ),
         // What the benchmarks share: the median and percentile, number formatting, JSON text.
         .target(name: "BenchSupport", swiftSettings: strict),
-        .executableTarget(name: "smartstack-bench", dependencies: ["SmartStackCore", "BenchSupport"], swiftSettings: strict),
+        .executableTarget(
+            name: "smartstack-bench", dependencies: ["SmartStackCore", "BenchSupport"], swiftSettings: strict),
         // What decoding a call costs, and the event loop's whole work per call (`--calls`), on one thread without sockets.
         .executableTarget(
             name: "smartstack-wire-bench",
@@ -149,7 +150,8 @@ let package = Package(
         ),
         // smartstack-desktop's core: application unit names, launch counting and dedup, the stack of the
         // most-launched apps, and events → smartstackd calls. No I/O.
-        .target(name: "SmartStackDesktop", dependencies: ["SmartStackCore", "SmartStackProtocol"], swiftSettings: strict),
+        .target(
+            name: "SmartStackDesktop", dependencies: ["SmartStackCore", "SmartStackProtocol"], swiftSettings: strict),
         // smartstack-desktop's I/O: the sd-bus watcher (service manager, logind), the agent that sends the core's
         // calls to smartstackd and keeps them until acknowledged, the state file, and the usage-log replay.
         .target(
@@ -169,7 +171,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "SmartStackDesktopTests", dependencies: ["SmartStackDesktop", "SmartStackCore", "SmartStackProtocol"],
+            name: "SmartStackDesktopTests",
+            dependencies: ["SmartStackDesktop", "SmartStackCore", "SmartStackProtocol"],
             swiftSettings: strict),
         // Reads smartstackd's decision entries from the journal and aggregates them: summaries, JSON, HTML/SVG.
         .target(
@@ -219,7 +222,8 @@ let package = Package(
             linkerSettings: fuzzLinker),
         .testTarget(
             name: "SmartStackServerTests",
-            dependencies: ["SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore",
+            dependencies: [
+                "SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore",
                 "SmartStackSystemd", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],

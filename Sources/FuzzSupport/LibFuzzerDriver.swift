@@ -10,10 +10,11 @@ public func runLibFuzzer(
     _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>,
     _ testOneInput: @convention(c) (UnsafeRawPointer, Int) -> CInt
 ) -> CInt {
-    typealias Driver = @convention(c) (
-        UnsafeMutablePointer<CInt>, UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-        @convention(c) (UnsafeRawPointer, Int) -> CInt
-    ) -> CInt
+    typealias Driver =
+        @convention(c) (
+            UnsafeMutablePointer<CInt>, UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+            @convention(c) (UnsafeRawPointer, Int) -> CInt
+        ) -> CInt
     guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "LLVMFuzzerRunDriver") else {
         fatalError("LLVMFuzzerRunDriver is not exported: build with `make fuzz`")
     }

@@ -24,9 +24,10 @@ import CFuzzSupport
 public enum OneThreadExecutor {
     typealias Hook = @convention(c) (UnsafeMutableRawPointer, UnsafeRawPointer?) -> Void
     typealias DelayHook = @convention(c) (UInt64, UnsafeMutableRawPointer, UnsafeRawPointer?) -> Void
-    typealias DeadlineHook = @convention(c) (
-        Int64, Int64, Int64, Int64, CInt, UnsafeMutableRawPointer, UnsafeRawPointer?
-    ) -> Void
+    typealias DeadlineHook =
+        @convention(c) (
+            Int64, Int64, Int64, Int64, CInt, UnsafeMutableRawPointer, UnsafeRawPointer?
+        ) -> Void
 
     /// A job held until the input ends: due `delay` nanoseconds after it was enqueued, `order` breaking ties.
     struct Held {
@@ -65,7 +66,8 @@ public enum OneThreadExecutor {
         let delayHook: DelayHook = { delay, job, _ in
             OneThreadExecutor.hold(job, delay: Int64(clamping: delay))
         }
-        hookSymbol("swift_task_enqueueGlobalWithDelay_hook").assumingMemoryBound(to: DelayHook?.self).pointee = delayHook
+        hookSymbol("swift_task_enqueueGlobalWithDelay_hook").assumingMemoryBound(to: DelayHook?.self).pointee =
+            delayHook
         let deadlineHook: DeadlineHook = { seconds, nanoseconds, _, _, _, job, _ in
             // Continuous or suspending clock: the deadline as nanoseconds from now.
             var now = timespec()
@@ -84,7 +86,9 @@ public enum OneThreadExecutor {
     }
 
     static func hookSymbol(_ name: String) -> UnsafeMutableRawPointer {
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), name) else { fatalError("\(name) is missing from the Swift runtime") }
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), name) else {
+            fatalError("\(name) is missing from the Swift runtime")
+        }
         return symbol
     }
 

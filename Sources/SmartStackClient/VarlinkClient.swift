@@ -14,7 +14,9 @@ public enum VarlinkClientError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .remote(let error):
-            error.parameters.count == 0 ? error.name : "\(error.name) \(String(decoding: JSON.serialize(.object(error.parameters)), as: UTF8.self))"
+            error.parameters.count == 0
+                ? error.name
+                : "\(error.name) \(String(decoding: JSON.serialize(.object(error.parameters)), as: UTF8.self))"
         case .connection(let reason): "connection: \(reason)"
         case .protocolViolation(let reason): "protocol: \(reason)"
         }
@@ -65,7 +67,8 @@ public struct VarlinkClient: ~Copyable {
     }
 
     /// Calls a method and returns its reply's parameters; a typed error is thrown as `.remote`.
-    public mutating func call(_ method: String, _ parameters: JSONObject = JSONObject()) async throws(VarlinkClientError)
+    public mutating func call(_ method: String, _ parameters: JSONObject = JSONObject())
+        async throws(VarlinkClientError)
         -> JSONObject
     {
         try await send(method, parameters, more: false, oneway: false)
@@ -90,7 +93,9 @@ public struct VarlinkClient: ~Copyable {
     }
 
     /// Calls a method without waiting for (or getting) a reply.
-    public mutating func callOneway(_ method: String, _ parameters: JSONObject = JSONObject()) async throws(VarlinkClientError) {
+    public mutating func callOneway(_ method: String, _ parameters: JSONObject = JSONObject())
+        async throws(VarlinkClientError)
+    {
         try await send(method, parameters, more: false, oneway: true)
     }
 
@@ -144,7 +149,9 @@ public struct VarlinkClient: ~Copyable {
         }
     }
 
-    private func send(_ method: String, _ parameters: JSONObject, more: Bool, oneway: Bool) async throws(VarlinkClientError) {
+    private func send(_ method: String, _ parameters: JSONObject, more: Bool, oneway: Bool)
+        async throws(VarlinkClientError)
+    {
         var bytes: [UInt8] = []
         Self.encode(method, parameters, more: more, oneway: oneway, into: &bytes)
         do { try await outbound.write(ByteBuffer(bytes: bytes)) } catch { throw .connection("write failed: \(error)") }

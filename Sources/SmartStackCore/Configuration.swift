@@ -37,13 +37,17 @@ public struct Configuration: Sendable, Hashable, CustomStringConvertible {
     /// `city=Berlin&units=metric`. Unique within one kind, whose schema gives each name one type.
     public var queryText: String {
         values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            .map { "\(Self.escape($0.key, separator: UInt8(ascii: "&")))=\(Self.escape($0.value.matchKey, separator: UInt8(ascii: "&")))" }
+            .map {
+                "\(Self.escape($0.key, separator: UInt8(ascii: "&")))=\(Self.escape($0.value.matchKey, separator: UInt8(ascii: "&")))"
+            }
             .joined(separator: "&")
     }
 
     /// `text` with `%`, `=` and `separator` (ASCII) percent-encoded: `%25`, `%3D`, and the separator's code.
     private static func escape(_ text: String, separator: UInt8 = UInt8(ascii: ";")) -> String {
-        func special(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "%") || byte == UInt8(ascii: "=") || byte == separator }
+        func special(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: "%") || byte == UInt8(ascii: "=") || byte == separator
+        }
         guard text.utf8.contains(where: special) else { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count + 8)

@@ -28,7 +28,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// This instant moved by `seconds` (the offset is kept).
     public func adding(seconds: Double) -> Timestamp {
-        Timestamp(microseconds: microseconds &+ Int64((seconds * 1_000_000).rounded()), utcOffsetSeconds: utcOffsetSeconds)
+        Timestamp(
+            microseconds: microseconds &+ Int64((seconds * 1_000_000).rounded()), utcOffsetSeconds: utcOffsetSeconds)
     }
 
     /// Seconds from `other` to `self` (positive when `self` is later).

@@ -100,7 +100,8 @@ public struct WidgetKind: Sendable, Hashable {
             }
         }
         fields = Fields(
-            id: id, displayName: displayName, families: families, intent: intent, predictionMappings: predictionMappings)
+            id: id, displayName: displayName, families: families, intent: intent, predictionMappings: predictionMappings
+        )
     }
 
     /// Checks `values` against the configuration intent and fills in defaults (`IntentSchema.validate(_:)`).

@@ -99,7 +99,8 @@ public struct AppUnit: Sendable, Hashable {
         var result = ""
         for (index, byte) in text.utf8.enumerated() {
             let plain =
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ":")
                 || byte == UInt8(ascii: "_") || (byte == UInt8(ascii: ".") && index > 0)
             if plain {
@@ -127,7 +128,8 @@ extension AppUnit {
     /// as it is when it already is one, otherwise each other byte written `_HH` (and `_` itself `_5F`), so
     /// two different application ids never share an app id.
     public static func smartStackAppID(_ applicationID: String) -> String {
-        let valid = applicationID.utf8.allSatisfy(isAppIDByte) && !applicationID.isEmpty && applicationID.utf8.count <= 255
+        let valid =
+            applicationID.utf8.allSatisfy(isAppIDByte) && !applicationID.isEmpty && applicationID.utf8.count <= 255
         if valid { return applicationID }
         var result = ""
         for byte in applicationID.utf8 {

@@ -38,7 +38,13 @@ public enum DesktopCall: Sendable, Equatable, Codable {
         case .configureStack(let stack, let family, let kind, let apps, let date):
             [
                 "stack": .string(stack), "family": .string(family),
-                "widgets": .array(apps.map { ["instance": .string(Self.instance(stack: stack, app: $0)), "app": .string($0), "kind": .string(kind)] }),
+                "widgets": .array(
+                    apps.map {
+                        [
+                            "instance": .string(Self.instance(stack: stack, app: $0)), "app": .string($0),
+                            "kind": .string(kind),
+                        ]
+                    }),
                 "smartRotate": true, "date": .string(date.rfc3339),
             ]
         case .donate(let app, let id, let date):
@@ -84,17 +90,22 @@ public enum DesktopCall: Sendable, Equatable, Codable {
         guard let dateText = string("date"), let date = try? Timestamp(rfc3339: dateText) else { return nil }
         switch SmartStackMethod(rawValue: method) {
         case .registerWidget?:
-            guard let app = string("app"), let kind = string("kind"), case .array(let families)? = parameters["families"],
+            guard let app = string("app"), let kind = string("kind"),
+                case .array(let families)? = parameters["families"],
                 case .string(let family)? = families.first
             else { return nil }
-            self = .registerWidget(app: app, kind: kind, displayName: string("displayName") ?? app, family: family, date: date)
+            self = .registerWidget(
+                app: app, kind: kind, displayName: string("displayName") ?? app, family: family, date: date)
         case .configureStack?:
-            guard let stack = string("stack"), let family = string("family"), case .array(let widgets)? = parameters["widgets"]
+            guard let stack = string("stack"), let family = string("family"),
+                case .array(let widgets)? = parameters["widgets"]
             else { return nil }
             var apps: [String] = []
             var kind = ""
             for case .object(let widget) in widgets {
-                guard case .string(let app)? = widget["app"], case .string(let widgetKind)? = widget["kind"] else { return nil }
+                guard case .string(let app)? = widget["app"], case .string(let widgetKind)? = widget["kind"] else {
+                    return nil
+                }
                 apps.append(app)
                 kind = widgetKind
             }

@@ -48,7 +48,8 @@ public struct DesktopConfiguration: Sendable, Equatable {
     ]
 
     /// The configuration of `text` (the file's contents); `source` names the file in errors.
-    public static func parse(_ text: String, source: String = "configuration") throws(DesktopConfigurationError) -> Self {
+    public static func parse(_ text: String, source: String = "configuration") throws(DesktopConfigurationError) -> Self
+    {
         var configuration = Self()
         for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingWhitespace()
@@ -62,7 +63,9 @@ public struct DesktopConfiguration: Sendable, Equatable {
             let list = value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
             switch key {
             case "bus":
-                guard let bus = Bus(rawValue: value) else { throw fail(key, "expected user or system, found '\(value)'") }
+                guard let bus = Bus(rawValue: value) else {
+                    throw fail(key, "expected user or system, found '\(value)'")
+                }
                 configuration.bus = bus
             case "stack":
                 guard (1...255).contains(value.utf8.count), value.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else {
@@ -70,7 +73,9 @@ public struct DesktopConfiguration: Sendable, Equatable {
                 }
                 configuration.stack = value
             case "stackSize":
-                guard let size = Int(value), (1...10).contains(size) else { throw fail(key, "expected 1-10, found '\(value)'") }
+                guard let size = Int(value), (1...10).contains(size) else {
+                    throw fail(key, "expected 1-10, found '\(value)'")
+                }
                 configuration.stackSize = size
             case "family":
                 guard families.contains(value) else { throw fail(key, "unknown family '\(value)'") }

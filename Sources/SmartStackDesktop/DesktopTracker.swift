@@ -117,11 +117,14 @@ public struct DesktopTracker: Sendable {
         for app in apps where !state.registered.contains(app) {
             state.registered.insert(app)
             calls.append(
-                .registerWidget(app: app, kind: configuration.kind, displayName: app, family: configuration.family, date: date))
+                .registerWidget(
+                    app: app, kind: configuration.kind, displayName: app, family: configuration.family, date: date))
         }
         state.stackApps = apps
         calls.append(
-            .configureStack(stack: configuration.stack, family: configuration.family, kind: configuration.kind, apps: apps, date: date))
+            .configureStack(
+                stack: configuration.stack, family: configuration.family, kind: configuration.kind, apps: apps,
+                date: date))
         return calls
     }
 

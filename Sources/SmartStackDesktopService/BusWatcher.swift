@@ -43,16 +43,20 @@ public final class BusWatcher: Sendable {
 
     private func watch() throws(BusError) {
         let manager = try BusConnection(bus == .user ? .user : .system)
-        try manager.call(destination: Self.systemd, path: Self.managerPath, interface: Self.manager, member: "Subscribe")
-            .ignore()
+        try manager.call(
+            destination: Self.systemd, path: Self.managerPath, interface: Self.manager, member: "Subscribe"
+        )
+        .ignore()
         try manager.addMatch(
-            "type='signal',sender='\(Self.systemd)',path='\(Self.managerPath)',interface='\(Self.manager)',member='JobRemoved'")
+            "type='signal',sender='\(Self.systemd)',path='\(Self.managerPath)',interface='\(Self.manager)',member='JobRemoved'"
+        )
         // logind is on the system bus. Its sender is not matched: the signals are checked by path and content,
         // and a test can send them with busctl emit.
         let login: BusConnection? = bus == .system ? manager : try? BusConnection(.system)
         try login?.addMatch("type='signal',interface='\(Self.sessionInterface)',member='Unlock'")
         try login?.addMatch(
-            "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',arg0='\(Self.sessionInterface)'")
+            "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',arg0='\(Self.sessionInterface)'"
+        )
         output.yield(.busConnected(bus == .user ? "user" : "system"))
         try catchUp(manager)
         let connections = login.map { $0 === manager ? [manager] : [manager, $0] } ?? [manager]
@@ -127,7 +131,9 @@ public final class BusWatcher: Sendable {
     private func accepted(_ path: String?, login: BusConnection?) -> String? {
         guard let path, path.hasPrefix(Self.sessionPrefix + "/") else { return nil }
         let id = String(path.dropFirst(Self.sessionPrefix.count + 1))
-        if !session.isEmpty { return BusConnection.objectPath(prefix: Self.sessionPrefix, id: session) == path ? id : nil }
+        if !session.isEmpty {
+            return BusConnection.objectPath(prefix: Self.sessionPrefix, id: session) == path ? id : nil
+        }
         guard bus == .user else { return id }
         guard let login else { return nil }
         do throws(BusError) {
@@ -143,9 +149,12 @@ public final class BusWatcher: Sendable {
 
     /// The unit's start as the manager reports it, or `nil` when it is not active (a stop job ended).
     func started(_ unit: String, manager: BusConnection) -> UnitStart? {
-        guard let path = BusConnection.objectPath(prefix: "/org/freedesktop/systemd1/unit", id: unit) else { return nil }
+        guard let path = BusConnection.objectPath(prefix: "/org/freedesktop/systemd1/unit", id: unit) else {
+            return nil
+        }
         func property(_ name: String, _ type: String) throws(BusError) -> BusMessage {
-            try manager.property(destination: Self.systemd, path: path, interface: Self.unitInterface, name: name, type: type)
+            try manager.property(
+                destination: Self.systemd, path: path, interface: Self.unitInterface, name: name, type: type)
         }
         do throws(BusError) {
             let state = try property("ActiveState", "s").readString()

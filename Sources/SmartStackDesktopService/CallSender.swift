@@ -34,7 +34,8 @@ public enum CallSender {
 
     /// Makes `calls` pipelined on one connection and returns the typed errors, in order (a replay: nothing is
     /// retried). Throws when the connection breaks.
-    public static func sendAll(_ calls: [DesktopCall], over client: inout VarlinkClient) async throws -> [VarlinkError] {
+    public static func sendAll(_ calls: [DesktopCall], over client: inout VarlinkClient) async throws -> [VarlinkError]
+    {
         var errors: [VarlinkError] = []
         try await client.pipeline(count: calls.count, window: 64) { index in
             (calls[index].method, calls[index].parameters)

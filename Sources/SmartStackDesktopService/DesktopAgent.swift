@@ -97,7 +97,9 @@ public struct DesktopAgent: Sendable {
             case .notAnApp:
                 return
             case .ignored(let id):
-                log(nil, "\(id) is on the ignore list (\(unit.name))", priority: .debug, fields: [.app: id, .unit: unit.name])
+                log(
+                    nil, "\(id) is on the ignore list (\(unit.name))", priority: .debug,
+                    fields: [.app: id, .unit: unit.name])
                 return
             case .sameInvocation(let app):
                 log(nil, "\(unit.name) was counted already", priority: .debug, fields: [.app: app, .unit: unit.name])
@@ -120,7 +122,9 @@ public struct DesktopAgent: Sendable {
             try? notifier.ready(status: "watching the \(bus) service manager")
             return
         case .busLost(let reason):
-            log(.desktopBusLost, "lost the D-Bus connection: \(reason); reconnecting", priority: .warning, fields: [.reason: reason])
+            log(
+                .desktopBusLost, "lost the D-Bus connection: \(reason); reconnecting", priority: .warning,
+                fields: [.reason: reason])
             return
         }
         contents.state = tracker.state

@@ -89,7 +89,9 @@ public enum DesktopReplay {
                     let unit = UnitStart(
                         name: "app-" + AppUnit.escape(user.name + "." + app) + "-\(position + 1).scope",
                         invocationID: invocationID(user: chosen, row: position), date: event.time)
-                    if case .launch(_, let calls) = trackers[chosen].unitStarted(unit) { try await send(calls, &client) }
+                    if case .launch(_, let calls) = trackers[chosen].unitStarted(unit) {
+                        try await send(calls, &client)
+                    }
                 case .home:
                     let configuration = trackers[chosen].configuration
                     if let target = Evaluation.target(ofHomeAt: position, in: user.events) {
@@ -104,11 +106,14 @@ public enum DesktopReplay {
                             let apps = Dictionary(
                                 stack.map { (DesktopCall.instance(stack: configuration.stack, app: $0), $0) },
                                 uniquingKeysWith: { first, _ in first })
-                            order = (reply["order"]?.arrayValue ?? []).compactMap { $0.objectValue?["instance"]?.stringValue }
-                                .compactMap { apps[$0] }
+                            order = (reply["order"]?.arrayValue ?? []).compactMap {
+                                $0.objectValue?["instance"]?.stringValue
+                            }
+                            .compactMap { apps[$0] }
                         }
                         score.score(
-                            target: AppUnit.smartStackAppID(AppUnit.unescape(AppUnit.escape(user.name + "." + target)) ?? ""),
+                            target: AppUnit.smartStackAppID(
+                                AppUnit.unescape(AppUnit.escape(user.name + "." + target)) ?? ""),
                             stack: stack, order: order)
                     }
                     try await send(trackers[chosen].unlocked(at: event.time), &client)
@@ -123,6 +128,7 @@ public enum DesktopReplay {
     static func invocationID(user: Int, row: Int) -> String {
         let high = String(UInt64(user + 1), radix: 16)
         let low = String(UInt64(row + 1), radix: 16)
-        return String(repeating: "0", count: 16 - high.count) + high + String(repeating: "0", count: 16 - low.count) + low
+        return String(repeating: "0", count: 16 - high.count) + high + String(repeating: "0", count: 16 - low.count)
+            + low
     }
 }

@@ -5,8 +5,8 @@ public import SmartStackCore
 /// One engine per user. Each stack app gets a widget kind `<app>/main` with no configuration intent and one
 /// instance in a stack of one family with Smart Rotate on, configured at the user's first row. An `open` row
 /// is a donation of intent `open` by the app; after every event the engine publishes, as the daemon does.
-/// A `home` row decides the order at its time (publishing it if it changed, as `GetStack` does), then records a look at the stack (the shell showing it), which
-/// is how the engine learns what the user goes to after looking.
+/// A `home` row decides the order at its time (publishing it if it changed, as `GetStack` does), then records a look at
+/// the stack (the shell showing it), which is how the engine learns what the user goes to after looking.
 public struct EngineRanker: MomentRanker {
     public static let factory = RankerFactory(name: "engine") { stack in EngineRanker(stack: stack) }
 
@@ -39,7 +39,8 @@ public struct EngineRanker: MomentRanker {
     public mutating func open(app: String, at time: Timestamp) {
         configureIfNeeded(at: time)
         donations += 1
-        let donation = Donation(id: "d\(donations)", app: appID(app), intent: "open", parameters: [:], date: time, groupId: nil)
+        let donation = Donation(
+            id: "d\(donations)", app: appID(app), intent: "open", parameters: [:], date: time, groupId: nil)
         apply(.donate(donation))
         engine.publish(at: time)
     }
@@ -85,7 +86,8 @@ public struct EngineRanker: MomentRanker {
         var text = ""
         for byte in app.utf8 {
             let scalar = Character(Unicode.Scalar(byte))
-            if byte < 128, scalar.isLetter || scalar.isNumber || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") {
+            if byte < 128, scalar.isLetter || scalar.isNumber || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+            {
                 text.append(scalar)
             } else {
                 let hex = String(byte, radix: 16, uppercase: true)

@@ -200,7 +200,10 @@ public enum Evaluation {
                 counted += userCounted
                 for ranker in tallies.indices { tallies[ranker].add(userTallies[ranker]) }
                 users.append(
-                    (user.name, result(moments: userMoments, counted: userCounted, rankers: rankers, tallies: userTallies)))
+                    (
+                        user.name,
+                        result(moments: userMoments, counted: userCounted, rankers: rankers, tallies: userTallies)
+                    ))
             }
         }
         progress?(replayed, total)

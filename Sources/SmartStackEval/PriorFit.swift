@@ -128,7 +128,8 @@ extension EvaluationResult {
             let n = Double(max(counted, 1))
             return (
                 first.rankers[index].name,
-                RankerScore(hit1: sums.hit1 / n, hit3: sums.hit3 / n, mrr: sums.mrr / n, topChanges: sums.topChanges / n)
+                RankerScore(
+                    hit1: sums.hit1 / n, hit3: sums.hit3 / n, mrr: sums.mrr / n, topChanges: sums.topChanges / n)
             )
         }
         return EvaluationResult(

@@ -27,7 +27,8 @@ public enum Report {
     /// without that ranker or others. The top changes' ratio is left out without an `mru` ranker that changes.
     public static func marginLine(_ result: EvaluationResult, of name: String) -> String? {
         guard let margin = result.margin(of: name) else { return nil }
-        var line = "\(name) over the best baseline: hit@1 \(signed(margin.hit1)) (\(margin.bestHit1)), "
+        var line =
+            "\(name) over the best baseline: hit@1 \(signed(margin.hit1)) (\(margin.bestHit1)), "
             + "MRR \(signed(margin.mrr)) (\(margin.bestMRR))"
         if let own = result.score(of: name), let mru = result.score(of: "mru"), mru.topChanges > 0 {
             line += "; top changes \(fixed(own.topChanges / mru.topChanges, decimals: 2))× mru"
@@ -99,11 +100,13 @@ public enum Report {
                 + "\"hit3\": \(fixed(score.hit3, decimals: 6)), \"mrr\": \(fixed(score.mrr, decimals: 6)), "
                 + "\"topChanges\": \(fixed(score.topChanges, decimals: 6))}"
         }
-        var text = "{\"moments\": \(result.moments), \"counted\": \(result.counted), "
+        var text =
+            "{\"moments\": \(result.moments), \"counted\": \(result.counted), "
             + "\"coverage\": \(fixed(result.coverage, decimals: 6)), "
             + "\"rankers\": {\(rankers.joined(separator: ", "))}"
         if let margin = result.margin(of: marginRanker) {
-            text += ", \"margin\": {\"hit1\": \(fixed(margin.hit1, decimals: 6)), "
+            text +=
+                ", \"margin\": {\"hit1\": \(fixed(margin.hit1, decimals: 6)), "
                 + "\"mrr\": \(fixed(margin.mrr, decimals: 6)), \"bestHit1\": \(jsonString(margin.bestHit1)), "
                 + "\"bestMRR\": \(jsonString(margin.bestMRR))}"
         }

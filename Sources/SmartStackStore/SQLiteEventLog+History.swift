@@ -71,8 +71,9 @@ extension SQLiteEventLog {
     /// every load, when nothing is being written) and returns it.
     @discardableResult
     func loadKeyTail(_ db: Database) throws -> DonationKeyTail {
-        let through = try Int64.fetchOne(
-            db, sql: "SELECT value FROM meta WHERE key = '\(StoreSchema.donationKeysThrough)'") ?? 0
+        let through =
+            try Int64.fetchOne(
+                db, sql: "SELECT value FROM meta WHERE key = '\(StoreSchema.donationKeysThrough)'") ?? 0
         let rows = try RawStatement(
             db, sql: "SELECT seq, app, donation FROM event WHERE seq > ? AND donation IS NOT NULL ORDER BY seq")
         rows.bind(1, through)
@@ -153,7 +154,8 @@ extension SQLiteEventLog {
         var page: [Donation] = []
         guard limit > 0 else { return page }
         try scan(
-            sql: "SELECT seq, kind, body FROM event WHERE seq > ? AND app = ? AND donation IS NOT NULL ORDER BY seq LIMIT ?"
+            sql:
+                "SELECT seq, kind, body FROM event WHERE seq > ? AND app = ? AND donation IS NOT NULL ORDER BY seq LIMIT ?"
         ) { rows in
             rows.bind(1, from)
             rows.bind(2, copying: app.rawValue)

@@ -5,9 +5,9 @@ import GRDB
 /// `event` holds the log in order: every engine event (publish marks included), one row each, keyed by its
 /// sequence number. Donation rows also carry their app and id; `donation_key` (v5) maps each donation's app and id
 /// to its row, written in large batches (``DonationKeyTail``), so a donation is found by its id without the
-/// service keeping them in memory and without each commit writing a page of an index per donation. `snapshot` holds one row: the engine's state and
-/// the last sequence number it includes. `meta` records the layout of event bodies. `app_owner` keeps which uid
-/// an app id belongs to when the access policy gives it to the first uid that acts for it.
+/// service keeping them in memory and without each commit writing a page of an index per donation. `snapshot` holds one
+/// row: the engine's state and the last sequence number it includes. `meta` records the layout of event bodies.
+/// `app_owner` keeps which uid an app id belongs to when the access policy gives it to the first uid that acts for it.
 /// Migrations are GRDB's (`grdb_migrations` lists the applied ones); `user_version` mirrors the latest, so a
 /// newer database is recognised by either.
 enum StoreSchema {

@@ -38,7 +38,8 @@ public final class BusConnection {
         var bus: OpaquePointer?
         let result = kind == .user ? sd_bus_open_user(&bus) : sd_bus_open_system(&bus)
         if result < 0 {
-            throw BusError(name: "", message: "cannot connect to the \(kind == .user ? "user" : "system") bus",
+            throw BusError(
+                name: "", message: "cannot connect to the \(kind == .user ? "user" : "system") bus",
                 errno: Errno(systemdReturn: result))
         }
         self.bus = bus
@@ -118,12 +119,14 @@ public final class BusConnection {
             let descriptor = sd_bus_get_fd(connection.bus)
             let events = sd_bus_get_events(connection.bus)
             if descriptor < 0 || events < 0 {
-                throw BusError(name: "", message: "the bus connection failed",
+                throw BusError(
+                    name: "", message: "the bus connection failed",
                     errno: Errno(systemdReturn: descriptor < 0 ? descriptor : events))
             }
             descriptors.append(pollfd(fd: descriptor, events: Int16(truncatingIfNeeded: events), revents: 0))
         }
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(
+            timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let result = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
         if result < 0 && errno != EINTR {
             throw BusError(name: "", message: "poll failed", errno: Errno(rawValue: errno))
@@ -197,13 +200,17 @@ public final class BusMessage {
     @discardableResult
     public func enter(_ type: Character, _ contents: String) throws(BusError) -> Bool {
         let result = sd_bus_message_enter_container(message, CChar(type.asciiValue ?? 0), contents)
-        if result < 0 { throw BusError(name: "", message: "cannot enter \(type)\(contents)", errno: Errno(systemdReturn: result)) }
+        if result < 0 {
+            throw BusError(name: "", message: "cannot enter \(type)\(contents)", errno: Errno(systemdReturn: result))
+        }
         return result > 0
     }
 
     public func exit() throws(BusError) {
         let result = sd_bus_message_exit_container(message)
-        if result < 0 { throw BusError(name: "", message: "cannot leave a container", errno: Errno(systemdReturn: result)) }
+        if result < 0 {
+            throw BusError(name: "", message: "cannot leave a container", errno: Errno(systemdReturn: result))
+        }
     }
 
     /// Skips values of `types` (a signature).

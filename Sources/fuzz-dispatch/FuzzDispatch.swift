@@ -132,7 +132,8 @@
                 case .stream(let run):
                     streams.append(
                         Task {
-                            try? await run { parameters in encode(VarlinkReply(parameters: parameters, continues: true)) }
+                            try? await run { parameters in encode(VarlinkReply(parameters: parameters, continues: true))
+                            }
                         })
                 case .push(let frames):
                     // Pushed from the loop once a connection starts it; here nobody reads it: dropped.

@@ -51,7 +51,9 @@ struct Elapsed {
     }
 
     static func - (lhs: Elapsed, rhs: Elapsed) -> Elapsed { Elapsed(wall: lhs.wall - rhs.wall, cpu: lhs.cpu - rhs.cpu) }
-    static func / (lhs: Elapsed, rhs: Int) -> Elapsed { Elapsed(wall: lhs.wall / Double(rhs), cpu: lhs.cpu / Double(rhs)) }
+    static func / (lhs: Elapsed, rhs: Int) -> Elapsed {
+        Elapsed(wall: lhs.wall / Double(rhs), cpu: lhs.cpu / Double(rhs))
+    }
 }
 
 /// Per-operation costs of a phase's batches, wall and CPU.
@@ -106,9 +108,9 @@ enum Memory {
     /// A glibc function the Glibc module does not import (`malloc.h`), looked up at run time.
     static func glibcFunction(_ name: String) -> UnsafeMutableRawPointer? {
         #if canImport(Glibc)
-        return dlsym(UnsafeMutableRawPointer(bitPattern: 0), name)  // RTLD_DEFAULT
+            return dlsym(UnsafeMutableRawPointer(bitPattern: 0), name)  // RTLD_DEFAULT
         #else
-        return nil
+            return nil
         #endif
     }
 
@@ -116,31 +118,32 @@ enum Memory {
     /// memory less their free chunks (fast bins and the rest), plus mmapped chunks. -1 when unavailable.
     static func heapInUse() -> Int {
         #if canImport(Glibc)
-        typealias MallocInfo = @convention(c) (Int32, UnsafeMutablePointer<FILE>?) -> Int32
-        guard let symbol = glibcFunction("malloc_info") else { return -1 }
-        let mallocInfo = unsafeBitCast(symbol, to: MallocInfo.self)
-        var buffer: UnsafeMutablePointer<CChar>?
-        var size = 0
-        guard let stream = open_memstream(&buffer, &size) else { return -1 }
-        _ = mallocInfo(0, stream)
-        fclose(stream)
-        guard let buffer else { return -1 }
-        defer { free(buffer) }
-        let xml = String(cString: buffer)
-        // The process-wide totals follow the last per-arena `</heap>`.
-        guard let range = xml.ranges(of: "</heap>").last else { return -1 }
-        var values: [String: Int] = [:]
-        for line in xml[range.upperBound...].split(separator: "\n") {
-            guard let typeStart = line.firstRange(of: "type=\""), let sizeStart = line.firstRange(of: "size=\"") else { continue }
-            let tag = line.split(separator: " ").first.map(String.init) ?? ""
-            let type = line[typeStart.upperBound...].prefix { $0 != "\"" }
-            let number = line[sizeStart.upperBound...].prefix { $0 != "\"" }
-            values[tag + ":" + type] = Int(number)
-        }
-        guard let current = values["<system:current"] else { return -1 }
-        return current - (values["<total:fast"] ?? 0) - (values["<total:rest"] ?? 0) + (values["<total:mmap"] ?? 0)
+            typealias MallocInfo = @convention(c) (Int32, UnsafeMutablePointer<FILE>?) -> Int32
+            guard let symbol = glibcFunction("malloc_info") else { return -1 }
+            let mallocInfo = unsafeBitCast(symbol, to: MallocInfo.self)
+            var buffer: UnsafeMutablePointer<CChar>?
+            var size = 0
+            guard let stream = open_memstream(&buffer, &size) else { return -1 }
+            _ = mallocInfo(0, stream)
+            fclose(stream)
+            guard let buffer else { return -1 }
+            defer { free(buffer) }
+            let xml = String(cString: buffer)
+            // The process-wide totals follow the last per-arena `</heap>`.
+            guard let range = xml.ranges(of: "</heap>").last else { return -1 }
+            var values: [String: Int] = [:]
+            for line in xml[range.upperBound...].split(separator: "\n") {
+                guard let typeStart = line.firstRange(of: "type=\""), let sizeStart = line.firstRange(of: "size=\"")
+                else { continue }
+                let tag = line.split(separator: " ").first.map(String.init) ?? ""
+                let type = line[typeStart.upperBound...].prefix { $0 != "\"" }
+                let number = line[sizeStart.upperBound...].prefix { $0 != "\"" }
+                values[tag + ":" + type] = Int(number)
+            }
+            guard let current = values["<system:current"] else { return -1 }
+            return current - (values["<total:fast"] ?? 0) - (values["<total:rest"] ?? 0) + (values["<total:mmap"] ?? 0)
         #else
-        return -1
+            return -1
         #endif
     }
 
@@ -151,4 +154,3 @@ enum Memory {
         _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
     }
 }
-

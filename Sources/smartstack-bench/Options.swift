@@ -76,7 +76,8 @@ struct Options {
             index += 1
         }
         guard options.widgets <= options.apps else {
-            throw BenchError("--widgets (\(options.widgets)) must not exceed --apps (\(options.apps)): a stack's apps are distinct")
+            throw BenchError(
+                "--widgets (\(options.widgets)) must not exceed --apps (\(options.apps)): a stack's apps are distinct")
         }
         guard options.memoryCheckpoint <= options.donations else {
             throw BenchError("--mem-at must not exceed --donations")
@@ -93,4 +94,3 @@ struct BenchError: Error, CustomStringConvertible {
 extension String {
     var replacingUnderscores: String { String(filter { $0 != "_" && $0 != "," }) }
 }
-

@@ -10,8 +10,6 @@ import SmartStackCore
 
 // MARK: Statistics and formatting
 
-
-
 func padded(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
 }
@@ -22,7 +20,6 @@ func writeError(_ text: String) {
     let line = text + "\n"
     _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
 }
-
 
 // MARK: Report
 
@@ -39,8 +36,6 @@ struct Summary {
 
     var json: String { "{\"median\": \(jsonNumber(median)), \"min\": \(jsonNumber(min)), \"max\": \(jsonNumber(max))}" }
 }
-
-
 
 let donationTarget = 2_000.0
 let queryTarget = 10_000.0
@@ -71,7 +66,8 @@ func report(_ results: [RunResult], population: Population, options: Options, lo
     let checkpoint = results.first?.checkpointDonations ?? options.memoryCheckpoint
     let placements = population.placementsPerApp
     let appsPlaced = placements.count { $0 > 0 }
-    let note = "runs share one process (malloc_trim(0) before each); wall = CLOCK_MONOTONIC, cpu = CLOCK_THREAD_CPUTIME_ID; "
+    let note =
+        "runs share one process (malloc_trim(0) before each); wall = CLOCK_MONOTONIC, cpu = CLOCK_THREAD_CPUTIME_ID; "
         + "looks are timed on their own and left out of the donation cost"
 
     if options.json {
@@ -84,8 +80,11 @@ func report(_ results: [RunResult], population: Population, options: Options, lo
             "\"parameters\": {\"runs\": \(options.runs), \"stacks\": \(options.stacks), \"widgets\": \(options.widgets), "
                 + "\"donations\": \(options.donations), \"apps\": \(options.apps), \"batch\": \(options.batch), "
                 + "\"queries\": \(options.queries), \"queryBatch\": \(options.queryBatch), \"lookEvery\": \(options.lookEvery), "
-                + "\"memoryCheckpoint\": \(checkpoint), \"zipf\": \(jsonNumber(options.zipf)), \"seed\": \(options.seed)}")
-        fields.append("\"loadAverage\": {\"before\": \(jsonNumber(load.before, decimals: 2)), \"after\": \(jsonNumber(load.after, decimals: 2))}")
+                + "\"memoryCheckpoint\": \(checkpoint), \"zipf\": \(jsonNumber(options.zipf)), \"seed\": \(options.seed)}"
+        )
+        fields.append(
+            "\"loadAverage\": {\"before\": \(jsonNumber(load.before, decimals: 2)), \"after\": \(jsonNumber(load.after, decimals: 2))}"
+        )
         fields.append("\"donationNanoseconds\": \(donation.json)")
         fields.append("\"donationCPUNanoseconds\": \(donationCPU.json)")
         fields.append("\"queryNanoseconds\": \(query.json)")
@@ -116,7 +115,8 @@ func report(_ results: [RunResult], population: Population, options: Options, lo
             "\"targets\": {\"donationNanoseconds\": \(jsonNumber(donationTarget)), \"queryNanoseconds\": \(jsonNumber(queryTarget)), "
                 + "\"rssRatio\": \(jsonNumber(memoryTarget))}")
         fields.append(
-            "\"pass\": {\"donation\": \(donationPass), \"query\": \(queryPass), \"memory\": \(memoryPass), \"all\": \(allPass)}")
+            "\"pass\": {\"donation\": \(donationPass), \"query\": \(queryPass), \"memory\": \(memoryPass), \"all\": \(allPass)}"
+        )
         fields.append("\"note\": \(jsonString(note))")
         print("{" + fields.joined(separator: ", ") + "}")
         return
@@ -133,7 +133,8 @@ func report(_ results: [RunResult], population: Population, options: Options, lo
             + "apps placed in some stack: \(appsPlaced)/\(options.apps)")
     print(
         "  looks: 1 in \(options.lookEvery) donations on average (\(results.first?.looks ?? 0) per run), timed on their own; "
-            + "donations timed in batches of \(options.batch); \(options.queries) queries in batches of \(options.queryBatch)")
+            + "donations timed in batches of \(options.batch); \(options.queries) queries in batches of \(options.queryBatch)"
+    )
     print("  load average (1 min): \(fixed(load.before, 2)) before, \(fixed(load.after, 2)) after; \(note)")
     print("")
     print("per run (ns per operation, median over batches; wall [batch min–max] / cpu)")
@@ -141,10 +142,12 @@ func report(_ results: [RunResult], population: Population, options: Options, lo
         "run  donation wall [min–max]  cpu     look  query wall [min–max]      cpu   commit    RSS MiB @\(k) → end   ratio"
             + "   heap MiB @\(k) → end   ratio")
     for (index, r) in results.enumerated() {
-        let donationText = "\(fixed(r.donations.wall, 1)) [\(fixed(r.donations.wallMin, 0))–\(fixed(r.donations.wallMax, 0))]"
+        let donationText =
+            "\(fixed(r.donations.wall, 1)) [\(fixed(r.donations.wallMin, 0))–\(fixed(r.donations.wallMax, 0))]"
         let queryText = "\(fixed(r.queries.wall, 1)) [\(fixed(r.queries.wallMin, 0))–\(fixed(r.queries.wallMax, 0))]"
         let rss = "\(fixed(mebibytes(r.memoryCheckpoint.rss), 1)) → \(fixed(mebibytes(r.memoryEnd.rss), 1))"
-        let heap = "\(fixed(mebibytes(r.memoryCheckpoint.heapInUse), 1)) → \(fixed(mebibytes(r.memoryEnd.heapInUse), 1))"
+        let heap =
+            "\(fixed(mebibytes(r.memoryCheckpoint.heapInUse), 1)) → \(fixed(mebibytes(r.memoryEnd.heapInUse), 1))"
         print(
             padded(String(index + 1), 5) + padded(donationText, 22) + fixed(r.donations.cpu, 1, width: 8)
                 + fixed(r.lookWall, 0, width: 8) + "  " + padded(queryText, 24) + fixed(r.queries.cpu, 0, width: 7)
@@ -182,4 +185,3 @@ func report(_ results: [RunResult], population: Population, options: Options, lo
         "overall: \(allPass ? "PASS" : "FAIL") (donation \(donationPass ? "pass" : "FAIL"), "
             + "query \(queryPass ? "pass" : "FAIL"), memory \(memoryPass ? "pass" : "FAIL"))")
 }
-

@@ -45,7 +45,6 @@ struct ZipfSampler {
     }
 }
 
-
 // MARK: One run
 
 struct RunResult {
@@ -249,4 +248,3 @@ func run(population: Population, options: Options) throws -> RunResult {
         simulatedDays: Double(clock - startMicroseconds) / 86_400e6,
         checksum: checksum)
 }
-

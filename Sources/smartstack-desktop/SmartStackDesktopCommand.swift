@@ -52,7 +52,8 @@ struct SmartStackDesktopCommand: AsyncParsableCommand {
         var configuration = DesktopConfiguration()
         if let config {
             do {
-                configuration = try DesktopConfiguration.parse(String(contentsOfFile: config, encoding: .utf8), source: config)
+                configuration = try DesktopConfiguration.parse(
+                    String(contentsOfFile: config, encoding: .utf8), source: config)
             } catch let error as DesktopConfigurationError {
                 FileHandle.standardError.write(Data("smartstack-desktop: \(error)\n".utf8))
                 throw ExitCode(78)  // EX_CONFIG
@@ -69,7 +70,8 @@ struct SmartStackDesktopCommand: AsyncParsableCommand {
         }
 
         let journal = JournalWriter.automatic(identifier: "smartstack-desktop")
-        let stateDirectory = state ?? environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
+        let stateDirectory =
+            state ?? environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
             ?? Self.defaultState(environment)
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
 
@@ -104,8 +106,10 @@ struct SmartStackDesktopCommand: AsyncParsableCommand {
         let refused = score.refused.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         print(
             String(
-                format: "live path (%@ stacks): moments %d counted %d coverage %.4f hit@1 %.6f hit@3 %.6f MRR %.6f calls %d refused %@",
-                adaptive ? "adaptive" : "protocol", score.moments, score.counted, score.coverage, score.hit1, score.hit3,
+                format:
+                    "live path (%@ stacks): moments %d counted %d coverage %.4f hit@1 %.6f hit@3 %.6f MRR %.6f calls %d refused %@",
+                adaptive ? "adaptive" : "protocol", score.moments, score.counted, score.coverage, score.hit1,
+                score.hit3,
                 score.mrr, score.calls, refused.isEmpty ? "none" : refused))
     }
 

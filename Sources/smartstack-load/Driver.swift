@@ -64,7 +64,8 @@ func runDriver(_ numbers: [Int], subscribers: Int, _ shared: Shared) {
         Client(number: $0, fd: connectUnix(options.path), subscriber: false, reader: ReplyReader(wire))
     }
     for number in 0..<subscribers {
-        clients.append(Client(number: number, fd: subscriberConnection(options), subscriber: true, reader: ReplyReader(wire)))
+        clients.append(
+            Client(number: number, fd: subscriberConnection(options), subscriber: true, reader: ReplyReader(wire)))
     }
     let poller = epoll_create1(Int32(EPOLL_CLOEXEC))
     guard poller >= 0 else { fail("epoll_create1: errno \(errno)") }
@@ -110,7 +111,9 @@ func runDriver(_ numbers: [Int], subscribers: Int, _ shared: Shared) {
             for index in clients.indices where !clients[index].subscriber { refill(index) }
         }
         let timeout: Int32 = interval > 0 ? 1 : 100
-        let ready = events.withUnsafeMutableBufferPointer { epoll_wait(poller, $0.baseAddress, Int32($0.count), timeout) }
+        let ready = events.withUnsafeMutableBufferPointer {
+            epoll_wait(poller, $0.baseAddress, Int32($0.count), timeout)
+        }
         if ready < 0 && errno == EINTR { continue }
         guard ready >= 0 else { fail("epoll_wait: errno \(errno)") }
         let counting = shared.measuring.load(ordering: .relaxed)
@@ -152,7 +155,9 @@ func runDriver(_ numbers: [Int], subscribers: Int, _ shared: Shared) {
 }
 
 /// The nearest-rank percentile (BenchSupport's) of sorted latencies in nanoseconds, in microseconds.
-func percentile(_ sorted: [UInt64], _ p: Double) -> Double { Double(BenchSupport.percentile(sorted: sorted, p)) / 1_000 }
+func percentile(_ sorted: [UInt64], _ p: Double) -> Double {
+    Double(BenchSupport.percentile(sorted: sorted, p)) / 1_000
+}
 
 func runLoad(_ options: Options) {
     let shared = Shared(options: options)
@@ -161,7 +166,8 @@ func runLoad(_ options: Options) {
     for driver in 0..<options.threads {
         let numbers = Array(stride(from: driver, to: options.clients, by: options.threads))
         // Subscribers are dealt out like clients.
-        let subscribers = options.subscribers / options.threads + (driver < options.subscribers % options.threads ? 1 : 0)
+        let subscribers =
+            options.subscribers / options.threads + (driver < options.subscribers % options.threads ? 1 : 0)
         var thread = pthread_t()
         let box = Unmanaged.passRetained(DriverBox(clients: numbers, subscribers: subscribers, shared: shared))
         guard pthread_create(&thread, nil, threadEntry, box.toOpaque()) == 0 else { fail("pthread_create failed") }

@@ -129,7 +129,9 @@ func connectUnix(_ path: String) -> Int32 {
         for (index, byte) in path.utf8.enumerated() where index < buffer.count - 1 { buffer[index] = byte }
     }
     let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
     }
     guard result == 0 else { fail("connect \(path): errno \(errno)") }
     return fd
@@ -139,7 +141,9 @@ func connectUnix(_ path: String) -> Int32 {
 func sendAll(_ fd: Int32, _ bytes: [UInt8]) {
     var offset = 0
     while offset < bytes.count {
-        let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+        let sent = bytes.withUnsafeBytes {
+            send(fd, $0.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL))
+        }
         if sent > 0 {
             offset += sent
         } else if sent < 0 && (errno == EAGAIN || errno == EINTR) {

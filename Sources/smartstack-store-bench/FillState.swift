@@ -56,7 +56,9 @@ enum FillState {
         } catch {
             fatalError("\(error)")
         }
-        print("filled \(options.state) with \(options.stacks) stacks and \(options.donations) donations in \(monotonicSeconds() - started) s")
+        print(
+            "filled \(options.state) with \(options.stacks) stacks and \(options.donations) donations in \(monotonicSeconds() - started) s"
+        )
     }
 }
 

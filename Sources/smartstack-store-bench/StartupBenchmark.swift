@@ -39,7 +39,9 @@ enum StartupBenchmark {
             )
         }
         print("start-up to serving: median \(Int(median(times) * 1_000)) ms over \(times.count) runs")
-        print("resident memory after start-up, 1 s and 1,000 reads: median \(fixed(median(residents), 1)) MiB, max \(fixed(residents.max() ?? 0, 1)) MiB")
+        print(
+            "resident memory after start-up, 1 s and 1,000 reads: median \(fixed(median(residents), 1)) MiB, max \(fixed(residents.max() ?? 0, 1)) MiB"
+        )
     }
 
     /// The process's resident memory (VmRSS), MiB.

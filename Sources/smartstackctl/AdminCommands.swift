@@ -122,7 +122,8 @@ struct Call: AsyncParsableCommand {
             } else if oneway {
                 try await global.withClient { client in try await client.callOneway(method, object) }
             } else {
-                Output.line(JSONText.compact(try await global.withClient { client in try await client.call(method, object) }))
+                Output.line(
+                    JSONText.compact(try await global.withClient { client in try await client.call(method, object) }))
             }
         } catch let failure as CtlFailure {
             // `call` speaks JSON on both streams: a typed error is its JSON document.

@@ -25,7 +25,9 @@ struct Analyze: AsyncParsableCommand {
             HOST/STACK, with a per-machine table; --machine keeps one machine's entries.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(parsing: .unconditional, help: "Entries at or after this time (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+    @Option(
+        parsing: .unconditional,
+        help: "Entries at or after this time (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
     var since: String?
     @Option(parsing: .unconditional, help: "Entries at or before this time (same forms as --since).") var until: String?
     @Option(help: "Entries of this system unit (_SYSTEMD_UNIT), such as smartstackd.service.") var unit: String?

@@ -114,7 +114,9 @@ func processEnvironment() -> [String: String] {
 /// Command-line text as the typed values of requests, refused with the error the service would return for it
 /// (`InvalidParameter` naming the parameter).
 enum Typed {
-    static func app(_ text: String) throws(VarlinkError) -> AppID { try check { () throws(CoreError) in try AppID(text) } }
+    static func app(_ text: String) throws(VarlinkError) -> AppID {
+        try check { () throws(CoreError) in try AppID(text) }
+    }
 
     static func stack(_ text: String) throws(VarlinkError) -> StackID {
         try check { () throws(CoreError) in try StackID(text) }
@@ -126,7 +128,9 @@ enum Typed {
 
     static func instances(_ texts: [String], parameter: String) throws(VarlinkError) -> [InstanceID] {
         var result: [InstanceID] = []
-        for (index, text) in texts.enumerated() { result.append(try instance(text, parameter: "\(parameter)[\(index)]")) }
+        for (index, text) in texts.enumerated() {
+            result.append(try instance(text, parameter: "\(parameter)[\(index)]"))
+        }
         return result
     }
 

@@ -35,7 +35,10 @@ struct WidgetCommand: AsyncParsableCommand {
             name: .customLong("mapping"), help: "A prediction mapping as INTENT[:DONATED=PARAMETER,…] (repeatable).")
         var mappings: [String] = []
         @Option(help: "More fields as a JSON object, merged over the others.") var definition: String?
-        @Option(parsing: .unconditional, help: "When the kind was registered (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When the kind was registered (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        var date: TimeArgument?
 
         func run() async throws {
             var fields: JSONObject = [
@@ -113,7 +116,10 @@ struct Donate: AsyncParsableCommand {
     @Option(name: .customLong("param"), help: "A parameter as NAME=VALUE (repeatable).") var parameters: [String] = []
     @Option(help: "The donation's id (made up by the service when omitted).") var id: String?
     @Option(help: "A group id, for deleting donations together.") var group: String?
-    @Option(parsing: .unconditional, help: "When it happened; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+    @Option(
+        parsing: .unconditional,
+        help: "When it happened; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+    var date: TimeArgument?
 
     func run() async throws {
         let values = try Typed.pairs(parameters, option: "--param")
@@ -215,7 +221,10 @@ struct TimelineCommand: AsyncParsableCommand {
         )
         var entries: [String] = []
         @Option(help: "Reload policy: atEnd, never, or after=DATE.") var policy: String?
-        @Option(parsing: .unconditional, help: "When the timeline was submitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When the timeline was submitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        var date: TimeArgument?
 
         func validate() throws {
             if entries.isEmpty { throw ValidationError("give at least one --entry") }
@@ -279,7 +288,10 @@ struct Reload: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The app id.") var app: String
     @Argument(help: "The kind (every kind of the app when omitted).") var kind: String?
-    @Option(parsing: .unconditional, help: "When the reload was asked for (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+    @Option(
+        parsing: .unconditional,
+        help: "When the reload was asked for (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+    var date: TimeArgument?
 
     func run() async throws {
         let reply = try await global.call { () throws(VarlinkError) in
@@ -354,7 +366,10 @@ struct RelevanceCommand: AsyncParsableCommand {
             help: "A relevant context, strongest first: KEY=VALUE, or START/END for a date interval (repeatable).")
         var contexts: [String] = []
         @Option(help: "A relevance group: widgets of one group are never surfaced together.") var group: String?
-        @Option(parsing: .unconditional, help: "When it was declared (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When it was declared (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date:
+            TimeArgument?
 
         func run() async throws {
             var fields = try target.fields()
@@ -401,7 +416,10 @@ struct LiveCommand: AsyncParsableCommand {
             [String] = []
         @Option(name: .customLong("state"), help: "Initial content as NAME=VALUE (repeatable).") var state: [String] =
             []
-        @Option(parsing: .unconditional, help: "When it started (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When it started (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date:
+            TimeArgument?
 
         func run() async throws {
             let (attributes, state) = (
@@ -423,7 +441,10 @@ struct LiveCommand: AsyncParsableCommand {
         @Argument(help: "The activity's id.") var id: String
         @Option(name: .customLong("state"), help: "The new content as NAME=VALUE (repeatable).") var state: [String] =
             []
-        @Option(parsing: .unconditional, help: "When the content changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When the content changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        var date: TimeArgument?
 
         func run() async throws {
             let state = try Typed.pairs(state, option: "--state")
@@ -442,7 +463,10 @@ struct LiveCommand: AsyncParsableCommand {
         @Option(name: .customLong("state"), help: "The final content as NAME=VALUE (repeatable).") var state: [String] =
             []
         @Option(help: "Seconds the ended activity stays visible (0-14400).") var dismissAfter: Double?
-        @Option(parsing: .unconditional, help: "When it ended (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When it ended (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date:
+            TimeArgument?
 
         func run() async throws {
             let state = state.isEmpty ? nil : try Typed.pairs(state, option: "--state")

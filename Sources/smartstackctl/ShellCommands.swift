@@ -27,7 +27,11 @@ struct StackCommand: AsyncParsableCommand {
             abstract: "Show a stack's settings and order, with scores, reasons and top signals (GetStack).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The stack id.") var stack: String
-        @Option(parsing: .unconditional, help: "Decide for this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var at: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help:
+                "Decide for this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago')."
+        ) var at: TimeArgument?
 
         func run() async throws {
             let request = try GlobalOptions.checked { () throws(VarlinkError) in
@@ -67,7 +71,10 @@ struct StackCommand: AsyncParsableCommand {
         @Flag(help: "Lift the stability limits so providers can test their relevance.") var developerMode = false
         @Option(help: "An instance of the stack to keep on top.") var pin: String?
         @Flag(help: "Configure the stack with no widgets (replacing any it has).") var empty = false
-        @Option(parsing: .unconditional, help: "When the stack was configured (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When the stack was configured (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        var date: TimeArgument?
 
         func run() async throws {
             var list: [JSONValue]
@@ -131,7 +138,10 @@ struct StackCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a stack and its widgets (RemoveStack).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The stack id.") var stack: String
-        @Option(parsing: .unconditional, help: "When the stack was removed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When the stack was removed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        var date: TimeArgument?
 
         func run() async throws {
             let reply = try await global.call { () throws(VarlinkError) in
@@ -158,7 +168,8 @@ struct Watch: AsyncParsableCommand {
         let request = { () throws(VarlinkError) in
             var stacks: [StackID] = []
             for (index, name) in names.enumerated() {
-                stacks.append(try Typed.check { () throws(CoreError) in try StackID(name, parameter: "stacks[\(index)]") })
+                stacks.append(
+                    try Typed.check { () throws(CoreError) in try StackID(name, parameter: "stacks[\(index)]") })
             }
             return SubscribeRequest(stacks: names.isEmpty ? nil : stacks)
         }
@@ -179,7 +190,10 @@ struct Look: AsyncParsableCommand {
         abstract: "Report that a stack was shown to the user (RecordLook).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The stack id.") var stack: String
-    @Option(parsing: .unconditional, help: "When the stack was shown (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+    @Option(
+        parsing: .unconditional,
+        help: "When the stack was shown (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date:
+        TimeArgument?
 
     func run() async throws {
         let reply = try await global.call { () throws(VarlinkError) in
@@ -197,7 +211,10 @@ struct Engage: AsyncParsableCommand {
     @Argument(help: "The widget's instance id.") var instance: String
     @Argument(help: "tap, swipeTo, swipeAway or impression.") var kind: String
     @Option(help: "For an impression: seconds the widget was on top while visible.") var duration: Double?
-    @Option(parsing: .unconditional, help: "When it happened (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+    @Option(
+        parsing: .unconditional,
+        help: "When it happened (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date:
+        TimeArgument?
 
     func validate() throws {
         guard ["tap", "swipeTo", "swipeAway", "impression"].contains(kind) else {
@@ -230,7 +247,10 @@ struct ContextCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "KEY=VALUE, or KEY alone with a VALUE argument.") var key: String
         @Argument(help: "The value (when KEY has no =).") var value: String?
-        @Option(parsing: .unconditional, help: "When the context changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When the context changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        var date: TimeArgument?
 
         func run() async throws {
             var name = key
@@ -250,7 +270,10 @@ struct ContextCommand: AsyncParsableCommand {
             abstract: "Clear a context signal (SetContext without a value).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The context key.") var key: String
-        @Option(parsing: .unconditional, help: "When the context changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When the context changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        var date: TimeArgument?
 
         func run() async throws {
             let reply = try await global.call { SetContextRequest(key: key, value: nil, date: date?.timestamp) }
@@ -270,12 +293,17 @@ struct Explain: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The stack id.") var stack: String
     @Argument(help: "Only this widget of the stack.") var instance: String?
-    @Option(parsing: .unconditional, help: "Explain the order at this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var at: TimeArgument?
+    @Option(
+        parsing: .unconditional,
+        help:
+            "Explain the order at this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago')."
+    ) var at: TimeArgument?
 
     func run() async throws {
         let reply = try await global.call { () throws(VarlinkError) in
             ExplainRequest(
-                stack: try Typed.stack(stack), instance: try instance.map { (text) throws(VarlinkError) in try Typed.instance(text) },
+                stack: try Typed.stack(stack),
+                instance: try instance.map { (text) throws(VarlinkError) in try Typed.instance(text) },
                 at: at?.timestamp)
         }
         global.emit(reply) { ExplainRenderer.render(reply, style: global.style) }
@@ -286,7 +314,11 @@ struct Budget: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show a widget's reload budget (GetBudget).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The instance id.") var instance: String
-    @Option(parsing: .unconditional, help: "Report for this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var at: TimeArgument?
+    @Option(
+        parsing: .unconditional,
+        help:
+            "Report for this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago')."
+    ) var at: TimeArgument?
 
     func run() async throws {
         let reply = try await global.call { () throws(VarlinkError) in

@@ -9,7 +9,8 @@ extension StackCommand {
     struct SetSettings: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set",
-            abstract: "Change a stack's settings, pin or order, keeping its widgets and what was learned (ChangeStack).",
+            abstract:
+                "Change a stack's settings, pin or order, keeping its widgets and what was learned (ChangeStack).",
             discussion: """
                 Only what is given changes, e.g. 'stack set home --developer-mode --pin mail' or \\
                 'stack set home --order weather,mail'.
@@ -25,7 +26,10 @@ extension StackCommand {
         @Option(help: "An instance of the stack to keep on top.") var pin: String?
         @Flag(help: "Take the pin away.") var unpin = false
         @Option(help: "The user's new order: every instance of the stack, comma-separated.") var order: String?
-        @Option(parsing: .unconditional, help: "When the stack was changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When the stack was changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        var date: TimeArgument?
 
         func validate() throws {
             if pin != nil, unpin { throw ValidationError("--pin and --unpin cannot be given together") }
@@ -70,7 +74,10 @@ extension StackCommand {
         @Argument(help: "The stack id.") var stack: String
         @Option(name: .customLong("widget"), help: "A widget as INSTANCE=APP/KIND[?NAME=VALUE&…] (repeatable).")
         var widgets: [String] = []
-        @Option(parsing: .unconditional, help: "When the widgets were added (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When the widgets were added (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        var date: TimeArgument?
 
         func validate() throws {
             if widgets.isEmpty { throw ValidationError("give at least one --widget INSTANCE=APP/KIND[?NAME=VALUE&…]") }
@@ -95,7 +102,10 @@ extension StackCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The stack id.") var stack: String
         @Argument(help: "The instances to remove.") var instances: [String]
-        @Option(parsing: .unconditional, help: "When the widgets were removed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date: TimeArgument?
+        @Option(
+            parsing: .unconditional,
+            help: "When the widgets were removed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        var date: TimeArgument?
 
         func validate() throws {
             if instances.isEmpty { throw ValidationError("give at least one instance to remove") }

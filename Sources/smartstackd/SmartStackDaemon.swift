@@ -43,7 +43,8 @@ struct SmartStackDaemon: AsyncParsableCommand {
     @Flag(name: .long, help: "Run as a user's service (serves only this user and root), even as root.")
     var user = false
 
-    @Flag(name: .long, help: "Print the configuration keys (key, default, values, meaning) as a Markdown table and exit.")
+    @Flag(
+        name: .long, help: "Print the configuration keys (key, default, values, meaning) as a Markdown table and exit.")
     var configurationKeys = false
 
     func validate() throws {

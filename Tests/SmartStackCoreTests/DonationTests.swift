@@ -39,7 +39,8 @@ import Testing
     /// by value (a donation rebuilt from its fields equals it), whoever shares what.
     @Test func copiesAreValues() throws {
         let original = Donation(
-            id: "d1", app: app, intent: "ViewForecastIntent", parameters: ["city": "berlin"], date: date, groupId: "trip")
+            id: "d1", app: app, intent: "ViewForecastIntent", parameters: ["city": "berlin"], date: date,
+            groupId: "trip")
         var copy = original
         copy.id = "d2"
         copy.intent = "OpenIntent"
@@ -52,7 +53,8 @@ import Testing
         #expect(copy.id == "d2" && copy.intent == "OpenIntent" && copy.app == other)
         #expect(copy.parameters == ["city": "paris"] && copy.groupId == nil && copy.date == date.adding(seconds: 1))
         let rebuilt = Donation(
-            id: "d1", app: app, intent: "ViewForecastIntent", parameters: ["city": "berlin"], date: date, groupId: "trip")
+            id: "d1", app: app, intent: "ViewForecastIntent", parameters: ["city": "berlin"], date: date,
+            groupId: "trip")
         #expect(rebuilt == original && rebuilt.hashValue == original.hashValue)
         #expect(Set([original, rebuilt, copy]).count == 2)
         var back = copy

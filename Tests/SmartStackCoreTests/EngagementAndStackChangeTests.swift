@@ -6,7 +6,8 @@ struct EngagementAndStackChangeTests {
     typealias F = Fixture
 
     static func engage(_ engine: inout Engine, _ instance: String, _ kind: EngagementKind, at seconds: Double) throws {
-        try engine.apply(.engage(stack: F.stack(), instance: F.instance(instance), kind: kind, duration: nil, at: F.t(seconds)))
+        try engine.apply(
+            .engage(stack: F.stack(), instance: F.instance(instance), kind: kind, duration: nil, at: F.t(seconds)))
     }
 
     static func behaviour(_ engine: Engine, _ instance: String, at seconds: Double) throws -> Double {
@@ -116,7 +117,8 @@ struct EngagementAndStackChangeTests {
         try Self.engage(&engine, "c", .tap, at: 2)
         let current = try #require(engine.configuration(of: F.stack()))
         let changed = try StackChange(
-            developerMode: true, pin: F.instance("c"), remove: [F.instance("a")], order: [F.instance("c"), F.instance("b")]
+            developerMode: true, pin: F.instance("c"), remove: [F.instance("a")],
+            order: [F.instance("c"), F.instance("b")]
         ).applied(to: current)
         #expect(changed.widgets.map(\.instance.rawValue) == ["c", "b"] && changed.pinned == F.instance("c"))
         try engine.apply(.configureStack(changed, at: F.t(3)))
@@ -125,7 +127,9 @@ struct EngagementAndStackChangeTests {
         let c = try #require(explanation.widgets.first { $0.instance == F.instance("c") })
         #expect(b.relevanceState.status == .relevant)
         #expect(c.engagement.taps > 0.99)
-        #expect(throws: CoreError.invalidParameter(parameter: "remove[0]", reason: "instance 'a' is not in stack 'home'")) {
+        #expect(
+            throws: CoreError.invalidParameter(parameter: "remove[0]", reason: "instance 'a' is not in stack 'home'")
+        ) {
             _ = try StackChange(remove: [F.instance("a")]).applied(to: changed)
         }
         #expect(throws: CoreError.self) { _ = try StackChange(order: [F.instance("c")]).applied(to: changed) }

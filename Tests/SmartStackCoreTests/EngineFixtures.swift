@@ -25,7 +25,8 @@ enum Fixture {
     }
 
     static func kind(
-        _ app: String, _ kind: String = "main", families: Set<WidgetFamily> = [.systemMedium], intent: IntentSchema? = nil,
+        _ app: String, _ kind: String = "main", families: Set<WidgetFamily> = [.systemMedium],
+        intent: IntentSchema? = nil,
         mappings: [PredictionMapping] = []
     ) -> WidgetKind {
         do {
@@ -53,10 +54,14 @@ enum Fixture {
         return engine
     }
 
-    static func donation(_ app: String, at seconds: Double, id: String? = nil, group: String? = nil,
-                         intent: String = "open", parameters: [String: String] = [:]) -> EngineEvent {
-        .donate(Donation(id: id ?? "\(app)@\(seconds)", app: Self.app(app), intent: intent, parameters: parameters,
-                         date: t(seconds), groupId: group))
+    static func donation(
+        _ app: String, at seconds: Double, id: String? = nil, group: String? = nil,
+        intent: String = "open", parameters: [String: String] = [:]
+    ) -> EngineEvent {
+        .donate(
+            Donation(
+                id: id ?? "\(app)@\(seconds)", app: Self.app(app), intent: intent, parameters: parameters,
+                date: t(seconds), groupId: group))
     }
 
     static func timeline(_ entries: [(Double, Double?, Double)], policy: ReloadPolicy = .never) -> Timeline {

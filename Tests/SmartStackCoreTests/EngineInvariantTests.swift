@@ -15,9 +15,11 @@ struct EngineInvariantTests {
         let stacks: [(String, [String])] = [("home", ["a", "b", "c", "d"]), ("side", ["e", "f"])]
         for (name, members) in stacks {
             let widgets = members.map { WidgetPlacement(instance: F.instance("\(name).\($0)"), kind: F.kindID($0)) }
-            events.append(.configureStack(
-                StackConfiguration(id: F.stack(name), family: .systemMedium, widgets: widgets, developerMode: developerMode),
-                at: F.t(0)))
+            events.append(
+                .configureStack(
+                    StackConfiguration(
+                        id: F.stack(name), family: .systemMedium, widgets: widgets, developerMode: developerMode),
+                    at: F.t(0)))
         }
         var time = 0.0
         for index in 0..<count {
@@ -31,19 +33,25 @@ struct EngineInvariantTests {
                 events.append(F.donation(app, at: time, id: "d\(index)", group: group))
             case 55..<70: events.append(.look(stack: F.stack(stack), at: F.t(time)))
             case 70..<74:
-                events.append(.engage(stack: F.stack(stack), instance: F.instance("\(stack).\(member)"),
-                                      kind: [.tap, .swipeTo, .swipeAway].randomElement(using: &random) ?? .tap,
-                                      duration: nil, at: F.t(time)))
+                events.append(
+                    .engage(
+                        stack: F.stack(stack), instance: F.instance("\(stack).\(member)"),
+                        kind: [.tap, .swipeTo, .swipeAway].randomElement(using: &random) ?? .tap,
+                        duration: nil, at: F.t(time)))
             case 74..<78:
-                events.append(.setContext(key: "focus", value: ["work", "home", nil].randomElement(using: &random) ?? nil,
-                                          at: F.t(time)))
+                events.append(
+                    .setContext(
+                        key: "focus", value: ["work", "home", nil].randomElement(using: &random) ?? nil,
+                        at: F.t(time)))
             case 78..<92:
                 let entries = (0..<Int.random(in: 1...4, using: &random)).map { step -> (Double, Double?, Double) in
                     let score: Double? = [3, 1, 0.5, 0, -2, nil].randomElement(using: &random) ?? nil
                     return (time + Double(step) * 900, score, [0, 120, 3_600].randomElement(using: &random) ?? 0)
                 }
-                events.append(.submitTimeline(.instance(F.instance("\(stack).\(member)")),
-                                              F.timeline(entries, policy: .atEnd), at: F.t(time)))
+                events.append(
+                    .submitTimeline(
+                        .instance(F.instance("\(stack).\(member)")),
+                        F.timeline(entries, policy: .atEnd), at: F.t(time)))
             default:
                 events.append(.reloadTimelines(app: F.app(member), kind: nil, at: F.t(time)))
             }
@@ -201,7 +209,8 @@ struct EngineInvariantTests {
         }
         #expect(seen > 5)
         // In developer mode the same workload rotates more often.
-        let developer = Self.run(Self.workload(seed: seed, events: 3_000, developerMode: true), settings: settings).decisions
+        let developer = Self.run(Self.workload(seed: seed, events: 3_000, developerMode: true), settings: settings)
+            .decisions
         let developerRotations = developer.filter { $0.entries.first?.reason == .relevance }.count
         #expect(developerRotations > seen)
     }

@@ -83,7 +83,8 @@ struct EngineRelevanceTests {
     @Test func aManualSwipeKeepsTheWidgetOnTopForTheGracePeriod() throws {
         var engine = try F.engine(apps: ["a", "b", "c"])
         try engine.apply(F.donation("a", at: 1))
-        try engine.apply(.engage(stack: F.stack(), instance: F.instance("c"), kind: .swipeTo, duration: nil, at: F.t(10)))
+        try engine.apply(
+            .engage(stack: F.stack(), instance: F.instance("c"), kind: .swipeTo, duration: nil, at: F.t(10)))
         try engine.apply(F.donation("b", at: 20))
         #expect(engine.order(at: 20).first == "c")
         #expect(try engine.entry("c", at: 20)?.reason == .manualSwipe)
@@ -100,7 +101,9 @@ struct EngineRelevanceTests {
         #expect(engine.order(at: 3).first == "a")
         try engine.apply(.setContext(key: "location", value: "gym", at: F.t(400)))
         #expect(engine.order(at: 400).first == "b")
-        #expect(try engine.explain(stack: F.stack(), instance: F.instance("b"), at: F.t(400)).widgets.first?.relevantContext == 0)
+        #expect(
+            try engine.explain(stack: F.stack(), instance: F.instance("b"), at: F.t(400)).widgets.first?.relevantContext
+                == 0)
         try engine.apply(.setContext(key: "location", value: nil, at: F.t(500)))
         #expect(engine.order(at: 500).first == "a")
     }
@@ -114,12 +117,16 @@ struct EngineRelevanceTests {
             WidgetPlacement(instance: F.instance("top"), kind: F.kindID("news", "top")),
             WidgetPlacement(instance: F.instance("local"), kind: F.kindID("news", "local")),
         ]
-        try engine.apply(.configureStack(
-            StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets, developerMode: true), at: F.t(0)))
+        try engine.apply(
+            .configureStack(
+                StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets, developerMode: true),
+                at: F.t(0)))
         try engine.apply(F.donation("a", at: 1))
         for (name, score) in [("top", 2.0), ("local", 1.0)] {
-            try engine.apply(.declareRelevance(
-                RelevanceDeclaration(target: .instance(F.instance(name)), contexts: [], group: "headlines"), at: F.t(2)))
+            try engine.apply(
+                .declareRelevance(
+                    RelevanceDeclaration(target: .instance(F.instance(name)), contexts: [], group: "headlines"),
+                    at: F.t(2)))
             try engine.apply(.submitTimeline(.instance(F.instance(name)), F.timeline([(10, score, 0)]), at: F.t(2)))
         }
         let explanation = try engine.explain(stack: F.stack(), at: F.t(20))
@@ -137,8 +144,10 @@ struct EngineRelevanceTests {
         #expect(engine.order(at: 100).first == "b")
         let second = StackConfiguration(
             id: F.stack("second"), family: .systemMedium,
-            widgets: [WidgetPlacement(instance: F.instance("a2"), kind: F.kindID("a")),
-                      WidgetPlacement(instance: F.instance("b2"), kind: F.kindID("b"))])
+            widgets: [
+                WidgetPlacement(instance: F.instance("a2"), kind: F.kindID("a")),
+                WidgetPlacement(instance: F.instance("b2"), kind: F.kindID("b")),
+            ])
         try engine.apply(.configureStack(second, at: F.t(200)))
         #expect(engine.order(at: 200, stack: F.stack("second")).first == "b2")
     }

@@ -45,9 +45,15 @@ struct EngineTests {
 
     @Test(arguments: [
         ("unknown kind", CoreError.notFound(kind: "widgetKind", id: "com.example.zz/main")),
-        ("bad family", CoreError.invalidParameter(
-            parameter: "widgets[0].kind", reason: "com.example.a/main does not support family systemSmall")),
-        ("pinned elsewhere", CoreError.invalidParameter(parameter: "pinned", reason: "instance 'x' is not in the stack")),
+        (
+            "bad family",
+            CoreError.invalidParameter(
+                parameter: "widgets[0].kind", reason: "com.example.a/main does not support family systemSmall")
+        ),
+        (
+            "pinned elsewhere",
+            CoreError.invalidParameter(parameter: "pinned", reason: "instance 'x' is not in the stack")
+        ),
     ])
     func configurationErrorsNameWhatIsWrong(_ testCase: (String, CoreError)) throws {
         var engine = Engine()
@@ -76,7 +82,8 @@ struct EngineTests {
         // The same instance cannot sit in two stacks.
         var two = try F.engine(apps: ["a"])
         let clash = StackConfiguration(
-            id: F.stack("s2"), family: .systemMedium, widgets: [WidgetPlacement(instance: F.instance("a"), kind: F.kindID("a"))])
+            id: F.stack("s2"), family: .systemMedium,
+            widgets: [WidgetPlacement(instance: F.instance("a"), kind: F.kindID("a"))])
         #expect(throws: CoreError.conflict(kind: "instance", id: "a", reason: "is placed in stack 'home'")) {
             try two.apply(.configureStack(clash, at: F.t(1)))
         }
@@ -102,10 +109,13 @@ struct EngineTests {
         try engine.apply(.registerKind(F.kind("notes"), at: F.t(0)))
         let widgets = [
             WidgetPlacement(instance: F.instance("notes"), kind: F.kindID("notes")),
-            WidgetPlacement(instance: F.instance("berlin"), kind: F.kindID("weather"), configuration: ["city": .string("Berlin")]),
-            WidgetPlacement(instance: F.instance("paris"), kind: F.kindID("weather"), configuration: ["city": .string("Paris")]),
+            WidgetPlacement(
+                instance: F.instance("berlin"), kind: F.kindID("weather"), configuration: ["city": .string("Berlin")]),
+            WidgetPlacement(
+                instance: F.instance("paris"), kind: F.kindID("weather"), configuration: ["city": .string("Paris")]),
         ]
-        try engine.apply(.configureStack(StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets), at: F.t(0)))
+        try engine.apply(
+            .configureStack(StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets), at: F.t(0)))
         try engine.apply(F.donation("weather", at: 60, intent: "ViewForecast", parameters: ["place": "Paris"]))
         #expect(engine.order(at: 60).first == "paris")
         try engine.apply(F.donation("weather", at: 120, intent: "CityIntent", parameters: ["city": "Berlin"]))
@@ -122,11 +132,14 @@ struct EngineTests {
             id: F.stack(), family: .systemMedium,
             widgets: [
                 WidgetPlacement(instance: F.instance("notes"), kind: F.kindID("notes")),
-                WidgetPlacement(instance: F.instance("berlin"), kind: F.kindID("weather"), configuration: ["city": .string("Berlin")]),
+                WidgetPlacement(
+                    instance: F.instance("berlin"), kind: F.kindID("weather"),
+                    configuration: ["city": .string("Berlin")]),
             ])
         try engine.apply(.configureStack(configuration, at: F.t(0)))
         for minute in 1...6 {
-            try engine.apply(F.donation("weather", at: Double(minute * 60), intent: "CityIntent", parameters: ["city": "Tokyo"]))
+            try engine.apply(
+                F.donation("weather", at: Double(minute * 60), intent: "CityIntent", parameters: ["city": "Tokyo"]))
         }
         return (engine, configuration)
     }
@@ -211,13 +224,17 @@ struct EngineTests {
         try engine.apply(F.donation("b", at: 1_010))
         let explanation = try engine.explain(stack: F.stack(), at: F.t(1_011))
         #expect(explanation.learnedFromLooks == 1)
-        #expect(explanation.widgets.allSatisfy { $0.behaviour.isFinite && $0.contributions.nonZero.allSatisfy { $0.share.isFinite } })
+        #expect(
+            explanation.widgets.allSatisfy {
+                $0.behaviour.isFinite && $0.contributions.nonZero.allSatisfy { $0.share.isFinite }
+            })
         try CodecFuzzCorpusTests.expectRoundTrip(engine)
     }
 
     @Test func liveActivitiesShowAboveTheirAppsWidgetsWithinTheirLimits() throws {
         var engine = try F.engine(apps: ["a", "b"])
-        try engine.apply(.startLiveActivity(app: F.app("b"), id: "game", attributes: [:], contentState: ["score": "1"], at: F.t(10)))
+        try engine.apply(
+            .startLiveActivity(app: F.app("b"), id: "game", attributes: [:], contentState: ["score": "1"], at: F.t(10)))
         #expect(engine.order(at: 10).first == "liveActivity:com.example.b/game")
         #expect(try engine.entry("liveActivity:com.example.b/game", at: 10)?.reason == .liveActivity)
         // Still shown (ended) after 8 hours, gone after 8 + 4 hours.
@@ -248,7 +265,10 @@ struct EngineTests {
         #expect(budget.used == 40 && budget.left == 0 && budget.nextAvailable == F.t(10 + 86_400))
         // When the budget frees up, the withheld reload goes out.
         let later = engine.publish(at: F.t(10 + 86_400)).effects
-        #expect(later.contains { if case .reloadRequested(_, _, .providerRequest, F.t(10 + 86_400)) = $0 { true } else { false } })
+        #expect(
+            later.contains {
+                if case .reloadRequested(_, _, .providerRequest, F.t(10 + 86_400)) = $0 { true } else { false }
+            })
         // Spent again; a tap still causes a reload, exempt from the budget.
         #expect(try engine.budget(of: F.instance("a"), at: F.t(10 + 86_400)).left == 0)
         let effects = try engine.apply(
@@ -258,8 +278,11 @@ struct EngineTests {
 
     @Test func engagementAndContextErrorsNameTheParameter() throws {
         var engine = try F.engine(apps: ["a"])
-        #expect(throws: CoreError.invalidParameter(parameter: "instance", reason: "instance 'zz' is not in stack 'home'")) {
-            try engine.apply(.engage(stack: F.stack(), instance: F.instance("zz"), kind: .tap, duration: nil, at: F.t(1)))
+        #expect(
+            throws: CoreError.invalidParameter(parameter: "instance", reason: "instance 'zz' is not in stack 'home'")
+        ) {
+            try engine.apply(
+                .engage(stack: F.stack(), instance: F.instance("zz"), kind: .tap, duration: nil, at: F.t(1)))
         }
         #expect(throws: CoreError.notFound(kind: "stack", id: "nope")) {
             try engine.apply(.look(stack: F.stack("nope"), at: F.t(1)))

@@ -23,7 +23,10 @@ struct CodecFuzzCorpusTests {
     @Test func corpusHoldsEventsAndSnapshots() throws {
         let inputs = try Self.inputs()
         #expect(inputs.contains { $0.first == 0 && $0.count > 100 })
-        #expect(inputs.contains { $0.first == 1 && (try? Engine(snapshot: Array($0.dropFirst()), settings: EngineSettings())) != nil })
+        #expect(
+            inputs.contains {
+                $0.first == 1 && (try? Engine(snapshot: Array($0.dropFirst()), settings: EngineSettings())) != nil
+            })
     }
 
     /// Each input as the fuzzer reads it: mode byte 0, then records of a length byte and one encoded event; or

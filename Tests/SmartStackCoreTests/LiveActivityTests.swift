@@ -13,8 +13,9 @@ private let rides = try! AppID("com.example.rides")
 private func registry(starting ids: [String] = ["order-1"], at start: String = "08:00") -> LiveActivityRegistry {
     var registry = LiveActivityRegistry()
     for id in ids {
-        try! registry.start(app: delivery, id: id, attributes: ["store": "Corner"], contentState: ["eta": "10"],
-                            at: at(start))
+        try! registry.start(
+            app: delivery, id: id, attributes: ["store": "Corner"], contentState: ["eta": "10"],
+            at: at(start))
     }
     return registry
 }

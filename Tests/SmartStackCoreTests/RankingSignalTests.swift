@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 @testable import SmartStackCore
 import Testing
@@ -13,10 +13,11 @@ private typealias F = Fixture
 @Suite struct RankingSignalTests {
     static func time(_ seconds: Double) -> Timestamp { F.t(seconds) }
 
-    @Test(arguments: [
-        (nil, 9), (0, 0), (199_999, 0), (200_000, 1), (999_999, 1), (1_000_000, 2), (4_999_999, 3), (9_999_999, 4),
-        (29_999_999, 5), (59_999_999, 6), (299_999_999, 7), (3_599_999_999, 8), (3_600_000_000, 9),
-    ] as [(Int64?, Int)])
+    @Test(
+        arguments: [
+            (nil, 9), (0, 0), (199_999, 0), (200_000, 1), (999_999, 1), (1_000_000, 2), (4_999_999, 3), (9_999_999, 4),
+            (29_999_999, 5), (59_999_999, 6), (299_999_999, 7), (3_599_999_999, 8), (3_600_000_000, 9),
+        ] as [(Int64?, Int)])
     func gapBucketsAreLogSpaced(gap: Int64?, bucket: Int) {
         #expect(GapBucket.of(gap) == bucket)
     }

@@ -152,7 +152,8 @@ struct RankingStorageTests {
         for step in 0..<6_000 {
             now += Int64(random.below(4 * 3_600) + 1) * 1_000_000
             let time = Timestamp(microseconds: now, utcOffsetSeconds: 0)
-            model.recordDonation(app: Int32(random.below(30)), matched: [Int32(random.below(4))], at: time, contextPairs: [])
+            model.recordDonation(
+                app: Int32(random.below(30)), matched: [Int32(random.below(4))], at: time, contextPairs: [])
             model.recordAfterView(
                 key: Int32(random.below(4)), lastAppAtView: nil, contexts: model.lookContexts(at: now), recency: nil,
                 lookTime: time, at: time)

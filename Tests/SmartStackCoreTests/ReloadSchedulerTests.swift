@@ -144,10 +144,11 @@ private func exhausted() -> ReloadScheduler {
         _ = scheduler.request(at: at("09:20"), reason: .providerRequest)
         #expect(scheduler.nextEvent(after: at("09:20")) == at("08:00", day: 2))
         let outcomes = scheduler.advance(to: at("13:00", day: 2))
-        #expect(outcomes == [
-            .requested(at: at("08:00", day: 2), reason: .providerRequest),
-            .requested(at: at("12:00", day: 2), reason: .policyDate),
-        ])
+        #expect(
+            outcomes == [
+                .requested(at: at("08:00", day: 2), reason: .providerRequest),
+                .requested(at: at("12:00", day: 2), reason: .policyDate),
+            ])
     }
 
     @Test func oneReloadAnswersAPendingReloadAndADueDateAtTheSameTime() {

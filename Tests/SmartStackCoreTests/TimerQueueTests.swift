@@ -76,8 +76,11 @@ struct TimerQueueTests {
         #expect(drain(&restored, through: 1_000).map(\.0) == expected.map(\.0))
         #expect(expected.map(\.0) == [200, 300, 400])
         // An array from before: duplicates of one instance, in any order, wake it once.
-        var old = TimerQueue(entries: [(F.t(50).microseconds, 3, Self.a), (F.t(20).microseconds, 1, Self.a),
-                                       (F.t(20).microseconds, 2, Self.a)], sequence: 3)
+        var old = TimerQueue(
+            entries: [
+                (F.t(50).microseconds, 3, Self.a), (F.t(20).microseconds, 1, Self.a),
+                (F.t(20).microseconds, 2, Self.a),
+            ], sequence: 3)
         #expect(old.nextTime == F.t(20).microseconds)
         #expect(drain(&old, through: 100).map(\.0) == [20])
     }

@@ -192,4 +192,3 @@ struct AnalyzerTests {
         #expect(report.widgets.map(\.surfaced).reduce(0, +) == stack.topChanges)
     }
 }
-

@@ -2,17 +2,18 @@ import SmartStackDesktop
 import Testing
 
 struct AppUnitTests {
-    @Test(arguments: [
-        ("app-gnome-org.gnome.Nautilus-1234.scope", "gnome", "org.gnome.Nautilus", "1234"),
-        ("app-flatpak-org.mozilla.firefox@5678.service", "flatpak", "org.mozilla.firefox", "5678"),
-        ("app-org.kde.konsole@a1b2c3.service", nil, "org.kde.konsole", "a1b2c3"),
-        ("app-firefox-99.scope", nil, "firefox", "99"),
-        ("app-org.kde.amarok.service", nil, "org.kde.amarok", nil),
-        ("app-gnome-firefox\\x2desr-4242.scope", "gnome", "firefox-esr", "4242"),
-        ("app-KDE-org.kde.okular@12345.service", "KDE", "org.kde.okular", "12345"),
-        // Unescaped dashes in the id (a desktop that skips escaping): launcher first, the rest the id.
-        ("app-gnome-my-app-7.scope", "gnome", "my-app", "7"),
-    ] as [(String, String?, String, String?)])
+    @Test(
+        arguments: [
+            ("app-gnome-org.gnome.Nautilus-1234.scope", "gnome", "org.gnome.Nautilus", "1234"),
+            ("app-flatpak-org.mozilla.firefox@5678.service", "flatpak", "org.mozilla.firefox", "5678"),
+            ("app-org.kde.konsole@a1b2c3.service", nil, "org.kde.konsole", "a1b2c3"),
+            ("app-firefox-99.scope", nil, "firefox", "99"),
+            ("app-org.kde.amarok.service", nil, "org.kde.amarok", nil),
+            ("app-gnome-firefox\\x2desr-4242.scope", "gnome", "firefox-esr", "4242"),
+            ("app-KDE-org.kde.okular@12345.service", "KDE", "org.kde.okular", "12345"),
+            // Unescaped dashes in the id (a desktop that skips escaping): launcher first, the rest the id.
+            ("app-gnome-my-app-7.scope", "gnome", "my-app", "7"),
+        ] as [(String, String?, String, String?)])
     func parsesApplicationUnits(name: String, launcher: String?, id: String, random: String?) throws {
         let unit = try #require(AppUnit(unitName: name))
         #expect(unit.launcher == launcher)

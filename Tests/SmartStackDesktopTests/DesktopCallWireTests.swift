@@ -11,7 +11,9 @@ struct DesktopCallWireTests {
         var tracker = DesktopTracker(configuration: DesktopConfiguration())
         guard
             case .launch(_, let calls) = tracker.unitStarted(
-                UnitStart(name: "app-gnome-org.gnome.Nautilus-1234.scope", invocationID: "0123456789abcdef0123456789abcdef", date: Self.date))
+                UnitStart(
+                    name: "app-gnome-org.gnome.Nautilus-1234.scope", invocationID: "0123456789abcdef0123456789abcdef",
+                    date: Self.date))
         else {
             Issue.record("a launch")
             return
@@ -46,10 +48,12 @@ struct DesktopCallWireTests {
                 #expect(request.date == Self.date.adding(seconds: 5))
             }
         }
-        #expect(methods == [
-            "io.smartstack.Provider.RegisterWidget", "io.smartstack.Shell.ConfigureStack", "io.smartstack.Provider.Donate",
-            "io.smartstack.Shell.RecordLook",
-        ])
+        #expect(
+            methods == [
+                "io.smartstack.Provider.RegisterWidget", "io.smartstack.Shell.ConfigureStack",
+                "io.smartstack.Provider.Donate",
+                "io.smartstack.Shell.RecordLook",
+            ])
     }
 
     /// Application ids that are not valid app ids (escaped in unit names) still give calls the service accepts.

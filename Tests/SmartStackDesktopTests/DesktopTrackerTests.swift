@@ -37,7 +37,11 @@ struct DesktopTrackerTests {
                     ]))
         // A second launch of the same app (another unit) only donates.
         let second = tracker.unitStarted(Self.start("app-gnome-org.gnome.Nautilus-2.scope", "bb", at: 60))
-        #expect(second == .launch(app: "org.gnome.Nautilus", calls: [.donate(app: "org.gnome.Nautilus", id: "invocation-bb", date: date.adding(seconds: 60))]))
+        #expect(
+            second
+                == .launch(
+                    app: "org.gnome.Nautilus",
+                    calls: [.donate(app: "org.gnome.Nautilus", id: "invocation-bb", date: date.adding(seconds: 60))]))
         #expect(tracker.state.launches == ["org.gnome.Nautilus": 2])
     }
 
@@ -66,7 +70,9 @@ struct DesktopTrackerTests {
             tracker.unitStarted(Self.start("app-flatpak-org.mozilla.firefox@5678.service", "beef", at: 2))
                 == .repeatedWithin(app: "org.mozilla.firefox", seconds: 2))
         // After the window it is a launch again.
-        guard case .launch = tracker.unitStarted(Self.start("app-flatpak-org.mozilla.firefox@5678.service", "f00d", at: 9))
+        guard
+            case .launch = tracker.unitStarted(
+                Self.start("app-flatpak-org.mozilla.firefox@5678.service", "f00d", at: 9))
         else {
             Issue.record("a start after the window is a launch")
             return
@@ -82,7 +88,9 @@ struct DesktopTrackerTests {
         func launch(_ app: String) {
             time += 60
             invocation += 1
-            if case .launch(_, let calls) = tracker.unitStarted(Self.start("app-\(app)-\(invocation).scope", "i\(invocation)", at: time)) {
+            if case .launch(_, let calls) = tracker.unitStarted(
+                Self.start("app-\(app)-\(invocation).scope", "i\(invocation)", at: time))
+            {
                 for case .configureStack(_, _, _, let apps, _) in calls { configurations.append(apps) }
             }
         }
@@ -104,10 +112,12 @@ struct DesktopTrackerTests {
             Issue.record("a launch")
             return
         }
-        #expect(calls.map(\.method) == [
-            "io.smartstack.Provider.RegisterWidget", "io.smartstack.Provider.RegisterWidget",
-            "io.smartstack.Provider.RegisterWidget", "io.smartstack.Shell.ConfigureStack", "io.smartstack.Provider.Donate",
-        ])
+        #expect(
+            calls.map(\.method) == [
+                "io.smartstack.Provider.RegisterWidget", "io.smartstack.Provider.RegisterWidget",
+                "io.smartstack.Provider.RegisterWidget", "io.smartstack.Shell.ConfigureStack",
+                "io.smartstack.Provider.Donate",
+            ])
         guard case .launch(_, let later) = tracker.unitStarted(Self.start("app-x-2.scope", "2", at: 60)) else {
             Issue.record("a launch")
             return
@@ -120,11 +130,13 @@ struct DesktopTrackerTests {
         configuration.apps = ["x", "y"]
         var tracker = DesktopTracker(configuration: configuration)
         #expect(tracker.unlocked(at: Self.base).isEmpty)
-        #expect(tracker.prepare(at: Self.base) == [
-            .registerWidget(app: "x", kind: "launch", displayName: "x", family: "systemMedium", date: Self.base),
-            .registerWidget(app: "y", kind: "launch", displayName: "y", family: "systemMedium", date: Self.base),
-            .configureStack(stack: "desktop.apps", family: "systemMedium", kind: "launch", apps: ["x", "y"], date: Self.base),
-        ])
+        #expect(
+            tracker.prepare(at: Self.base) == [
+                .registerWidget(app: "x", kind: "launch", displayName: "x", family: "systemMedium", date: Self.base),
+                .registerWidget(app: "y", kind: "launch", displayName: "y", family: "systemMedium", date: Self.base),
+                .configureStack(
+                    stack: "desktop.apps", family: "systemMedium", kind: "launch", apps: ["x", "y"], date: Self.base),
+            ])
         #expect(tracker.prepare(at: Self.base).isEmpty, "once")
         #expect(tracker.unlocked(at: Self.base) == [.recordLook(stack: "desktop.apps", date: Self.base)])
         guard case .launch(_, let calls) = tracker.unitStarted(Self.start("app-z-1.scope", "1", at: 1)) else {
@@ -142,13 +154,15 @@ struct DesktopTrackerTests {
         _ = tracker.unitStarted(Self.start("app-a-1.scope", "i1", at: 0))
         let stored = try JSONEncoder().encode(tracker.state)
         var restarted = DesktopTracker(
-            configuration: Self.configuration(), state: try JSONDecoder().decode(DesktopTracker.State.self, from: stored))
+            configuration: Self.configuration(),
+            state: try JSONDecoder().decode(DesktopTracker.State.self, from: stored))
         #expect(restarted.unitStarted(Self.start("app-a-1.scope", "i1", at: 0)) == .sameInvocation(app: "a"))
         guard case .launch(_, let calls) = restarted.unitStarted(Self.start("app-a-2.scope", "i2", at: 60)) else {
             Issue.record("a launch")
             return
         }
-        #expect(calls.map(\.method) == ["io.smartstack.Provider.Donate"], "registered and configured before the restart")
+        #expect(
+            calls.map(\.method) == ["io.smartstack.Provider.Donate"], "registered and configured before the restart")
     }
 
     @Test func callsRoundTripThroughTheirWireForm() throws {
@@ -160,9 +174,10 @@ struct DesktopTrackerTests {
         ]
         let decoded = try JSONDecoder().decode([DesktopCall].self, from: JSONEncoder().encode(calls))
         #expect(decoded == calls)
-        #expect(calls[1].parameters["widgets"] == [
-            ["instance": "s/a", "app": "a", "kind": "launch"], ["instance": "s/b", "app": "b", "kind": "launch"],
-        ])
+        #expect(
+            calls[1].parameters["widgets"] == [
+                ["instance": "s/a", "app": "a", "kind": "launch"], ["instance": "s/b", "app": "b", "kind": "launch"],
+            ])
         #expect(calls[2].parameters["date"] == .string("2023-11-14T23:13:20.000+01:00"))
     }
 

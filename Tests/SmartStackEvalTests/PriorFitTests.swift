@@ -14,7 +14,8 @@ import Testing
             second += 7
             let minutes = second / 60
             rows.append(
-                "\(user)\t2024-03-04T\(String(format: "%02d:%02d:%02d", 9 + minutes / 60, minutes % 60, second % 60))Z\t\(app)\t\(event)")
+                "\(user)\t2024-03-04T\(String(format: "%02d:%02d:%02d", 9 + minutes / 60, minutes % 60, second % 60))Z\t\(app)\t\(event)"
+            )
         }
         for round in 0..<60 {
             let apps = ["A", "B", "C"]

@@ -171,9 +171,12 @@ struct CallTests {
 
     /// Both ways of reading a call, for one message: where it lies (the envelope's fast path first) and through the
     /// general parser alone.
-    static func bothWays(_ frame: [UInt8]) -> (fast: Result<VarlinkCall, VarlinkFramingError>, general: Result<
-        VarlinkCall, VarlinkFramingError
-    >) {
+    static func bothWays(_ frame: [UInt8]) -> (
+        fast: Result<VarlinkCall, VarlinkFramingError>,
+        general: Result<
+            VarlinkCall, VarlinkFramingError
+        >
+    ) {
         frame.withUnsafeBufferPointer { bytes in
             (
                 Result { () throws(VarlinkFramingError) in try VarlinkCall(bytes: bytes) },

@@ -22,7 +22,8 @@ struct TypedRequestTests {
         case .endLiveActivity(let r): event = r.event(defaultTime: now)
         case .declareRelevance(let r): event = try r.event(defaultTime: now, kinds: kinds)
         case .configureStack(let r): event = try r.event(defaultTime: now, kinds: kinds)
-        case .changeStack(let r): return [AnyHashable(r.stack), AnyHashable(try r.change(kinds: kinds)), AnyHashable(r.date)]
+        case .changeStack(let r):
+            return [AnyHashable(r.stack), AnyHashable(try r.change(kinds: kinds)), AnyHashable(r.date)]
         case .removeStack(let r): event = r.event(defaultTime: now)
         case .recordEngagement(let r): event = r.event(defaultTime: now)
         case .recordLook(let r): event = r.event(defaultTime: now)
@@ -32,7 +33,8 @@ struct TypedRequestTests {
         case .subscribe(let r): return "\(r.stacks.map { $0.map(\.rawValue) } ?? ["every stack"])"
         case .watchReloads(let r): return "\(r.app) \(r.includeWithheld)"
         case .getStack(let r): return "\(r.stack) \(r.at.map { "\($0.microseconds)" } ?? "now")"
-        case .explain(let r): return "\(r.stack) \(r.instance?.rawValue ?? "-") \(r.at.map { "\($0.microseconds)" } ?? "now")"
+        case .explain(let r):
+            return "\(r.stack) \(r.instance?.rawValue ?? "-") \(r.at.map { "\($0.microseconds)" } ?? "now")"
         case .getBudget(let r): return "\(r.instance) \(r.at.map { "\($0.microseconds)" } ?? "now")"
         case .getInterfaceDescription(let r): return r.interface
         case .setLogLevel(let r): return r.level.rawValue
@@ -52,10 +54,12 @@ struct TypedRequestTests {
     @Test(arguments: SmartStackMethod.allCases)
     func wireParametersReadBackTheSameRequest(method: SmartStackMethod) throws {
         let example = try object(try #require(Examples.calls[method]))
-        let decoded = try SmartStackRequest(call: VarlinkCall(method: method.rawValue, parameters: example, more: method.isStreaming))
+        let decoded = try SmartStackRequest(
+            call: VarlinkCall(method: method.rawValue, parameters: example, more: method.isStreaming))
         let wire = try method.requestType.init(parameters: example).wireParameters
         #expect(Fixed.interface(method.interface)?.validateInput(of: method.name, wire) == nil, "\(method): \(wire)")
-        let again = try SmartStackRequest(call: VarlinkCall(method: method.rawValue, parameters: wire, more: method.isStreaming))
+        let again = try SmartStackRequest(
+            call: VarlinkCall(method: method.rawValue, parameters: wire, more: method.isStreaming))
         #expect(try Self.meaning(again) == Self.meaning(decoded), "\(method)")
         #expect(try method.requestType.init(parameters: wire).wireParameters == wire, "\(method)")
         for (key, value) in example where !value.isNull {
@@ -77,9 +81,11 @@ struct TypedRequestTests {
         try same(ExplainRequest(stack: home, instance: w1), .explain)
         try same(GetBudgetRequest(instance: w1, at: at), .getBudget)
         try same(RecordLookRequest(stack: home), .recordLook)
-        try same(RecordEngagementRequest(stack: home, instance: w1, kind: .impression, duration: 2.5), .recordEngagement)
         try same(
-            SetContextRequest(key: "location", value: "home", date: try Timestamp(rfc3339: "2024-03-04T08:00:00+01:00")),
+            RecordEngagementRequest(stack: home, instance: w1, kind: .impression, duration: 2.5), .recordEngagement)
+        try same(
+            SetContextRequest(
+                key: "location", value: "home", date: try Timestamp(rfc3339: "2024-03-04T08:00:00+01:00")),
             .setContext)
         try same(SubscribeRequest(stacks: [home, try StackID("work"), home]), .subscribe)
         try same(ListStacksRequest(), .listStacks)
@@ -95,9 +101,11 @@ struct TypedRequestTests {
             .donate)
         try same(WatchReloadsRequest(app: weather, includeWithheld: true), .watchReloads)
         try same(
-            ReloadTimelinesRequest(app: weather, kind: "forecast", date: try Timestamp(rfc3339: "2024-03-04T08:20:00-08:00")),
+            ReloadTimelinesRequest(
+                app: weather, kind: "forecast", date: try Timestamp(rfc3339: "2024-03-04T08:20:00-08:00")),
             .reloadTimelines)
-        try same(UpdateLiveActivityRequest(app: weather, id: "storm", contentState: ["level": "3"]), .updateLiveActivity)
+        try same(
+            UpdateLiveActivityRequest(app: weather, id: "storm", contentState: ["level": "3"]), .updateLiveActivity)
         try same(EndLiveActivityRequest(app: weather, id: "storm", dismissAfter: 600), .endLiveActivity)
         try same(GetInterfaceDescriptionRequest(interface: "io.smartstack.Shell"), .getInterfaceDescription)
         try same(SetLogLevelRequest(level: .debug), .setLogLevel)
@@ -108,7 +116,9 @@ struct TypedRequestTests {
         change.developerMode = false
         change.pin = w4
         change.remove = [try InstanceID("w3")]
-        change.add = [WirePlacement(instance: w4, kind: try WidgetKindID(app: try AppID("com.example.notes"), kind: "main"))]
+        change.add = [
+            WirePlacement(instance: w4, kind: try WidgetKindID(app: try AppID("com.example.notes"), kind: "main"))
+        ]
         change.order = [w4, w1, try InstanceID("w2")]
         try same(change, .changeStack)
     }
@@ -138,7 +148,9 @@ struct TypedRequestTests {
         try readsBack(
             try DeclareRelevanceRequest(
                 kind: forecast, target: .configuration(["city": "paris"]),
-                contexts: [.context(key: "location", value: "home"), .dateInterval(start: Fixed.t(0), end: Fixed.t(60))],
+                contexts: [
+                    .context(key: "location", value: "home"), .dateInterval(start: Fixed.t(0), end: Fixed.t(60)),
+                ],
                 group: "weather", date: Fixed.t(1)))
         try readsBack(
             ConfigureStackRequest(

@@ -181,4 +181,3 @@ struct AccessControlTests {
         #expect(try SmartStackRequest(call: shell).actingApp == nil)
     }
 }
-

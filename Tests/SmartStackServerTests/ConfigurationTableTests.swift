@@ -12,8 +12,11 @@ struct ConfigurationTableTests {
     @Test("the README's table is the code's table (smartstackd --configuration-keys)")
     func readmeMatches() throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let indented = ServerConfiguration.markdownTable.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
-        #expect(readme.contains(indented), "README.md's table differs: paste the output of smartstackd --configuration-keys")
+        let indented = ServerConfiguration.markdownTable.split(separator: "\n").map { "  " + $0 }.joined(
+            separator: "\n")
+        #expect(
+            readme.contains(indented), "README.md's table differs: paste the output of smartstackd --configuration-keys"
+        )
     }
 
     @Test("each key's default, written in a file, gives the default configuration")
@@ -42,7 +45,9 @@ struct ConfigurationTableTests {
         }
     }
 
-    @Test("an out-of-range value names the key as written", arguments: ["retentionDays = 400", "maxWidgetsPerStack = 101", "maxContexts = 5000"])
+    @Test(
+        "an out-of-range value names the key as written",
+        arguments: ["retentionDays = 400", "maxWidgetsPerStack = 101", "maxContexts = 5000"])
     func namesTheKeyWritten(line: String) {
         let written = String(line.split(separator: " ")[0])
         #expect {

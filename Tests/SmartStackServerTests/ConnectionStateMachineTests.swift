@@ -131,7 +131,8 @@ struct ConnectionStateMachineTests {
         #expect(v21.map(Self.number) == [2, 3])
     }
 
-    @Test("a broken frame: what came before is answered, nothing after it, and the connection closes once it is written")
+    @Test(
+        "a broken frame: what came before is answered, nothing after it, and the connection closes once it is written")
     func brokenFrame() throws {
         var machine = Self.serving()
         let gate = Gate()
@@ -170,7 +171,9 @@ struct ConnectionStateMachineTests {
         guard case .close = machine.afterReplies() else { Issue.record("not closing"); return }
     }
 
-    @Test("an open stream waits for the replies before it, then holds the connection: later input is dropped, input is read to notice the client leaving")
+    @Test(
+        "an open stream waits for the replies before it, then holds the connection: later input is dropped, input is read to notice the client leaving"
+    )
     func openStream() throws {
         var machine = Self.serving()
         machine.receive([Self.echo(1), #"{"method":"org.example.test.Follow","more":true}"#, Self.echo(3)])

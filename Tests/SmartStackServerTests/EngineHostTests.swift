@@ -22,7 +22,8 @@ struct EngineHostTests {
         other.intent = "compose"
         await #expect(throws: HostError.self) { try await host.donate(other, idGiven: true) }
         // Ids are per app: another app may use the same id.
-        #expect(try await host.donate(ServerFixture.donation("news", id: "abc", at: clock.now()), idGiven: true) == "abc")
+        #expect(
+            try await host.donate(ServerFixture.donation("news", id: "abc", at: clock.now()), idGiven: true) == "abc")
     }
 
     @Test("deleting many donations of an app at once keeps the others, their order and their ids usable")
@@ -33,7 +34,8 @@ struct EngineHostTests {
             clock.advance(seconds: 1)
             let app = index.isMultiple(of: 3) ? "news" : "mail"
             _ = try await host.donate(
-                ServerFixture.donation(app, id: "d\(index)", at: clock.now(), group: index.isMultiple(of: 2) ? "even" : nil),
+                ServerFixture.donation(
+                    app, id: "d\(index)", at: clock.now(), group: index.isMultiple(of: 2) ? "even" : nil),
                 idGiven: true)
         }
         let mail = ServerFixture.app("mail")
@@ -101,19 +103,22 @@ struct EngineHostTests {
         let apps = ["mail", "news", "maps"]
         for app in apps { _ = try await host.recordNow(.registerKind(ServerFixture.kind(app), at: clock.now())) }
         let widgets = try apps.map {
-            WidgetPlacement(instance: ServerFixture.instance($0), kind: try WidgetKindID(app: ServerFixture.app($0), kind: "main"))
+            WidgetPlacement(
+                instance: ServerFixture.instance($0), kind: try WidgetKindID(app: ServerFixture.app($0), kind: "main"))
         }
         let stack = ServerFixture.stack()
         _ = try await host.recordNow(
             .configureStack(
-                StackConfiguration(id: stack, family: .systemMedium, widgets: widgets, smartRotate: true), at: clock.now()))
+                StackConfiguration(id: stack, family: .systemMedium, widgets: widgets, smartRotate: true),
+                at: clock.now()))
         log.commitAll()
         let before = try await host.stack(stack)
         let bottom = try #require(before.order.last)
         var tickets: [CommitTicket] = []
         for _ in 0..<5 {
             clock.advance(seconds: 30)
-            tickets.append(try await host.donateNow(ServerFixture.donation(bottom, at: clock.now()), idGiven: false).ticket)
+            tickets.append(
+                try await host.donateNow(ServerFixture.donation(bottom, at: clock.now()), idGiven: false).ticket)
         }
         // Not acknowledged yet: the read waits for nothing (the commit is held) and answers from the last publish.
         let read = await host.readStack()
@@ -135,7 +140,8 @@ struct EngineHostTests {
         for index in 0..<10 {
             clock.advance(seconds: 60)
             _ = try await host.donate(
-                ServerFixture.donation("mail", id: "d\(index)", at: clock.now(), group: index.isMultiple(of: 2) ? "even" : nil),
+                ServerFixture.donation(
+                    "mail", id: "d\(index)", at: clock.now(), group: index.isMultiple(of: 2) ? "even" : nil),
                 idGiven: true)
         }
         let app = ServerFixture.app("mail")
@@ -148,7 +154,8 @@ struct EngineHostTests {
         await #expect(throws: HostError.self) { try await host.listDonations(app: app, after: "nope", limit: 4) }
 
         #expect(try await host.deleteDonations(app: app, filter: .group("even")) == 5)
-        #expect(try await host.listDonations(app: app, after: nil, limit: 100).map(\.id) == ["d1", "d3", "d5", "d7", "d9"])
+        #expect(
+            try await host.listDonations(app: app, after: nil, limit: 100).map(\.id) == ["d1", "d3", "d5", "d7", "d9"])
         #expect(try await host.deleteDonations(app: app, filter: .group("even")) == 0)
         #expect(await host.snapshotStatistics().donations == 5)
     }
@@ -204,7 +211,9 @@ struct EngineHostTests {
         }
     }
 
-    @Test("the host's phase: storage failing stops publishing and recording, the time service's retry a second later serves again once the store takes records, stopping is final")
+    @Test(
+        "the host's phase: storage failing stops publishing and recording, the time service's retry a second later serves again once the store takes records, stopping is final"
+    )
     func phases() async throws {
         let clock = ManualClock()
         let log = HeldEventLog()
@@ -323,7 +332,6 @@ extension RebuildQueue {
     }
 }
 
-
 @Suite("Host state parts")
 struct HostStatePartTests {
     static let t0 = Timestamp(microseconds: 1_700_000_000_000_000)
@@ -338,8 +346,10 @@ struct HostStatePartTests {
         journal.note(home, at: Self.t0.adding(seconds: 10), backfilled: true)
         journal.note(home, at: Self.t0, backfilled: true)
         #expect(!journal.isEmpty)
-        let decisions = [Decision(stack: home, revision: 1, time: Self.t0, entries: []),
-                         Decision(stack: work, revision: 1, time: Self.t0, entries: [])]
+        let decisions = [
+            Decision(stack: home, revision: 1, time: Self.t0, entries: []),
+            Decision(stack: work, revision: 1, time: Self.t0, entries: []),
+        ]
         // Publishing at the service's time, later than the backfill, leaves the backfilled stack to the journal.
         #expect(journal.reported(decisions, at: Self.t0.adding(seconds: 11))?.map(\.stack) == [work])
         #expect(journal.reported(decisions, at: Self.t0.adding(seconds: 5))?.map(\.stack) == [home, work])

@@ -26,7 +26,9 @@ struct FramePushTests {
         return frames
     }
 
-    @Test("frames sent before the stream starts wait, in order; after it starts they are written at once and flushed at the end of the turn")
+    @Test(
+        "frames sent before the stream starts wait, in order; after it starts they are written at once and flushed at the end of the turn"
+    )
     func waitsThenWrites() throws {
         let channel = try Self.active()
         let push = FramePush(limit: 4)

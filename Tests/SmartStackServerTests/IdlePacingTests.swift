@@ -58,7 +58,8 @@ struct IdlePacingTests {
             sleeps += Int(smartstack_pace())
         }
         return Outcome(
-            policy: sched_getscheduler(0), name: String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+            policy: sched_getscheduler(0),
+            name: String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
             sleeps: sleeps + (sink < 0 ? 1 : 0), voluntarySwitches: voluntarySwitches() - switchesBefore,
             cpuSeconds: Double(threadCPUNanoseconds() - cpuBegan) / 1e9)
     }
@@ -66,7 +67,9 @@ struct IdlePacingTests {
     @Test("an idle thread runs under SCHED_IDLE, is named, and sleeps about every 0.5 ms of work")
     func idleThreadsArePaced() async throws {
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            let started = IdleThread.start { continuation.resume(returning: Self.work(cpuSeconds: 0.02, wallSeconds: 30)) }
+            let started = IdleThread.start {
+                continuation.resume(returning: Self.work(cpuSeconds: 0.02, wallSeconds: 30))
+            }
             #expect(started)
         }
         #expect(outcome.policy == 5)  // SCHED_IDLE

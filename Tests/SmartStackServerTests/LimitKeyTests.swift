@@ -22,7 +22,8 @@ struct LimitKeyTests {
         limits.maxDonations = 1
         limits.maxSubscriptions = 1
         let clock = ManualClock()
-        let host = EngineHost(settings: settings, limits: limits, clock: clock, log: InMemoryEventLog(), logger: F.logger)
+        let host = EngineHost(
+            settings: settings, limits: limits, clock: clock, log: InMemoryEventLog(), logger: F.logger)
         let now = clock.now()
         let mail = try WidgetKindID(app: F.app("mail"), kind: "main")
         try await host.record(.registerKind(F.kind("mail"), at: now))
@@ -30,40 +31,60 @@ struct LimitKeyTests {
         try await host.record(
             .configureStack(
                 StackConfiguration(
-                    id: F.stack(), family: .systemMedium, widgets: [WidgetPlacement(instance: F.instance("m"), kind: mail)]),
+                    id: F.stack(), family: .systemMedium,
+                    widgets: [WidgetPlacement(instance: F.instance("m"), kind: mail)]),
                 at: now))
         _ = try await host.donate(F.donation("mail", id: "d0", at: now), idGiven: true)
         try await host.record(.setContext(key: "a", value: "1", at: now))
-        try await host.record(.startLiveActivity(app: F.app("mail"), id: "l0", attributes: [:], contentState: [:], at: now))
+        try await host.record(
+            .startLiveActivity(app: F.app("mail"), id: "l0", attributes: [:], contentState: [:], at: now))
         let subscription = try await host.subscribe(stacks: nil)
         let entries = [TimelineEntry(date: now), TimelineEntry(date: now.adding(seconds: 60))]
         let (timeline, _) = try Timeline.validated(entries: entries, policy: .never)
 
         let attempts: [(String, () async throws -> Void)] = [
             ("maxKinds", { try await host.record(.registerKind(F.kind("maps"), at: now)) }),
-            ("maxStacks", {
-                try await host.record(
-                    .configureStack(StackConfiguration(id: F.stack("other"), family: .systemMedium, widgets: []), at: now))
-            }),
-            ("maxWidgetsPerStack", {
-                let widgets = [
-                    WidgetPlacement(instance: F.instance("m"), kind: mail),
-                    WidgetPlacement(instance: F.instance("m2"), kind: mail),
-                ]
-                try await host.record(
-                    .configureStack(StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets), at: now))
-            }),
+            (
+                "maxStacks",
+                {
+                    try await host.record(
+                        .configureStack(
+                            StackConfiguration(id: F.stack("other"), family: .systemMedium, widgets: []), at: now))
+                }
+            ),
+            (
+                "maxWidgetsPerStack",
+                {
+                    let widgets = [
+                        WidgetPlacement(instance: F.instance("m"), kind: mail),
+                        WidgetPlacement(instance: F.instance("m2"), kind: mail),
+                    ]
+                    try await host.record(
+                        .configureStack(
+                            StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets), at: now))
+                }
+            ),
             ("maxContexts", { try await host.record(.setContext(key: "b", value: "2", at: now)) }),
-            ("maxTimelineEntries", { try await host.record(.submitTimeline(.instance(F.instance("m")), timeline, at: now)) }),
-            ("maxLiveActivitiesPerApp", {
-                try await host.record(
-                    .startLiveActivity(app: F.app("mail"), id: "l1", attributes: [:], contentState: [:], at: now))
-            }),
-            ("maxRelevantContexts", {
-                let contexts: [RelevantContext] = [.context(key: "a", value: "1"), .context(key: "a", value: "2")]
-                try await host.record(
-                    .declareRelevance(RelevanceDeclaration(target: .instance(F.instance("m")), contexts: contexts), at: now))
-            }),
+            (
+                "maxTimelineEntries",
+                { try await host.record(.submitTimeline(.instance(F.instance("m")), timeline, at: now)) }
+            ),
+            (
+                "maxLiveActivitiesPerApp",
+                {
+                    try await host.record(
+                        .startLiveActivity(app: F.app("mail"), id: "l1", attributes: [:], contentState: [:], at: now))
+                }
+            ),
+            (
+                "maxRelevantContexts",
+                {
+                    let contexts: [RelevantContext] = [.context(key: "a", value: "1"), .context(key: "a", value: "2")]
+                    try await host.record(
+                        .declareRelevance(
+                            RelevanceDeclaration(target: .instance(F.instance("m")), contexts: contexts), at: now))
+                }
+            ),
             ("maxDonations", { _ = try await host.donate(F.donation("mail", id: "d1", at: now), idGiven: true) }),
             ("maxSubscriptions", { _ = try await host.subscribe(stacks: nil) }),
         ]

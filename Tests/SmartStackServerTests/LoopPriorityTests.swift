@@ -21,7 +21,9 @@ struct LoopPriorityTests {
         return (parts.first ?? 0, parts.dropFirst().first ?? 0)
     }
 
-    @Test("a thread that asks gets the 0.1 ms slice (Linux 6.12 and later), as /proc reports it; other threads keep theirs")
+    @Test(
+        "a thread that asks gets the 0.1 ms slice (Linux 6.12 and later), as /proc reports it; other threads keep theirs"
+    )
     func shortSlice() throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         defer { try? group.syncShutdownGracefully() }

@@ -141,7 +141,9 @@ struct ServiceClockTests {
             _ = try await host.stack(F.stack())
             let after = try await Self.listAll(host, apps: apps)
             for other in apps where other != app {
-                #expect(after[other] == before[other], "seed \(seed) step \(step): \(app)'s call changed \(other)'s donations")
+                #expect(
+                    after[other] == before[other],
+                    "seed \(seed) step \(step): \(app)'s call changed \(other)'s donations")
             }
             stored = after.mapValues { $0.map(\.id) }
         }
@@ -153,7 +155,9 @@ struct ServiceClockTests {
         return result
     }
 
-    @Test("the local UTC offset is worked out once per second: localtime_r's, and a zone change takes effect on the second it happens")
+    @Test(
+        "the local UTC offset is worked out once per second: localtime_r's, and a zone change takes effect on the second it happens"
+    )
     func localOffsetCache() {
         let local = LocalOffsetCache()
         for second in stride(from: 1_774_740_000, through: 1_774_760_000, by: 997) {

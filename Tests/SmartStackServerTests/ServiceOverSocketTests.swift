@@ -78,7 +78,8 @@ struct ServiceOverSocketTests {
                     #expect(error.name == "io.smartstack.Shell.NotFound")
                 }
                 do throws(VarlinkClientError) {
-                    _ = try await client.call("io.smartstack.Provider.Donate", ["app": "com.example.news", "intnt": "x"])
+                    _ = try await client.call(
+                        "io.smartstack.Provider.Donate", ["app": "com.example.news", "intnt": "x"])
                     Issue.record("a misspelt parameter was taken")
                 } catch .remote(let error) {
                     #expect(error.name == "org.varlink.service.InvalidParameter")
@@ -91,7 +92,10 @@ struct ServiceOverSocketTests {
                     #expect(error.name == "org.varlink.service.MethodNotFound")
                 }
                 // The connection goes on after errors.
-                #expect(Set(Self.order(try await client.call("io.smartstack.Shell.GetStack", ["stack": "home"]))) == ["mail", "news"])
+                #expect(
+                    Set(Self.order(try await client.call("io.smartstack.Shell.GetStack", ["stack": "home"]))) == [
+                        "mail", "news",
+                    ])
             }
         }
     }
@@ -105,7 +109,11 @@ struct ServiceOverSocketTests {
                 try await client.pipeline(count: 300, window: 64) { index in
                     switch index % 3 {
                     case 0: ("io.smartstack.Shell.GetStack", ["stack": "home"])
-                    case 1: ("io.smartstack.Provider.Donate", ["app": "com.example.mail", "intent": "open", "id": .string("p\(index)")])
+                    case 1:
+                        (
+                            "io.smartstack.Provider.Donate",
+                            ["app": "com.example.mail", "intent": "open", "id": .string("p\(index)")]
+                        )
                     default: ("io.smartstack.Shell.GetStack", ["stack": "missing"])
                     }
                 } reply: { index, result in
@@ -118,7 +126,8 @@ struct ServiceOverSocketTests {
                     _ = index
                 }
                 #expect(answers == (0..<300).map { ["stack", "donated", "io.smartstack.Shell.NotFound"][$0 % 3] })
-                let listed = try await client.call("io.smartstack.Provider.ListDonations", ["app": "com.example.mail", "limit": 1_000])
+                let listed = try await client.call(
+                    "io.smartstack.Provider.ListDonations", ["app": "com.example.mail", "limit": 1_000])
                 guard case .array(let donations)? = listed["donations"] else { Issue.record("no donations"); return }
                 #expect(donations.count == 100)
             }
@@ -173,8 +182,10 @@ struct ServiceOverSocketTests {
                     ConfigureStackRequest(
                         stack: home, family: .systemMedium,
                         widgets: [
-                            WirePlacement(instance: try InstanceID("mail"), kind: try WidgetKindID(app: mail, kind: "main")),
-                            WirePlacement(instance: try InstanceID("news"), kind: try WidgetKindID(app: news, kind: "main")),
+                            WirePlacement(
+                                instance: try InstanceID("mail"), kind: try WidgetKindID(app: mail, kind: "main")),
+                            WirePlacement(
+                                instance: try InstanceID("news"), kind: try WidgetKindID(app: news, kind: "main")),
                         ]))
                 let donated = try await client.call(try DonateRequest(app: news, intent: "open", id: "d1"))
                 #expect(donated["id"] == .string("d1"))

@@ -26,7 +26,9 @@ struct VarlinkConnectionTests {
             return EncodedReply(frame: frame)
         }()
 
-        func handle(_ call: VarlinkCall, peer: PeerCredentials) async -> CallOutcome { .failure(.methodNotFound(call.method)) }
+        func handle(_ call: VarlinkCall, peer: PeerCredentials) async -> CallOutcome {
+            .failure(.methodNotFound(call.method))
+        }
 
         func handleImmediately(_ call: VarlinkCall, peer: PeerCredentials) -> ImmediateOutcome? {
             switch call.method {
@@ -98,7 +100,9 @@ struct VarlinkConnectionTests {
         #expect(replies.map { $0.parameters["n"] } == (1...5).map { .int(Int64($0)) })
     }
 
-    @Test("a lone encoded reply is written from its shared buffer; several replies of both kinds go out in call order in one write")
+    @Test(
+        "a lone encoded reply is written from its shared buffer; several replies of both kinds go out in call order in one write"
+    )
     func encodedReplies() throws {
         let channel = try Self.connection(Handler(waiter: CommitWaiter()))
         try Self.send(channel, [#"{"method":"org.example.test.Shared"}"#])
@@ -128,7 +132,10 @@ struct VarlinkConnectionTests {
         let channel = try Self.connection(Handler(waiter: waiter))
         try Self.send(
             channel,
-            [#"{"method":"org.example.test.Echo","parameters":{"n":1}}"#, #"{"method":"org.example.test.Commit"}"#, #"{"method":"org.example.test.Echo","parameters":{"n":3}}"#])
+            [
+                #"{"method":"org.example.test.Echo","parameters":{"n":1}}"#, #"{"method":"org.example.test.Commit"}"#,
+                #"{"method":"org.example.test.Echo","parameters":{"n":3}}"#,
+            ])
         #expect(try Self.replies(channel).map { $0.parameters["n"] } == [.int(1)])
         waiter.resolve(nil)
         channel.embeddedEventLoop.run()
@@ -149,7 +156,9 @@ struct VarlinkConnectionTests {
         }
     }
 
-    @Test("a call waiting for its commit asks the channel for input once, after its read: not again when its reply goes out")
+    @Test(
+        "a call waiting for its commit asks the channel for input once, after its read: not again when its reply goes out"
+    )
     func oneReadPerInput() throws {
         let waiter = CommitWaiter()
         let channel = EmbeddedChannel()
@@ -179,7 +188,9 @@ struct VarlinkConnectionTests {
     func failedCommit() throws {
         let waiter = CommitWaiter()
         let channel = try Self.connection(Handler(waiter: waiter))
-        try Self.send(channel, [#"{"method":"org.example.test.Commit"}"#, #"{"method":"org.example.test.Echo","parameters":{"n":2}}"#])
+        try Self.send(
+            channel,
+            [#"{"method":"org.example.test.Commit"}"#, #"{"method":"org.example.test.Echo","parameters":{"n":2}}"#])
         #expect(try Self.replies(channel).isEmpty)
         waiter.resolve(StoreFailure(reason: "disk full"))
         channel.embeddedEventLoop.run()
@@ -193,13 +204,18 @@ struct VarlinkConnectionTests {
         let channel = try Self.connection(Handler(waiter: CommitWaiter()))
         try Self.send(
             channel,
-            [#"{"method":"org.example.test.Echo","parameters":{"n":1},"oneway":true}"#, #"{"method":"org.example.test.Echo","parameters":{"n":2}}"#,
-             "not json", #"{"method":"org.example.test.Echo","parameters":{"n":4}}"#])
+            [
+                #"{"method":"org.example.test.Echo","parameters":{"n":1},"oneway":true}"#,
+                #"{"method":"org.example.test.Echo","parameters":{"n":2}}"#,
+                "not json", #"{"method":"org.example.test.Echo","parameters":{"n":4}}"#,
+            ])
         #expect(try Self.replies(channel).map { $0.parameters["n"] } == [.int(2)])
         #expect(!channel.isActive)
     }
 
-    @Test("a stream's connection closing does not tell the push of it at once, only on the loop's next turn (regression: the soak's crash)")
+    @Test(
+        "a stream's connection closing does not tell the push of it at once, only on the loop's next turn (regression: the soak's crash)"
+    )
     func closedInsideSend() throws {
         // A publish sends to every subscriber in one pass over them; the client leaving removes its subscription.
         // A write inside that pass can close the connection; told at once, the removal ran inside the pass, and

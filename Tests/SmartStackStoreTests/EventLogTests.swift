@@ -49,7 +49,9 @@ struct EventLogTests {
         await reopened.close()
     }
 
-    @Test("donation ids are found before and after their keys are written in a batch, after reopening, and deleted from both")
+    @Test(
+        "donation ids are found before and after their keys are written in a batch, after reopening, and deleted from both"
+    )
     func donationKeyBatches() async throws {
         let directory = try TemporaryDirectory()
         var options = StoreOptions()
@@ -59,8 +61,10 @@ struct EventLogTests {
         // Twelve commits of one donation each: the keys of the first ten go to the table in two chunks of five
         // (whenever the writer has nothing to commit), the last two stay in memory.
         for index in 0..<12 {
-            try await log.enqueue([S.donation(index.isMultiple(of: 2) ? "mail" : "news", id: "d\(index)", at: Double(index))])
-                .committed()
+            try await log.enqueue([
+                S.donation(index.isMultiple(of: 2) ? "mail" : "news", id: "d\(index)", at: Double(index))
+            ])
+            .committed()
         }
         func tableState(_ directory: TemporaryDirectory) throws -> (keys: Int, through: Int64?) {
             let (keys, through) = try Self.donationKeyTable(directory)
@@ -133,7 +137,9 @@ struct EventLogTests {
         await reopened.close()
     }
 
-    @Test("a chunk is copied in key order, a slice per transaction; a copy cut short is counted once and finished after reopening")
+    @Test(
+        "a chunk is copied in key order, a slice per transaction; a copy cut short is counted once and finished after reopening"
+    )
     func donationKeySlices() async throws {
         let directory = try TemporaryDirectory()
         var options = StoreOptions()
@@ -222,7 +228,8 @@ struct EventLogTests {
         await log.close()
     }
 
-    @Test("under a steady stream of commits the write-ahead log starts again after each checkpoint: its file stays small")
+    @Test(
+        "under a steady stream of commits the write-ahead log starts again after each checkpoint: its file stays small")
     func writeAheadLogRestarts() async throws {
         let directory = try TemporaryDirectory()
         var options = StoreOptions()

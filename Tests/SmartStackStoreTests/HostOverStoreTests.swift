@@ -18,7 +18,8 @@ struct HostOverStoreTests {
 
     private func openHost(_ directory: TemporaryDirectory, at seconds: Double = 100) async throws -> EngineHost {
         let log = try S.open(directory)
-        let host = EngineHost(settings: EngineSettings(), clock: Clock(time: S.t(seconds)), log: log, logger: Self.logger)
+        let host = EngineHost(
+            settings: EngineSettings(), clock: Clock(time: S.t(seconds)), log: log, logger: Self.logger)
         try await host.restore()
         return host
     }
@@ -32,16 +33,23 @@ struct HostOverStoreTests {
         await host.closeLog()
     }
 
-    @Test("after a restart, a retried donation is accepted without a new row and a different one under its id is a conflict")
+    @Test(
+        "after a restart, a retried donation is accepted without a new row and a different one under its id is a conflict"
+    )
     func retriesAfterRestart() async throws {
         let directory = try TemporaryDirectory()
         var host = try await openHost(directory)
-        for index in 0..<50 { _ = try await host.donate(donation("mail", "d\(index)", at: Double(index)), idGiven: true) }
+        for index in 0..<50 {
+            _ = try await host.donate(donation("mail", "d\(index)", at: Double(index)), idGiven: true)
+        }
         await stop(host)
         host = try await openHost(directory)
         // Whether the id filter is filled yet or not, the answer is the same.
         #expect(try await host.donate(donation("mail", "d7", at: 7), idGiven: true) == "d7")
-        await #expect(throws: HostError.core(.conflict(kind: "donation", id: "d7", reason: "the app already used this id for another donation"))) {
+        await #expect(
+            throws: HostError.core(
+                .conflict(kind: "donation", id: "d7", reason: "the app already used this id for another donation"))
+        ) {
             try await host.donate(donation("mail", "d7", at: 7, intent: "compose"), idGiven: true)
         }
         // Another app may use the same id.
@@ -75,7 +83,8 @@ struct HostOverStoreTests {
         let directory = try TemporaryDirectory()
         var host = try await openHost(directory)
         for index in 0..<30 {
-            _ = try await host.donate(donation(index % 3 == 0 ? "news" : "mail", "d\(index)", at: Double(index)), idGiven: true)
+            _ = try await host.donate(
+                donation(index % 3 == 0 ? "news" : "mail", "d\(index)", at: Double(index)), idGiven: true)
         }
         await stop(host)
         host = try await openHost(directory)
@@ -96,7 +105,9 @@ struct HostOverStoreTests {
     func concurrentDeletions() async throws {
         let directory = try TemporaryDirectory()
         let host = try await openHost(directory)
-        for index in 0..<40 { _ = try await host.donate(donation("mail", "d\(index)", at: Double(index)), idGiven: true) }
+        for index in 0..<40 {
+            _ = try await host.donate(donation("mail", "d\(index)", at: Double(index)), idGiven: true)
+        }
         // Twenty calls for one id each, and five asking again for ids others ask for.
         let requests = (0..<20).map { ["d\($0 * 2)"] } + (0..<5).map { ["d\($0 * 2)", "d\($0 * 2 + 1)"] }
         let counts = try await withThrowingTaskGroup(of: Int.self) { group in

@@ -188,7 +188,8 @@ struct RestartEquivalenceTests {
                 group.addTask {
                     let app = ["a", "b", "c"][index % 3]
                     let donation = Donation(
-                        id: "late\(index)", app: S.app(app), intent: "open", date: now.adding(seconds: Double(index - 400)))
+                        id: "late\(index)", app: S.app(app), intent: "open",
+                        date: now.adding(seconds: Double(index - 400)))
                     _ = try await host.donate(donation, idGiven: true)
                 }
             }

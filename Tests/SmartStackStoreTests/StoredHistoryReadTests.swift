@@ -76,7 +76,10 @@ struct StoredHistoryReadTests {
         #expect(try log.donations(app: S.app("other"), after: nil, limit: 2)?.isEmpty == true)
         var keys: [String] = []
         try log.forEachDonationKey { keys.append("\($0)/\($1)") }
-        #expect(keys.sorted() == ["com.example.mail/m1", "com.example.mail/m3", "com.example.mail/m4", "com.example.news/n1"])
+        #expect(
+            keys.sorted() == [
+                "com.example.mail/m1", "com.example.mail/m3", "com.example.mail/m4", "com.example.news/n1",
+            ])
         var news: [String] = []
         try log.forEachDonation(app: S.app("news")) { news.append($0.id) }
         #expect(news == ["n1"])

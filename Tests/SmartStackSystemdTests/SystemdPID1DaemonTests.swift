@@ -50,7 +50,8 @@ extension SystemdPID1Tests {
 
         // The decision entries are in the unit's journal, native, from the dynamic user.
         let entry = try #require(
-            try machine.firstEntry(.orderChanged, within: .seconds(10)), "order-changed entry in journalctl -u smartstackd")
+            try machine.firstEntry(.orderChanged, within: .seconds(10)),
+            "order-changed entry in journalctl -u smartstackd")
         #expect(entry["SMARTSTACK_STACK"] as? String == "home")
         #expect(entry["SMARTSTACK_ORDER"] as? String == "mail,news,maps")
         #expect(entry["SMARTSTACK_TOP"] as? String == "mail")

@@ -276,7 +276,8 @@ struct SystemdPID1Tests {
         #expect(try machine.request("order home weather") == "ok\n")
         #expect(try eventually(.seconds(5)) { try machine.show("StatusText") == "serving; weather on top of home" })
         let entry = try #require(
-            try machine.firstEntry(.orderChanged, within: .seconds(5)), "order-changed entry in journalctl -u smartstackd")
+            try machine.firstEntry(.orderChanged, within: .seconds(5)),
+            "order-changed entry in journalctl -u smartstackd")
         #expect(entry["SMARTSTACK_STACK"] as? String == "home")
         #expect(entry["SMARTSTACK_TOP"] as? String == "weather")
         #expect(entry["_SYSTEMD_UNIT"] as? String == "smartstackd.service")

@@ -106,7 +106,10 @@ struct UnitFileTests {
             #expect(
                 service[key]?.contains(value) == true, "\(scope) service: \(key)=\(value), found \(service[key] ?? [])")
         }
-        #expect(service["SystemCallFilter"] == ["@system-service", "~@privileged @resources", "sched_setattr sched_setscheduler"])
+        #expect(
+            service["SystemCallFilter"] == [
+                "@system-service", "~@privileged @resources", "sched_setattr sched_setscheduler",
+            ])
         #expect(socket["FileDescriptorName"] == ["varlink"])
         let listen = scope == .system ? "/run/smartstack/io.smartstack" : "%t/smartstack/io.smartstack"
         #expect(socket["ListenStream"] == [listen])

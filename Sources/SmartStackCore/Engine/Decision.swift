@@ -28,8 +28,8 @@ public enum DecisionReason: String, Sendable, Hashable, CaseIterable, Codable {
 
 /// One entry of a stack's order.
 public struct DecisionEntry: Sendable, Hashable {
-    /// The instance id; for a suggestion `suggestion:<app>/<kind>[?name=value&…]` (`Configuration.queryText`), for a Live Activity
-    /// `liveActivity:<app>/<id>`.
+    /// The instance id; for a suggestion `suggestion:<app>/<kind>[?name=value&…]` (`Configuration.queryText`), for a
+    /// Live Activity `liveActivity:<app>/<id>`.
     public var instance: String
     public var kind: WidgetKindID?
     /// 0-based position, top first.

@@ -75,7 +75,9 @@ extension Engine {
         var due = timers.nextTime ?? .max
         let maxAge = Int64(Self.decisionMaxAge * 1_000_000)
         for state in stacks.values {
-            guard !state.dirty, state.decidedGeneration == generation, let published = state.published else { return nil }
+            guard !state.dirty, state.decidedGeneration == generation, let published = state.published else {
+                return nil
+            }
             due = min(due, published.time.microseconds &+ maxAge)
         }
         return Timestamp(microseconds: due)
@@ -245,7 +247,8 @@ extension Engine {
         // A manual swipe's grace holds the top as well: relevance does not rotate another widget up meanwhile.
         var limited: Set<Int> = []
         let publishedTop = state.publishedTop(asOf: time)
-        let topCanRotate = configuration.developerMode
+        let topCanRotate =
+            configuration.developerMode
             || state.lastRotation(asOf: time).map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
         let relevanceCanRotate =
             topCanRotate
@@ -307,7 +310,9 @@ extension Engine {
         // A suggestion goes on top of the widgets (below a pin or a manual swipe) when the top may change.
         if let candidate, topCanRotate || publishedTop == suggestionID(candidate.key) {
             let info = keys[Int(candidate.key)]
-            let protected = entries.prefix { $0.reason == .liveActivity || $0.reason == .pinned || $0.reason == .manualSwipe }
+            let protected = entries.prefix {
+                $0.reason == .liveActivity || $0.reason == .pinned || $0.reason == .manualSwipe
+            }
             entries.insert(
                 DecisionEntry(
                     instance: suggestionID(candidate.key), kind: info.kind, position: 0, score: candidate.probability,
@@ -399,7 +404,8 @@ extension Engine {
         let engagement = standing.contributions.share(at: Signal.engagement.index)
         guard engagement > 0, (instances.slots[Int(standing.slot)]?.engagement.decayed(at: time).taps ?? 0) >= 0.01
         else { return .behaviour }
-        for index in 0..<SignalShares.capacity where index != Signal.engagement.index && index != Signal.relevance.index {
+        for index in 0..<SignalShares.capacity where index != Signal.engagement.index && index != Signal.relevance.index
+        {
             if standing.contributions.share(at: index) >= engagement { return .behaviour }
         }
         return .engagement
@@ -462,9 +468,10 @@ extension Engine {
     func suggestionCandidates(for state: StackState, at time: Timestamp) -> [Int32] {
         guard !suggestionCandidates.isEmpty else { return [] }
         let placed = Set(state.keys)
-        let groups = Set(state.slots.indices.compactMap { index in
-            instances.slots[Int(state.slots[index])]?.group.map { "\(state.kinds[index].app)\u{0}\($0)" }
-        })
+        let groups = Set(
+            state.slots.indices.compactMap { index in
+                instances.slots[Int(state.slots[index])]?.group.map { "\(state.kinds[index].app)\u{0}\($0)" }
+            })
         var result: [Int32] = []
         for key in suggestionCandidates.reversed() where !placed.contains(key) {
             let info = keys[Int(key)]

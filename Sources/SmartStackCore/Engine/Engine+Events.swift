@@ -8,12 +8,16 @@ extension Engine {
         var matched: [Int32] = []
         for key in keysByApp[donation.app] ?? [] {
             let info = keys[Int(key)]
-            guard let kind = kinds[info.kind], kind.matches(donation, configuration: info.configuration) else { continue }
+            guard let kind = kinds[info.kind], kind.matches(donation, configuration: info.configuration) else {
+                continue
+            }
             matched.append(key)
         }
         // A donation for a kind with no matching placed instance makes its configuration a suggestion candidate.
         for kindID in kindsByApp[donation.app] ?? [] {
-            guard let kind = kinds[kindID], let configuration = kind.suggestedConfiguration(for: donation) else { continue }
+            guard let kind = kinds[kindID], let configuration = kind.suggestedConfiguration(for: donation) else {
+                continue
+            }
             let key = widgetKey(kind: kindID, configuration: configuration)
             if !matched.contains(key) { matched.append(key) }
             if keys[Int(key)].placed == 0 { noteCandidate(key) }
@@ -72,7 +76,8 @@ extension Engine {
         let keys = state.keys
         var matrix: [Double] = []
         usage.features(
-            for: FeatureQuery(keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget),
+            for: FeatureQuery(
+                keys: keys, time: time, contextPairs: contextPairs, previousLookTarget: state.previousLookTarget),
             into: &matrix)
         let places = fallbackPlaces(of: keys, at: time)
         stacks[id]?.look = PendingLook(
@@ -145,7 +150,9 @@ extension Engine {
             // opens, so one tap cannot turn a habit of weeks (the model follows the last look's target closely).
             // A reload caused by the user interacting with the widget is exempt from the budget.
             if widget.relevance.timeline != nil {
-                effects.append(reloadEffect(instance, instances[instance]?.reload.request(at: time, reason: .userInteraction), at: time))
+                effects.append(
+                    reloadEffect(
+                        instance, instances[instance]?.reload.request(at: time, reason: .userInteraction), at: time))
                 scheduleTimers(for: instance)
             }
         case .swipeTo:
@@ -217,7 +224,8 @@ extension Engine {
         let reason: ReloadReason = contexts["foregroundApp"] == app.rawValue ? .appForeground : .providerRequest
         var effects: [EngineEffect] = []
         for id in instances.ids.sorted() {
-            guard let instance = instances[id], instance.kind.app == app, kind == nil || instance.kind.kind == kind else {
+            guard let instance = instances[id], instance.kind.app == app, kind == nil || instance.kind.kind == kind
+            else {
                 continue
             }
             if let effect = reloadEffect(id, instances[id]?.reload.request(at: time, reason: reason), at: time) {
@@ -233,7 +241,8 @@ extension Engine {
         guard let outcome, let kind = instances[id]?.kind else { return nil }
         switch outcome {
         case .requested(let at, let reason): return .reloadRequested(instance: id, kind: kind, reason: reason, at: at)
-        case .withheld(let until, let reason): return .reloadWithheld(instance: id, kind: kind, reason: reason, until: until, at: time)
+        case .withheld(let until, let reason):
+            return .reloadWithheld(instance: id, kind: kind, reason: reason, until: until, at: time)
         }
     }
 
@@ -278,4 +287,3 @@ extension Engine {
     /// so the service can publish at that moment without a query.
     public var nextWakeUp: Timestamp? { timers.nextTime.map { Timestamp(microseconds: $0) } }
 }
-

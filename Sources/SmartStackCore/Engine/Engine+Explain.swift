@@ -110,12 +110,16 @@ extension Engine {
             let isTop = result.decision.top == id.rawValue
             var widgetNext = nextRotation
             let dailyLimitReached = !developer && rotations >= settings.maxRotationsPerWidgetPerDay
-            if dailyLimitReached, let oldest = widget.rotations.filter({ $0 <= time && time.seconds(since: $0) < 86_400 }).min() {
+            if dailyLimitReached,
+                let oldest = widget.rotations.filter({ $0 <= time && time.seconds(since: $0) < 86_400 }).min()
+            {
                 widgetNext = max(widgetNext, oldest.adding(seconds: 86_400))
             }
             var limitedBy: RotationLimit?
             if result.limited.contains(standing.index) {
-                limitedBy = dailyLimitReached ? .dailyLimit : (swipe != nil && graceEnd >= minimumEnd) ? .manualSwipe : .minimumTimeOnTop
+                limitedBy =
+                    dailyLimitReached
+                    ? .dailyLimit : (swipe != nil && graceEnd >= minimumEnd) ? .manualSwipe : .minimumTimeOnTop
             }
             let (taps, ignored) = widget.engagement.decayed(at: time)
             let engagement = EngagementState(
@@ -131,7 +135,8 @@ extension Engine {
                     relevantContext: standing.relevantContext, relevanceGroup: widget.group,
                     suppressedByGroup: result.grouped.contains(standing.index),
                     rotationLimited: result.limited.contains(standing.index), rotationsToday: rotations,
-                    rotationsLeftToday: developer ? settings.maxRotationsPerWidgetPerDay
+                    rotationsLeftToday: developer
+                        ? settings.maxRotationsPerWidgetPerDay
                         : max(0, settings.maxRotationsPerWidgetPerDay - rotations),
                     rotationLimitedBy: limitedBy, nextRotationAllowed: widgetNext, engagement: engagement,
                     timeOnTop: isTop && state.publishedTop(asOf: time) == id.rawValue

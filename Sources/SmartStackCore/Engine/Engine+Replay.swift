@@ -4,7 +4,9 @@ extension Engine {
     /// Publishing after each event makes the engine's stability state (when the top last rotated) a function
     /// of the event history alone, so a replay gives the same decisions as the live run.
     @discardableResult
-    public mutating func step(_ event: EngineEvent) -> Result<(decisions: [Decision], effects: [EngineEffect]), CoreError> {
+    public mutating func step(_ event: EngineEvent) -> Result<
+        (decisions: [Decision], effects: [EngineEffect]), CoreError
+    > {
         do {
             let effects = try apply(event)
             let published = publish(at: event.time)
@@ -19,7 +21,9 @@ extension Engine {
     /// This is how the service runs (it publishes once per burst of calls and records the mark), so replaying
     /// its log with `replay` reaches exactly the engine it had: the same revisions and stability state.
     @discardableResult
-    public mutating func replay(_ event: EngineEvent) -> Result<(decisions: [Decision], effects: [EngineEffect]), CoreError> {
+    public mutating func replay(_ event: EngineEvent) -> Result<
+        (decisions: [Decision], effects: [EngineEffect]), CoreError
+    > {
         if case .publish(let at) = event {
             let published = publish(at: at)
             return .success((published.decisions, published.effects))
@@ -42,7 +46,9 @@ extension Engine {
 
     /// An engine that took exactly these events, in order (events it rejects are skipped, as they were
     /// rejected when they first came).
-    public static func replaying(_ events: some Sequence<EngineEvent>, settings: EngineSettings = EngineSettings()) -> Engine {
+    public static func replaying(_ events: some Sequence<EngineEvent>, settings: EngineSettings = EngineSettings())
+        -> Engine
+    {
         var engine = Engine(settings: settings)
         for event in events { engine.step(event) }
         return engine

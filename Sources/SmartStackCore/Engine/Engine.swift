@@ -101,15 +101,20 @@ public struct Engine: Sendable {
         for (index, widget) in configuration.widgets.enumerated() {
             let path = "widgets[\(index)]"
             guard seen.insert(widget.instance).inserted else {
-                throw .invalidParameter(parameter: "\(path).instance", reason: "instance '\(widget.instance)' appears twice")
+                throw .invalidParameter(
+                    parameter: "\(path).instance", reason: "instance '\(widget.instance)' appears twice")
             }
             if let other = instances[widget.instance], other.stack != configuration.id {
-                throw .conflict(kind: "instance", id: widget.instance.rawValue, reason: "is placed in stack '\(other.stack)'")
+                throw .conflict(
+                    kind: "instance", id: widget.instance.rawValue, reason: "is placed in stack '\(other.stack)'")
             }
-            guard let kind = kinds[widget.kind] else { throw .notFound(kind: "widgetKind", id: widget.kind.description) }
+            guard let kind = kinds[widget.kind] else {
+                throw .notFound(kind: "widgetKind", id: widget.kind.description)
+            }
             guard kind.families.contains(configuration.family) else {
                 throw .invalidParameter(
-                    parameter: "\(path).kind", reason: "\(widget.kind) does not support family \(configuration.family.rawValue)")
+                    parameter: "\(path).kind",
+                    reason: "\(widget.kind) does not support family \(configuration.family.rawValue)")
             }
             do {
                 placed.append((widget, kind, try kind.validateConfiguration(widget.configuration)))
@@ -122,10 +127,13 @@ public struct Engine: Sendable {
         }
 
         var state = existing ?? StackState(configuration: configuration, prior: usage.prior)
-        let kept = Set(placed.compactMap { widget, _, config -> InstanceID? in
-            guard let old = instances[widget.instance], old.kind == widget.kind, old.configuration == config else { return nil }
-            return widget.instance
-        })
+        let kept = Set(
+            placed.compactMap { widget, _, config -> InstanceID? in
+                guard let old = instances[widget.instance], old.kind == widget.kind, old.configuration == config else {
+                    return nil
+                }
+                return widget.instance
+            })
         for id in state.instances where !kept.contains(id) { removeInstance(id) }
         for (widget, kind, config) in placed where !kept.contains(widget.instance) {
             let key = widgetKey(kind: kind.id, configuration: config)
@@ -176,7 +184,9 @@ public struct Engine: Sendable {
             throw .invalidParameter(parameter: "key", reason: "must be 1-255 bytes")
         }
         if let value {
-            guard value.utf8.count <= 4_096 else { throw .invalidParameter(parameter: "value", reason: "longer than 4096 bytes") }
+            guard value.utf8.count <= 4_096 else {
+                throw .invalidParameter(parameter: "value", reason: "longer than 4096 bytes")
+            }
             if contexts[key] == nil, contexts.count >= settings.maxContexts {
                 throw .limitExceeded(limit: "maxContexts", maximum: settings.maxContexts)
             }

@@ -16,7 +16,8 @@ public enum EngineEvent: Sendable, Hashable {
     case look(stack: StackID, at: Timestamp)
     /// Sets (or, with `nil`, clears) a context key.
     case setContext(key: String, value: String?, at: Timestamp)
-    case startLiveActivity(app: AppID, id: String, attributes: [String: String], contentState: [String: String], at: Timestamp)
+    case startLiveActivity(
+        app: AppID, id: String, attributes: [String: String], contentState: [String: String], at: Timestamp)
     case updateLiveActivity(app: AppID, id: String, contentState: [String: String], at: Timestamp)
     case endLiveActivity(app: AppID, id: String, contentState: [String: String]?, dismissAfter: Double?, at: Timestamp)
     /// The service published decisions at this time, after the events before it.

@@ -40,7 +40,8 @@ public struct EngineSettings: Sendable, Hashable {
         }
         func seconds(_ value: Double, _ name: String, _ range: ClosedRange<Double>) throws(CoreError) {
             guard value.isFinite, range.contains(value) else {
-                throw .invalidParameter(parameter: name, reason: "must be \(range.lowerBound)...\(range.upperBound) seconds")
+                throw .invalidParameter(
+                    parameter: name, reason: "must be \(range.lowerBound)...\(range.upperBound) seconds")
             }
         }
         try positive(maxStacks, "maxStacks", 1...1_000_000)

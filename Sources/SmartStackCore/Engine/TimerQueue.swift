@@ -46,7 +46,9 @@ struct TimerQueue: Sendable {
     init(entries: [Entry] = [], sequence: Int64 = 0) {
         self.sequence = sequence
         for entry in entries {
-            if case .stack(let stack) = entry.target { stackMoments.insert(StackMoment(stack: stack, time: entry.time)) }
+            if case .stack(let stack) = entry.target {
+                stackMoments.insert(StackMoment(stack: stack, time: entry.time))
+            }
             guard case .instance(let id) = entry.target else { continue }
             if let current = pending[id], Self.less((current.time, current.sequence, entry.target), entry) { continue }
             pending[id] = (entry.time, entry.sequence)

@@ -23,8 +23,8 @@ extension UInt64: CountTableKey {
 ///
 /// Built for the behaviour aggregates' sparse pair tables (app → widget transitions, look outcomes per context):
 /// a lookup hashes a fixed-size key with one multiply-xorshift mix instead of `Hasher` and probes linearly in
-/// one flat array of key-and-sum slots, and an entry costs its key and 8 bytes. A sum of 0 marks an empty slot, so only positive
-/// amounts are stored. The table grows by doubling past three quarters full; `scale(by:droppingBelow:)`
+/// one flat array of key-and-sum slots, and an entry costs its key and 8 bytes. A sum of 0 marks an empty slot, so only
+/// positive amounts are stored. The table grows by doubling past three quarters full; `scale(by:droppingBelow:)`
 /// rescales every sum and drops the ones that decayed to nothing.
 struct CountTable<Key: CountTableKey>: Sendable {
     /// One slot: a key and its sum, side by side so a probe touches one cache line.

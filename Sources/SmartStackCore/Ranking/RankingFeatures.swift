@@ -80,8 +80,10 @@ enum Feature: Int, CaseIterable {
 enum GapBucket {
     static let count = 10
     /// Upper bounds in microseconds.
-    static let bounds: [Int64] = [200_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000, 30_000_000, 60_000_000,
-        300_000_000, 3_600_000_000]
+    static let bounds: [Int64] = [
+        200_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000, 30_000_000, 60_000_000,
+        300_000_000, 3_600_000_000,
+    ]
 
     /// The bucket of a gap in microseconds; no donation yet is the last bucket.
     @inline(__always)
@@ -133,10 +135,13 @@ enum RecencyClass {
         guard let gap else { return nil }
         let base = row * width
         let recency =
-            matrix[base + Feature.mostRecent.rawValue] == 1 ? 0
-            : matrix[base + Feature.secondRecent.rawValue] == 1 ? 1
-            : matrix[base + Feature.thirdRecent.rawValue] == 1 ? 2
-            : matrix[base + Feature.fourthOrFifthRecent.rawValue] == 1 ? 3 : 4
+            matrix[base + Feature.mostRecent.rawValue] == 1
+            ? 0
+            : matrix[base + Feature.secondRecent.rawValue] == 1
+                ? 1
+                : matrix[base + Feature.thirdRecent.rawValue] == 1
+                    ? 2
+                    : matrix[base + Feature.fourthOrFifthRecent.rawValue] == 1 ? 3 : 4
         return (recency, gap)
     }
 }

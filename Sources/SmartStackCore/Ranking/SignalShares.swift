@@ -8,7 +8,7 @@ public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
     /// instead of its slower aligned path, and it holds exactly the thirteen signals.
     private var values:
         (Double, Double, Double, Double, Double, Double, Double, Double, Double, Double, Double, Double, Double) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
     /// How many shares `values` holds.
     static let capacity = 13
@@ -57,7 +57,9 @@ public struct SignalShares: Sendable, Hashable, CustomStringConvertible {
     @inline(__always)
     func share(at index: Int) -> Double {
         precondition(index >= 0 && index < Self.capacity)
-        return withUnsafeBytes(of: values) { $0.load(fromByteOffset: index * MemoryLayout<Double>.stride, as: Double.self) }
+        return withUnsafeBytes(of: values) {
+            $0.load(fromByteOffset: index * MemoryLayout<Double>.stride, as: Double.self)
+        }
     }
 
     /// The signals that contributed, in `Signal.allCases` order.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Natural logarithm, guarded so that a zero share gives a large negative number and never `-inf`.
@@ -147,7 +147,8 @@ extension UsageModel {
                     + 0.5 * (counters[hours + after] * hourDecay)
                 counts[CountColumn.dayOfWeek * n + i] =
                     counters[row + KeyCounter.weekdays + weekday] * decay[Self.weekdayScale]
-                counts[CountColumn.afterLook * n + i] = counters[row + KeyCounter.afterView] * decay[Self.afterViewScale]
+                counts[CountColumn.afterLook * n + i] =
+                    counters[row + KeyCounter.afterView] * decay[Self.afterViewScale]
                 counts[CountColumn.taps * n + i] = counters[row + KeyCounter.taps] * engagementDecay
                 counts[CountColumn.swipesTo * n + i] = counters[row + KeyCounter.swipesTo] * engagementDecay
                 counts[CountColumn.swipesAway * n + i] = counters[row + KeyCounter.swipesAway] * engagementDecay
@@ -218,7 +219,8 @@ extension UsageModel {
         let previousTotal = previousApp.map { transitionTotal(of: $0) * transitionScale } ?? 0
         let gapSeconds = lastTime.map { max(0, Double(now - $0) / 1_000_000) } ?? 1e9
         let logGap = log1p(gapSeconds / 60)
-        let previousDwell = (lastTime != nil && previousTime != nil)
+        let previousDwell =
+            (lastTime != nil && previousTime != nil)
             ? log1p(max(0, Double((lastTime ?? 0) - (previousTime ?? 0)) / 1_000_000) / 60) / 3 : 0
         let gapBucket = GapBucket.of(lastTime.map { now - $0 })
         let uniformTaps = noTaps ? safeLog(counts[CountColumn.taps * n] * Double(m)) : nil

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The decayed counters kept per widget key (an app's kind with one configuration), as offsets into one row of
@@ -163,7 +163,9 @@ struct UsageModel: Sendable {
             let hour = time.localHour
             let weekday = time.localWeekday
             var countWeights = SIMD4<Double>()
-            for (index, scale) in Self.countScales.enumerated() { countWeights[index] = clock.weight(at: now, tau: scale.tau) }
+            for (index, scale) in Self.countScales.enumerated() {
+                countWeights[index] = clock.weight(at: now, tau: scale.tau)
+            }
             let hourWeight = clock.weight(at: now, tau: Self.hourScale.tau)
             let weekdayWeight = clock.weight(at: now, tau: Self.weekdayScale.tau)
             let contextWeight = contextPairs.isEmpty ? 0 : clock.weight(at: now, tau: Self.contextScale.tau)
@@ -172,7 +174,9 @@ struct UsageModel: Sendable {
                 ensureKey(key)
                 let row = Int(key) * KeyCounter.width
                 lastUses[Int(key)] = max(lastUses[Int(key)], now)
-                for index in Self.countScales.indices { counters[row + KeyCounter.counts + index] += countWeights[index] }
+                for index in Self.countScales.indices {
+                    counters[row + KeyCounter.counts + index] += countWeights[index]
+                }
                 counters[row + KeyCounter.hours + hour] += hourWeight
                 counters[row + KeyCounter.weekdays + weekday] += weekdayWeight
                 counters[row + KeyCounter.total] += 1
@@ -265,7 +269,8 @@ struct UsageModel: Sendable {
     }
 
     private mutating func rebuildLookContextFilter() {
-        lookContextFilter.rebuild(capacity: lookOutcomes.capacity, contexts: lookOutcomes.entries.lazy.map(\.key.context))
+        lookContextFilter.rebuild(
+            capacity: lookOutcomes.capacity, contexts: lookOutcomes.entries.lazy.map(\.key.context))
     }
 
     /// Moves the clock to `time`, first rescaling every sum when the reference has grown too old.

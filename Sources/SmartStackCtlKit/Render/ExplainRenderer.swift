@@ -164,16 +164,22 @@ public enum ExplainRenderer {
             (widget.int("rotationsLeftToday") ?? 1) == 0
         {
             lines.append(
-                row("", "its daily rotations are used: it may rotate up " + Format.timeAndRelative(next, reference: reference)))
+                row(
+                    "",
+                    "its daily rotations are used: it may rotate up "
+                        + Format.timeAndRelative(next, reference: reference)))
         }
         if let engagement = widget.object("engagement"), let factor = engagement.double("factor"), factor != 1 {
             var parts: [String] = []
-            if let taps = engagement.double("taps"), taps >= 0.01 { parts.append("taps \(Format.number(taps, decimals: 2))") }
+            if let taps = engagement.double("taps"), taps >= 0.01 {
+                parts.append("taps \(Format.number(taps, decimals: 2))")
+            }
             if let ignored = engagement.double("ignoredImpressions"), ignored >= 0.01 {
                 parts.append("impressions without a tap \(Format.number(ignored, decimals: 2))")
             }
             if let until = engagement.time("demotedUntil") {
-                parts.append(style.warn("swiped away: demoted until " + Format.timeAndRelative(until, reference: reference)))
+                parts.append(
+                    style.warn("swiped away: demoted until " + Format.timeAndRelative(until, reference: reference)))
             }
             parts.append("behaviour ×\(Format.number(factor, decimals: 2))")
             lines.append(row("Engagement", parts.joined(separator: " · ")))

@@ -20,7 +20,9 @@ public enum LiveActivityRenderer {
             lines.append(row("Content", pairs(activity.object("contentState"))))
             let ends = state == "active" ? "ends" : "ended"
             var dates: [String] = []
-            for (label, key) in [("started", "started"), ("updated", "updated"), (ends, "ends"), ("removed", "removed")] {
+            for (label, key) in [
+                ("started", "started"), ("updated", "updated"), (ends, "ends"), ("removed", "removed"),
+            ] {
                 guard let time = activity.time(key) else { continue }
                 dates.append(
                     "\(label) " + (reference.map { Format.timeAndRelative(time, reference: $0) } ?? Format.time(time)))

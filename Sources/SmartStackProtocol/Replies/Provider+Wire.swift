@@ -16,8 +16,8 @@ extension EngineEffect {
     /// The `WatchReloads` reply for a reload effect; `nil` for other effects.
     ///
     /// A requested reload is `{instance, app, kind, reason, date}` with the time it was granted; a withheld one
-    /// has `date` = when it was withheld (the call's time, or when a scheduled reload came due) and `withheldUntil`. `configuration` is the instance's, when the
-    /// server has it, so the provider knows what to build.
+    /// has `date` = when it was withheld (the call's time, or when a scheduled reload came due) and `withheldUntil`.
+    /// `configuration` is the instance's, when the server has it, so the provider knows what to build.
     public func reloadWireObject(configuration: Configuration? = nil) -> JSONObject? {
         var object = JSONObject(minimumCapacity: 7)
         switch self {

@@ -112,13 +112,19 @@ extension RegisterWidgetRequest {
         writer.add("displayName", kind.displayName)
         writer.add("families", kind.families.sorted().map(\.rawValue))
         if let intent = kind.intent {
-            writer.add("intent", ["type": .string(intent.type), "parameters": .array(intent.parameters.map { .object(Self.wire($0)) })] as JSONObject)
+            writer.add(
+                "intent",
+                ["type": .string(intent.type), "parameters": .array(intent.parameters.map { .object(Self.wire($0)) })]
+                    as JSONObject)
         }
         if !kind.predictionMappings.isEmpty {
             writer.add(
                 "predictionMapping",
                 kind.predictionMappings.map { mapping -> JSONObject in
-                    ["intent": .string(mapping.intentType), "parameters": .object(ParameterWriter.map(mapping.parameters))]
+                    [
+                        "intent": .string(mapping.intentType),
+                        "parameters": .object(ParameterWriter.map(mapping.parameters)),
+                    ]
                 })
         }
         writer.add("date", date)
@@ -134,12 +140,16 @@ extension RegisterWidgetRequest {
         if schema.optional { writer.add("optional", true) }
         writer.add("default", schema.defaultValue?.matchKey)
         if !schema.cases.isEmpty {
-            writer.add("cases", schema.cases.map { ["id": .string($0.id), "displayName": .string($0.displayName)] as JSONObject })
+            writer.add(
+                "cases",
+                schema.cases.map { ["id": .string($0.id), "displayName": .string($0.displayName)] as JSONObject })
         }
         if !schema.suggestedEntities.isEmpty {
             writer.add(
                 "suggestedEntities",
-                schema.suggestedEntities.map { ["id": .string($0.id), "displayName": .string($0.displayName)] as JSONObject })
+                schema.suggestedEntities.map {
+                    ["id": .string($0.id), "displayName": .string($0.displayName)] as JSONObject
+                })
         }
         return writer.object
     }

@@ -119,7 +119,9 @@ public struct ServiceStatistics: Sendable, Hashable {
         if let logLevel { object["logLevel"] = .string(logLevel.rawValue) }
         if let journalEntriesDropped { object["journalEntriesDropped"] = .int(Int64(journalEntriesDropped)) }
         if let connectionsRefused { object["connectionsRefused"] = .int(Int64(connectionsRefused)) }
-        if let connectionsClosedForInput { object["connectionsClosedForInput"] = .int(Int64(connectionsClosedForInput)) }
+        if let connectionsClosedForInput {
+            object["connectionsClosedForInput"] = .int(Int64(connectionsClosedForInput))
+        }
         if let inputBytes { object["inputBytes"] = .int(Int64(inputBytes)) }
         if let storage {
             object["storedEvents"] = .int(Int64(storage.storedEvents))

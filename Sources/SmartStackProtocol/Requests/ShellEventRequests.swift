@@ -77,7 +77,9 @@ public struct SetContextRequest: VarlinkMethodRequest {
 // MARK: Typed calls
 
 extension RecordEngagementRequest {
-    public init(stack: StackID, instance: InstanceID, kind: EngagementKind, duration: Double? = nil, date: Timestamp? = nil) {
+    public init(
+        stack: StackID, instance: InstanceID, kind: EngagementKind, duration: Double? = nil, date: Timestamp? = nil
+    ) {
         (self.stack, self.instance, self.kind, self.duration, self.date) = (stack, instance, kind, duration, date)
     }
 

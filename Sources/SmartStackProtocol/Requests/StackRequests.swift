@@ -24,7 +24,8 @@ public struct WirePlacement: Sendable, Hashable {
                 throw Method.wire(.notFound(kind: "widgetKind", id: widget.kind.description))
             }
             let values = try Method.core { () throws(CoreError) in
-                try WireConfiguration.decode(widget.configuration, kind: kind, path: "\(parameter)[\(index)].configuration")
+                try WireConfiguration.decode(
+                    widget.configuration, kind: kind, path: "\(parameter)[\(index)].configuration")
             }
             placements.append(WidgetPlacement(instance: widget.instance, kind: widget.kind, configuration: values))
         }
@@ -124,7 +125,8 @@ public struct ChangeStackRequest: VarlinkMethodRequest {
             ])
         stack = try p.stackID()
         if let familyName = try p.optionalString("family") {
-            family = try Self.core { () throws(CoreError) in try WidgetFamily(parsing: familyName, parameter: "family") }
+            family = try Self.core { () throws(CoreError) in try WidgetFamily(parsing: familyName, parameter: "family")
+            }
         }
         smartRotate = try p.optionalBool("smartRotate")
         suggestions = try p.optionalBool("suggestions")
@@ -148,7 +150,8 @@ public struct ChangeStackRequest: VarlinkMethodRequest {
     private static func instances(_ names: [String], parameter: String) throws(VarlinkError) -> [InstanceID] {
         var result: [InstanceID] = []
         for (index, name) in names.enumerated() {
-            result.append(try core { () throws(CoreError) in try InstanceID(name, parameter: "\(parameter)[\(index)]") })
+            result.append(
+                try core { () throws(CoreError) in try InstanceID(name, parameter: "\(parameter)[\(index)]") })
         }
         return result
     }

@@ -227,7 +227,8 @@ public struct DeclareRelevanceRequest: ProviderRequest {
             }
         }
         // Their number is the engine's to check (`maxRelevantContexts`, configurable); the frame size bounds it here.
-        self.contexts = try Self.core { () throws(CoreError) in try RelevantContext.validated(contexts, maxCount: .max) }
+        self.contexts = try Self.core { () throws(CoreError) in try RelevantContext.validated(contexts, maxCount: .max)
+        }
         group = try p.optionalString("group")
         if let group, group.isEmpty || group.utf8.count > 255 {
             throw .invalidParameter("group", reason: "must be 1-255 bytes")
@@ -327,7 +328,8 @@ extension DeclareRelevanceRequest {
         date: Timestamp? = nil
     ) throws(VarlinkError) {
         (self.kind, self.target, self.group, self.date) = (kind, target, group, date)
-        self.contexts = try Self.core { () throws(CoreError) in try RelevantContext.validated(contexts, maxCount: .max) }
+        self.contexts = try Self.core { () throws(CoreError) in try RelevantContext.validated(contexts, maxCount: .max)
+        }
     }
 
     public var wireParameters: JSONObject {

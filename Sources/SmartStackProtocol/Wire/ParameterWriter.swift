@@ -24,7 +24,9 @@ struct ParameterWriter {
         add(key, value.map { Self.map($0) })
     }
 
-    mutating func add(_ key: String, _ objects: [JSONObject]?) { add(key, objects.map { .array($0.map(JSONValue.object)) }) }
+    mutating func add(_ key: String, _ objects: [JSONObject]?) {
+        add(key, objects.map { .array($0.map(JSONValue.object)) })
+    }
 
     /// A `[string]string` map as a JSON object, its members sorted by name (requests and replies alike).
     static func map(_ map: [String: String]) -> JSONObject {

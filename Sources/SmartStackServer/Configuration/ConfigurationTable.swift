@@ -54,13 +54,17 @@ public struct ConfigurationKey: Sendable {
 
     /// One of a fixed set of words.
     static func choice<Value: Sendable>(
-        _ name: String, _ choices: [(String, Value)], _ path: any WritableKeyPath<ServerConfiguration, Value> & Sendable,
+        _ name: String, _ choices: [(String, Value)],
+        _ path: any WritableKeyPath<ServerConfiguration, Value> & Sendable,
         default defaultValue: String, _ help: String
     ) -> ConfigurationKey {
         let words = choices.map(\.0).joined(separator: ", ")
         let table = UncheckedChoices(choices)
-        return ConfigurationKey(name: name, help: help, values: words, defaultValue: defaultValue) { configuration, text in
-            guard let value = table.choices.first(where: { $0.0 == text })?.1 else { return "'\(text)' is not one of \(words)" }
+        return ConfigurationKey(name: name, help: help, values: words, defaultValue: defaultValue) {
+            configuration, text in
+            guard let value = table.choices.first(where: { $0.0 == text })?.1 else {
+                return "'\(text)' is not one of \(words)"
+            }
             configuration[keyPath: path] = value
             return nil
         }
@@ -92,20 +96,29 @@ extension ServerConfiguration {
     /// in the order the README lists them. The ranges are the engine's own (`EngineSettings.validated`), so a
     /// value the parser takes is never refused later under another name.
     public static let table: [ConfigurationKey] = [
-        .integer("maxFrameSize", 1_024...(64 << 20), \.maxFrameSize, "largest message in bytes; a larger one closes its connection"),
-        .integer("maxConnections", 1...65_536, \.maxConnections, "connections served at once; more are closed on accept"),
+        .integer(
+            "maxFrameSize", 1_024...(64 << 20), \.maxFrameSize,
+            "largest message in bytes; a larger one closes its connection"),
+        .integer(
+            "maxConnections", 1...65_536, \.maxConnections, "connections served at once; more are closed on accept"),
         .integer(
             "maxInputBytes", 65_536...(4 << 30), \.maxInputBytes,
-            "bytes all connections together may hold in unfinished frames; past it the connection holding the most is closed"),
+            "bytes all connections together may hold in unfinished frames; past it the connection holding the most is closed"
+        ),
         .integer(
             "maxConnectionsPerUID", 1...65_536, \.maxConnectionsPerUID,
             "connections one uid may hold (root and the service's own uid aside); more are closed on accept"),
         .integer(
             "rateLimitPerApp", 0...1_000_000, \.rateLimitPerApp,
-            "recording calls and deletions a second per app on average (0: no limit; root and the service's uid are not limited)"),
-        .integer("rateLimitBurst", 1...10_000_000, \.rateLimitBurst, "recording calls an app may make at once after being idle"),
+            "recording calls and deletions a second per app on average (0: no limit; root and the service's uid are not limited)"
+        ),
+        .integer(
+            "rateLimitBurst", 1...10_000_000, \.rateLimitBurst,
+            "recording calls an app may make at once after being idle"),
         .integer("maxSubscriptions", 1...65_536, \.host.maxSubscriptions, "open Subscribe/WatchReloads streams"),
-        .integer("subscriberQueue", 1...65_536, \.host.subscriberQueue, "decisions queued for a subscriber before it is cut off"),
+        .integer(
+            "subscriberQueue", 1...65_536, \.host.subscriberQueue,
+            "decisions queued for a subscriber before it is cut off"),
         .integer("maxDonations", 1...100_000_000, \.host.maxDonations, "donations kept at once"),
         .integer(
             "maxListLimit", 1...100_000, \.host.maxListLimit,
@@ -115,10 +128,14 @@ extension ServerConfiguration {
         .integer("maxKinds", 1...1_000_000, \.engine.maxKinds, "registered widget kinds, over all apps"),
         .integer("maxContexts", 1...4_096, \.engine.maxContexts, "context keys in force"),
         .integer("maxTimelineEntries", 1...100_000, \.engine.maxTimelineEntries, "entries in one timeline"),
-        .integer("maxLiveActivitiesPerApp", 1...1_000, \.engine.maxLiveActivitiesPerApp, "Live Activities one app may have visible at once"),
-        .integer("maxRelevantContexts", 1...1_000, \.engine.maxRelevantContexts, "relevant contexts in one declaration"),
         .integer(
-            "reloadBudget", ReloadBudget.allowedCapacity, \.engine.reloadBudget, "timeline reloads per widget per 24 hours"),
+            "maxLiveActivitiesPerApp", 1...1_000, \.engine.maxLiveActivitiesPerApp,
+            "Live Activities one app may have visible at once"),
+        .integer(
+            "maxRelevantContexts", 1...1_000, \.engine.maxRelevantContexts, "relevant contexts in one declaration"),
+        .integer(
+            "reloadBudget", ReloadBudget.allowedCapacity, \.engine.reloadBudget,
+            "timeline reloads per widget per 24 hours"),
         .seconds(
             "retentionDays", 1...366, unit: 86_400, \.engine.retention,
             "days donations are kept, counted back from the service's clock"),
@@ -130,24 +147,31 @@ extension ServerConfiguration {
             "how far ahead of the service's clock a call's date may be"),
         .choice(
             "logLevel",
-            [("trace", .trace), ("debug", .debug), ("info", .info), ("notice", .notice), ("warning", .warning),
-             ("error", .error), ("critical", .critical)] as [(String, Logger.Level)],
+            [
+                ("trace", .trace), ("debug", .debug), ("info", .info), ("notice", .notice), ("warning", .warning),
+                ("error", .error), ("critical", .critical),
+            ] as [(String, Logger.Level)],
             \.logLevel, default: "info", "the log level at start (SetLogLevel changes it)"),
         .integer("summaryInterval", 1...86_400, \.summaryInterval, "seconds between periodic summaries in the journal"),
         .integer(
             "journalQueue", 16...1_048_576, \.journalQueue,
             "journal entries waiting to be written; more are dropped and counted"),
         .policy("shells", default: "*", "who may call io.smartstack.Shell"),
-        .policy("providers", default: "*", "who may provide apps not assigned by app.ID (the first uid to act for an app owns it)"),
+        .policy(
+            "providers", default: "*",
+            "who may provide apps not assigned by app.ID (the first uid to act for an app owns it)"),
         .policy("admins", default: "", "who may call io.smartstack.Admin and read stacks (root always may)"),
         .choice(
             "durability", [("process", .process), ("power", .power)] as [(String, StoreOptions.Durability)],
             \.store.durability, default: "process",
-            "what an acknowledged call survives: process (a crash or kill -9) or power (power loss too; an fsync per commit)"),
+            "what an acknowledged call survives: process (a crash or kill -9) or power (power loss too; an fsync per commit)"
+        ),
         .integer(
             "commitDelayMicroseconds", 0...10_000, \.store.commitDelayMicroseconds,
             "longest a commit after a shared one waits for more calls"),
-        .integer("snapshotEveryRecords", 100...10_000_000, \.store.snapshotEveryRecords, "records between background snapshots of the engine"),
+        .integer(
+            "snapshotEveryRecords", 100...10_000_000, \.store.snapshotEveryRecords,
+            "records between background snapshots of the engine"),
     ]
 
     /// The table's keys by name.
@@ -160,7 +184,9 @@ extension ServerConfiguration {
             let shown = key.defaultValue.isEmpty ? "none" : key.defaultValue
             lines.append("| `\(key.name)` | \(shown) | \(key.values) | \(key.help) |")
         }
-        lines.append("| `app.ID` | none | uid:N, gid:N, user:NAME, group:NAME | the callers app ID belongs to, e.g. `app.org.example.weather = user:weather` |")
+        lines.append(
+            "| `app.ID` | none | uid:N, gid:N, user:NAME, group:NAME | the callers app ID belongs to, e.g. `app.org.example.weather = user:weather` |"
+        )
         return lines.joined(separator: "\n")
     }
 }

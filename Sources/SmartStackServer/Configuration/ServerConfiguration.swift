@@ -79,7 +79,8 @@ public struct ServerConfiguration: Sendable, Hashable {
             // The table's ranges are the engine's, so this is reached only by settings made in code; the error
             // still names the file's key (the engine calls retention by its own name).
             if case .invalidParameter(let parameter, let reason) = error {
-                throw ConfigurationError(place: source, key: parameter == "retention" ? "retentionDays" : parameter, reason: reason)
+                throw ConfigurationError(
+                    place: source, key: parameter == "retention" ? "retentionDays" : parameter, reason: reason)
             }
             throw ConfigurationError(place: source, key: nil, reason: "\(error)")
         }

@@ -8,7 +8,8 @@ extension ServiceDispatcher {
     /// One handler per method, run on the engine's event loop. What needs no suspension is answered here: reads
     /// from the current state, recording calls acknowledged after their commit. Deletions, questions about a past
     /// time and the streams' sending run as tasks.
-    func answer(_ request: SmartStackRequest, _ context: CallContext, on host: isolated EngineHost) -> ImmediateOutcome {
+    func answer(_ request: SmartStackRequest, _ context: CallContext, on host: isolated EngineHost) -> ImmediateOutcome
+    {
         do throws(VarlinkError) {
             return try answerOrThrow(request, context, on: host)
         } catch {
@@ -65,7 +66,9 @@ extension ServiceDispatcher {
             }
         case .submitTimeline(let request):
             let kinds = host.kinds([request.kind])
-            return try record(context, on: host, { now throws(VarlinkError) in try request.event(defaultTime: now) { kinds[$0] } }) {
+            return try record(
+                context, on: host, { now throws(VarlinkError) in try request.event(defaultTime: now) { kinds[$0] } }
+            ) {
                 _ in SubmitTimelineRequest.reply(warnings: request.warnings)
             }
         case .reloadTimelines(let request):
@@ -83,7 +86,9 @@ extension ServiceDispatcher {
             return try record(context, on: host, { now in request.event(defaultTime: now) }) { _ in [:] }
         case .declareRelevance(let request):
             let kinds = host.kinds([request.kind])
-            return try record(context, on: host, { now throws(VarlinkError) in try request.event(defaultTime: now) { kinds[$0] } }) {
+            return try record(
+                context, on: host, { now throws(VarlinkError) in try request.event(defaultTime: now) { kinds[$0] } }
+            ) {
                 _ in [:]
             }
 
@@ -92,7 +97,9 @@ extension ServiceDispatcher {
             let kinds = host.kinds(request.widgets.map(\.kind))
             return try recordStackChange(request.stack, context, on: host) { now throws(VarlinkError) in
                 try request.event(defaultTime: now) { kinds[$0] }
-            } reply: { ConfigureStackRequest.reply(revision: $0) }
+            } reply: {
+                ConfigureStackRequest.reply(revision: $0)
+            }
         case .changeStack(let request):
             let kinds = host.kinds(request.add.map(\.kind))
             let change = try request.change { kinds[$0] }
@@ -103,7 +110,9 @@ extension ServiceDispatcher {
                 } catch {
                     throw context.error(error)
                 }
-            } reply: { ChangeStackRequest.reply(revision: $0) }
+            } reply: {
+                ChangeStackRequest.reply(revision: $0)
+            }
         case .getStack(let request):
             if let at = request.at {
                 guard host.isCurrent(at) else {
@@ -219,7 +228,9 @@ extension ServiceDispatcher {
     private static func acknowledgement(
         _ outcome: Result<Void, StoreFailure>, _ reply: JSONObject, _ context: CallContext, host: EngineHost
     ) -> CallOutcome {
-        guard case .failure = outcome, let error = host.onLoop({ $0.acknowledged(outcome) }) else { return .reply(reply) }
+        guard case .failure = outcome, let error = host.onLoop({ $0.acknowledged(outcome) }) else {
+            return .reply(reply)
+        }
         return .failure(context.error(error))
     }
 
@@ -253,7 +264,9 @@ extension ServiceDispatcher {
     }
 
     /// Runs a handler that suspends, its error becoming the call's typed error.
-    private func outcome(_ context: CallContext, _ body: () async throws(VarlinkError) -> CallOutcome) async -> CallOutcome {
+    private func outcome(_ context: CallContext, _ body: () async throws(VarlinkError) -> CallOutcome) async
+        -> CallOutcome
+    {
         do throws(VarlinkError) { return try await body() } catch { return failed(context.call, error) }
     }
 
@@ -322,7 +335,9 @@ extension ServiceDispatcher {
     }
 
     /// The stream of a reload watch: each reload asked of the app (of the kind the watch names).
-    private func watchReloads(_ subscription: HostSubscription<EngineEffect>, _ request: WatchReloadsRequest) -> CallOutcome {
+    private func watchReloads(_ subscription: HostSubscription<EngineEffect>, _ request: WatchReloadsRequest)
+        -> CallOutcome
+    {
         let host = self.host
         return .stream { send in
             try await Self.run(subscription, host: host) {

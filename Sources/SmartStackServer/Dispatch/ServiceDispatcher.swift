@@ -37,10 +37,11 @@ public struct ServiceDispatcher: CallHandler {
         self.levels = levels
         self.maxListLimit = maxListLimit
         self.logger = logger
-        self.info = VarlinkServiceInfo(
-            vendor: "smartstackd", product: "smartstackd", version: ServiceVersion.current,
-            url: "https://github.com/smartstackd/smartstackd", interfaces: VarlinkInterfaces.all.map(\.name)
-        ).wireObject
+        self.info =
+            VarlinkServiceInfo(
+                vendor: "smartstackd", product: "smartstackd", version: ServiceVersion.current,
+                url: "https://github.com/smartstackd/smartstackd", interfaces: VarlinkInterfaces.all.map(\.name)
+            ).wireObject
     }
 
     /// Answers a call from anywhere (tests, fuzzers): the same path as `handleImmediately`, entered on the engine's
@@ -51,7 +52,9 @@ public struct ServiceDispatcher: CallHandler {
         case .done(let outcome):
             return outcome
         case .waiting(let gate, let then):
-            await withCheckedContinuation { (opened: CheckedContinuation<Void, Never>) in gate.whenOpen { opened.resume() } }
+            await withCheckedContinuation { (opened: CheckedContinuation<Void, Never>) in
+                gate.whenOpen { opened.resume() }
+            }
             return await host.perform { _ in then.value() }
         case .later(let run):
             return await run()

@@ -56,7 +56,8 @@ public struct OrderChangeCoalescer: Sendable {
             // Decided for a time a window or more after the last entry: written now (with what was held).
             if decision.time.seconds(since: slot.lastWritten) >= engineWindow {
                 slots[decision.stack] = Slot(windowEnd: now + window, held: nil, lastWritten: decision.time)
-                let change = Change(decision: decision, previousOrder: slot.held?.decision.order ?? previousOrder, count: 1)
+                let change = Change(
+                    decision: decision, previousOrder: slot.held?.decision.order ?? previousOrder, count: 1)
                 return (slot.held.map { [$0] } ?? []) + [change]
             }
             if now < slot.windowEnd {

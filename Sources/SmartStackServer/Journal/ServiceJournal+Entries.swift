@@ -144,7 +144,9 @@ extension ServiceJournal {
         case .connectionLimit(let limit):
             (method, error, reason) = ("", "connection closed", "connection limit (\(limit)) reached")
         case .connectionsPerUID(let limit):
-            (method, error, reason) = ("", "connection closed", "connections per uid (\(limit), maxConnectionsPerUID) reached")
+            (method, error, reason) = (
+                "", "connection closed", "connections per uid (\(limit), maxConnectionsPerUID) reached"
+            )
         case .permissionDenied(let called, let why):
             (method, error, reason) = (called, "org.varlink.service.PermissionDenied", why)
         }

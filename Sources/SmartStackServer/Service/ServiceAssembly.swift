@@ -44,7 +44,8 @@ public struct ServiceAssembly: Sendable {
         let dispatcher = ServiceDispatcher(
             host: host, connections: connections, levels: levels, maxListLimit: configuration.host.maxListLimit,
             logger: logger, access: access, reporter: reporter,
-            rateLimiter: RateLimiter(rate: Double(configuration.rateLimitPerApp), burst: Double(configuration.rateLimitBurst)))
+            rateLimiter: RateLimiter(
+                rate: Double(configuration.rateLimitPerApp), burst: Double(configuration.rateLimitBurst)))
         let listener = VarlinkListener(
             target: target, handler: dispatcher, connections: connections, maxFrameSize: configuration.maxFrameSize,
             socketMode: isSystem ? 0o666 : 0o600, directoryMode: isSystem ? 0o755 : 0o700, logger: logger,
@@ -77,7 +78,9 @@ public struct ServiceAssembly: Sendable {
         print("smartstackd is listening on \(address)")
         // Name the command line beside this binary when it is not on PATH (as after `make run`).
         let executable = CommandLine.arguments.first ?? "smartstackd"
-        let directory = executable.contains("/") ? String(executable[...(executable.lastIndex(of: "/") ?? executable.startIndex)]) : ""
+        let directory =
+            executable.contains("/")
+            ? String(executable[...(executable.lastIndex(of: "/") ?? executable.startIndex)]) : ""
         print("try:  \(directory)smartstackctl --address \(address) status")
         print("      python3 -m varlink.cli call \(address)/org.varlink.service.GetInfo")
         fflush(nil)

@@ -69,7 +69,8 @@ extension EngineHost {
             let arrived = captured ?? []
             for event in arrived[taken...] { fold.take(event, without: doomed) }
             let removed = fold.removed
-            logger.debug("rebuilt off the loop", metadata: ["through": "\(through)", "arrived meanwhile": "\(arrived.count)"])
+            logger.debug(
+                "rebuilt off the loop", metadata: ["through": "\(through)", "arrived meanwhile": "\(arrived.count)"])
             let changed = engine.adopt(fold.engine)
             engineChanged()
             donations.removed(removed, oldestLeft: fold.oldest ?? serviceTime())
@@ -153,15 +154,17 @@ enum IdleThread {
         pthread_attr_setstacksize(&attributes, 8 << 20)
         let job = Unmanaged.passRetained(Job(body))
         var thread = pthread_t()
-        let made = pthread_create(&thread, &attributes, { raw in
-            guard let raw else { return nil }
-            let job = Unmanaged<Job>.fromOpaque(raw).takeRetainedValue()
-            _ = smartstack_sched_idle()
-            smartstack_start_pacing()
-            smartstack_name_thread("smartstack-idle")
-            job.body()
-            return nil
-        }, job.toOpaque())
+        let made = pthread_create(
+            &thread, &attributes,
+            { raw in
+                guard let raw else { return nil }
+                let job = Unmanaged<Job>.fromOpaque(raw).takeRetainedValue()
+                _ = smartstack_sched_idle()
+                smartstack_start_pacing()
+                smartstack_name_thread("smartstack-idle")
+                job.body()
+                return nil
+            }, job.toOpaque())
         guard made == 0 else {
             job.release()
             return false

@@ -114,7 +114,8 @@ public actor EngineHost {
 
     /// The service's time for a reading of its clock.
     func serviceTime(reading now: Timestamp) -> Timestamp {
-        now >= engine.now ? now : Timestamp(microseconds: engine.now.microseconds, utcOffsetSeconds: now.utcOffsetSeconds)
+        now >= engine.now
+            ? now : Timestamp(microseconds: engine.now.microseconds, utcOffsetSeconds: now.utcOffsetSeconds)
     }
 
     /// A recording call's event at a time the service accepts: a date more than `maxFutureSkew` ahead of the
@@ -196,7 +197,9 @@ public actor EngineHost {
     /// The synchronous half of `donate`: applies and logs the donation and returns its id with the ticket to
     /// wait for before acknowledging it. A retried donation returns the latest ticket, so its acknowledgement
     /// still waits for the first call's commit if that is pending.
-    public func donateNow(_ donation: consuming Donation, idGiven: Bool) throws(HostError) -> (id: String, ticket: CommitTicket) {
+    public func donateNow(_ donation: consuming Donation, idGiven: Bool) throws(HostError) -> (
+        id: String, ticket: CommitTicket
+    ) {
         let sent = donation.date
         donation.date = try admittedTime(sent)
         let clamped = donation.date != sent
@@ -208,7 +211,9 @@ public actor EngineHost {
         if let existing = try knownDonation(key, probe: probe) {
             // A retry of a call dated a little ahead was stored at the service's time then: the same donation.
             guard existing == donation || (clamped && existing.withDate(donation.date) == donation) else {
-                throw .core(.conflict(kind: "donation", id: donation.id, reason: "the app already used this id for another donation"))
+                throw .core(
+                    .conflict(
+                        kind: "donation", id: donation.id, reason: "the app already used this id for another donation"))
             }
             return (donation.id, lastTicket)
         }

@@ -189,8 +189,8 @@ extension EngineHost {
 
     /// Closes a stream (its client went away or the call ended).
     /// Opens a subscription whose decisions are pushed from the loop (`send`, false once the subscriber is to be
-    /// cut off; `close` drops it, `finish` ends it after what waits): returns its id and the current decisions it starts with, taken in the same
-    /// isolation as the registration (see `subscribe(stacks:)`).
+    /// cut off; `close` drops it, `finish` ends it after what waits): returns its id and the current decisions it
+    /// starts with, taken in the same isolation as the registration (see `subscribe(stacks:)`).
     public func subscribe(
         stacks: [StackID]?, send: @escaping @Sendable (Decision) -> Bool, close: @escaping @Sendable () -> Void,
         finish: @escaping @Sendable () -> Void

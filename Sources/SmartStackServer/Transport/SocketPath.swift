@@ -28,7 +28,8 @@ enum SocketPath {
             throw ListenError(path: path, reason: String(cString: strerror(errno)))
         }
         guard info.st_mode & S_IFMT == S_IFSOCK else {
-            throw ListenError(path: path, reason: "a file that is not a socket is in the way; remove it or choose another path")
+            throw ListenError(
+                path: path, reason: "a file that is not a socket is in the way; remove it or choose another path")
         }
         if isLive(path) {
             throw ListenError(path: path, reason: "another smartstackd is already serving this socket")
