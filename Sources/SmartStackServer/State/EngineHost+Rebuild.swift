@@ -197,3 +197,38 @@ struct RebuildFold: Sendable {
 
 /// Whether `EngineHost.offLoop` uses the global queue (see `runOffLoopWorkOnGlobalQueue`).
 private let offLoopOnGlobalQueue = Atomic<Bool>(false)
+
+/// A `DeleteDonations` call waiting for the rebuild that removes its donations.
+struct PendingDeletion {
+    var app: AppID
+    var ids: Set<String>
+    var continuation: CheckedContinuation<Result<Int, HostError>, Never>
+}
+
+/// The rebuilds waiting to run: one task runs them one after another (each replays the stored log, so they never
+/// overlap), the deletions queued at each turn in one rebuild, then a retention sweep if one came due.
+struct RebuildQueue<Deletion> {
+    var deletions: [Deletion] = []
+    /// A retention sweep came due (`tick`); one is run however many times it came due meanwhile.
+    var retentionDue = false
+    /// The task that runs them is on.
+    var running = false
+
+    /// The next rebuild to run, taken off the queue.
+    mutating func next() -> Rebuild? {
+        if !deletions.isEmpty {
+            defer { deletions = [] }
+            return .deletions(deletions)
+        }
+        if retentionDue {
+            retentionDue = false
+            return .retention
+        }
+        return nil
+    }
+
+    enum Rebuild {
+        case deletions([Deletion])
+        case retention
+    }
+}

@@ -1,0 +1,183 @@
+import CLinux
+public import SmartStackCore
+public import SmartStackStore
+
+extension EngineHost {
+    // MARK: Reading
+
+    /// The current decision for a stack, for the service's time: publishes what time changed first and decides
+    /// again a stack whose decision is older than `Engine.decisionMaxAge`, so the answer is current (its `time`
+    /// says when it was evaluated) and is what subscribers were sent.
+    ///
+    /// When that publishes, the reply waits for the publish mark to be stored, so a decision a client saw is
+    /// one a restart reproduces.
+    public func stack(_ id: StackID) async throws(HostError) -> Decision {
+        let ticket = readStack()
+        // Reads keep working when storage fails: a publish that could not be stored is rolled back first, so the
+        // answer is the stored state's.
+        do { try await ticket.committed() } catch { recoverIfNeeded() }
+        return try currentDecision(id)
+    }
+
+    /// The synchronous first half of a read of the current state: publishes what time changed; the read is answered
+    /// (`currentDecision`, `currentExplanation`) once the returned ticket resolved, after `readCommitted`.
+    public func publishForRead() -> CommitTicket { tick() }
+
+    /// The first half of a read of a stack's current decision (`GetStack`): as `publishForRead`, except while the
+    /// events applied since the last publish wait for their commit. Those are not acknowledged yet, and that commit
+    /// publishes them before it answers their calls (`publishAtCommit`), so the read answers from the last publish
+    /// at once, unless something time alone changes is due. Under a steady stream of writes most reads then decide
+    /// nothing (before, each read after a write decided every stack and waited for its publish mark to be stored).
+    public func readStack() -> CommitTicket {
+        if publishingCommit != nil, !timeChangeDue { return .committed }
+        return tick()
+    }
+
+    /// Whether a scheduled change (an entry becoming current, an expiry, a reload, a Live Activity) is due by now.
+    private var timeChangeDue: Bool {
+        guard let next = engine.nextWakeUp else { return false }
+        return next <= serviceTime()
+    }
+
+    /// After a read's publish resolved: a publish that could not be stored is rolled back, so the read answers
+    /// from the stored state.
+    public func readCommitted(_ outcome: Result<Void, StoreFailure>) {
+        if case .failure = outcome { recoverIfNeeded() }
+    }
+
+    /// A stack's published decision (decided now when it has none yet).
+    public func currentDecision(_ id: StackID) throws(HostError) -> Decision {
+        if let decision = engine.published(id) { return decision }
+        do { return try engine.evaluate(stack: id, at: serviceTime()) } catch { throw .core(error) }
+    }
+
+    /// Whether a question about `time` is answered from the current state (no recorded event is later), so it needs
+    /// no replay of the history.
+    public func isCurrent(_ time: Timestamp) -> Bool { time >= latestEventTime }
+
+    /// The decision a stack would have at `time`, from the current state (only when `isCurrent(time)`).
+    public func currentDecision(_ id: StackID, at time: Timestamp) throws(HostError) -> Decision {
+        do { return try engine.evaluate(stack: id, at: time) } catch { throw .core(error) }
+    }
+
+    /// Why a stack (or one widget) is where it is: at `time` (only when `isCurrent(time)`), or without one for the
+    /// time of the stack's current decision (after `publishForRead`).
+    public func currentExplanation(stack id: StackID, instance: InstanceID?, at time: Timestamp?) throws(HostError)
+        -> StackExplanation
+    {
+        let at = time ?? engine.published(id)?.time ?? serviceTime()
+        do { return try engine.explain(stack: id, instance: instance, at: at) } catch { throw .core(error) }
+    }
+
+    /// The decision a stack would have at `time`, without publishing anything: from the current state when no
+    /// recorded event is later than `time`, else from the history up to `time` (see `pastEngine`).
+    public func stack(_ id: StackID, at time: Timestamp) async throws(HostError) -> Decision {
+        let engine = try await engine(asOf: time)
+        do { return try engine.evaluate(stack: id, at: time) } catch { throw .core(error) }
+    }
+
+    /// Why a stack (or one widget of it) is where it is, at a time. Without one, for the time of the stack's
+    /// current decision (what `GetStack` without `at` answers), after publishing what time changed.
+    public func explain(stack id: StackID, instance: InstanceID?, at time: Timestamp?) async throws(HostError)
+        -> StackExplanation
+    {
+        var engine = self.engine
+        var at = time ?? serviceTime()
+        if let time {
+            engine = try await self.engine(asOf: time)
+        } else {
+            let ticket = tick()
+            do { try await ticket.committed() } catch { recoverIfNeeded() }
+            engine = self.engine
+            at = engine.published(id)?.time ?? serviceTime()
+        }
+        do { return try engine.explain(stack: id, instance: instance, at: at) } catch { throw .core(error) }
+    }
+
+    /// The engine to answer a question about `time`: the live one when no recorded event is later than `time`
+    /// (its stability state is read as of `time`), else one rebuilt off the event loop from the stored events
+    /// dated at or before `time`, in the order they were applied (publish marks included): the state as it was
+    /// then, with nothing of what came after.
+    func engine(asOf time: Timestamp) async throws(HostError) -> Engine {
+        guard time < latestEventTime else { return engine }
+        // Everything logged so far, read back once stored.
+        let through = log.lastSequence
+        await settled()
+        let settings = engine.settings
+        let log = self.log
+        let replayed = await Self.offLoop { () -> Result<Engine, StoreFailure> in
+            Result { () throws(StoreFailure) in
+                var past = Engine(settings: settings)
+                try log.replay(after: 0, through: through) { event in
+                    _ = smartstack_pace()
+                    if event.time <= time { past.replay(event) }
+                }
+                return past
+            }
+        }
+        switch replayed {
+        case .success(let past): return past
+        case .failure(let failure): throw .store(failure)
+        }
+    }
+
+    /// Returns once everything logged so far is stored, or could not be (then rolled back to what is stored), so a
+    /// read of the store sees every call acknowledged before it.
+    func settled() async {
+        do { try await lastTicket.committed() } catch { recoverIfNeeded() }
+    }
+
+    /// A widget's reload budget at a time (now when `nil`).
+    public func budget(of instance: InstanceID, at time: Timestamp?) throws(HostError) -> BudgetState {
+        do { return try engine.budget(of: instance, at: time ?? clock.now()) } catch { throw .core(error) }
+    }
+
+    /// The registered kinds among `ids` (for requests that read configurations against their kind).
+    public func kinds(_ ids: [WidgetKindID]) -> [WidgetKindID: WidgetKind] {
+        var found: [WidgetKindID: WidgetKind] = [:]
+        for id in ids { if let kind = engine.kind(id) { found[id] = kind } }
+        return found
+    }
+
+    /// Every stack with its configuration and latest published decision, by id.
+    public func stacks() -> [(configuration: StackConfiguration, decision: Decision?)] {
+        tick()
+        return engine.stackIDs.compactMap { id in
+            engine.configuration(of: id).map { ($0, engine.published(id)) }
+        }
+    }
+
+    /// An app's donations in the order recorded, after the one with id `after`, at most `limit`: read from the
+    /// store once everything logged before the call is stored (so a donation acknowledged before is listed).
+    public func listDonations(app: AppID, after: String?, limit: Int) async throws(HostError) -> [Donation] {
+        // Reads go on while storage fails: from what is stored (rolled back to first).
+        await settled()
+        // Read off the loop: the page is a scan of the log from `after` on.
+        let log = self.log
+        let read = await Self.offLoop(lowPriority: false) { () -> Result<[Donation]?, StoreFailure> in
+            Result { () throws(StoreFailure) in try log.donations(app: app, after: after, limit: limit) }
+        }
+        let page: [Donation]?
+        switch read {
+        case .success(let found): page = found
+        case .failure(let failure): throw .store(failure)
+        }
+        guard let page else { throw .core(.notFound(kind: "donation", id: after ?? "")) }
+        return page
+    }
+
+    /// The counters `GetStatistics` reports.
+    public func snapshotStatistics() -> HostStatistics {
+        var result = statistics
+        let counts = engine.counts
+        result.stacks = counts.stacks
+        result.widgets = counts.widgets
+        result.kinds = counts.kinds
+        result.liveActivities = counts.liveActivities
+        result.donations = donations.count
+        result.subscribers = subscriptions.subscriberCount
+        result.reloadWatchers = subscriptions.watcherCount
+        result.uptimeSeconds = clock.now().seconds(since: started)
+        return result
+    }
+}

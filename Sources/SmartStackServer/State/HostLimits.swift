@@ -1,0 +1,40 @@
+/// The host's limits beyond the engine's own (which `EngineSettings` holds).
+public struct HostLimits: Sendable, Hashable {
+    /// The most donations stored at once, over all apps.
+    public var maxDonations = 5_000_000
+    /// The most concurrent subscriptions (`Subscribe` and `WatchReloads` streams).
+    public var maxSubscriptions = 1_024
+    /// How many published decisions may wait for a subscriber before it is cut off.
+    public var subscriberQueue = 256
+    /// The most donations one `ListDonations` page returns.
+    public var maxListLimit = 1_000
+    /// How far ahead of the service's clock a recording call's `date` may be, in seconds (clocks of clients
+    /// differ a little); later dates are refused.
+    public var maxFutureSkew = 300.0
+    /// Seconds between two looks for donations past the retention period.
+    public var retentionSweepInterval = 3_600.0
+
+    public init() {}
+}
+
+/// Counters for `GetStatistics`.
+public struct HostStatistics: Sendable, Hashable {
+    public var stacks = 0
+    public var widgets = 0
+    public var kinds = 0
+    public var liveActivities = 0
+    public var donations = 0
+    public var subscribers = 0
+    public var reloadWatchers = 0
+    public var uptimeSeconds = 0.0
+    /// Events the engine took since start.
+    public var eventsRecorded = 0
+    /// Decisions published (sent to subscribers) since start.
+    public var decisionsPublished = 0
+    /// Subscribers cut off because they did not read.
+    public var subscribersCutOff = 0
+    /// Reload requests sent to providers since start.
+    public var reloadsRequested = 0
+    /// Donations taken since start (deletions and retention aside): what STATUS= shows per minute.
+    public var donationsReceived = 0
+}
