@@ -169,23 +169,3 @@ extension Engine {
         return "suggestion:\(info.kind)" + (configuration.isEmpty ? "" : "?\(configuration)")
     }
 }
-
-extension StackState {
-    /// The published top, if it was published at or before `time`.
-    func publishedTop(asOf time: Timestamp) -> String? {
-        published.flatMap { $0.time <= time ? $0.top : nil }
-    }
-
-    /// The last rotation at or before `time`.
-    func lastRotation(asOf time: Timestamp) -> Timestamp? {
-        lastRotation.flatMap { $0 <= time ? $0 : nil }
-    }
-
-    /// The manual swipe in force at `time`: made at or before it, within the grace period.
-    func manualSwipe(asOf time: Timestamp, grace: Double) -> ManualSwipe? {
-        manualSwipe.flatMap { swipe in
-            let age = time.seconds(since: swipe.time)
-            return age >= 0 && age < grace ? swipe : nil
-        }
-    }
-}
