@@ -14,9 +14,12 @@ public enum TimeExpression {
     public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         public var text: String
         public var description: String {
-            "'\(text)' is not a time: use RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, yesterday, or -1h / '2d ago'"
+            "'\(text)' is not a time: use \(TimeExpression.forms)"
         }
     }
+
+    /// The forms a time takes, for help texts and errors.
+    public static let forms = "RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, yesterday, -1h or '2d ago'"
 
     /// Parses `text`; `now` is µs since the epoch and `utcOffsetSeconds` the local clock's offset.
     public static func parse(_ text: String, now: Int64, utcOffsetSeconds: Int32) throws(ParseError) -> Int64 {

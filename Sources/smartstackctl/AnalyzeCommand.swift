@@ -27,7 +27,7 @@ struct Analyze: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(
         parsing: .unconditional,
-        help: "Entries at or after this time (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        help: TimeArgument.help("Entries at or after this time"))
     var since: String?
     @Option(parsing: .unconditional, help: "Entries at or before this time (same forms as --since).") var until: String?
     @Option(help: "Entries of this system unit (_SYSTEMD_UNIT), such as smartstackd.service.") var unit: String?

@@ -204,4 +204,10 @@ struct TimeArgument: ExpressibleByArgument, Sendable {
 
     var rfc3339: String { timestamp.rfc3339 }
     var timestamp: Timestamp { Timestamp(microseconds: microseconds, utcOffsetSeconds: utcOffsetSeconds) }
+
+    /// The forms a time takes, as help texts and errors name them.
+    static var forms: String { TimeExpression.forms }
+
+    /// An option's help: what the time is, then the forms it takes.
+    static func help(_ what: String) -> ArgumentHelp { ArgumentHelp("\(what) (\(forms)).") }
 }

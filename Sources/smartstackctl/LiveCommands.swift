@@ -21,8 +21,7 @@ struct RelevanceCommand: AsyncParsableCommand {
         @Option(help: "A relevance group: widgets of one group are never surfaced together.") var group: String?
         @Option(
             parsing: .unconditional,
-            help: "When it was declared (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date:
-            TimeArgument?
+            help: TimeArgument.help("When it was declared")) var date: TimeArgument?
 
         func run() async throws {
             var fields = try target.fields()
@@ -71,8 +70,7 @@ struct LiveCommand: AsyncParsableCommand {
             []
         @Option(
             parsing: .unconditional,
-            help: "When it started (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date:
-            TimeArgument?
+            help: TimeArgument.help("When it started")) var date: TimeArgument?
 
         func run() async throws {
             let (attributes, state) = (
@@ -96,7 +94,7 @@ struct LiveCommand: AsyncParsableCommand {
             []
         @Option(
             parsing: .unconditional,
-            help: "When the content changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+            help: TimeArgument.help("When the content changed"))
         var date: TimeArgument?
 
         func run() async throws {
@@ -118,8 +116,7 @@ struct LiveCommand: AsyncParsableCommand {
         @Option(help: "Seconds the ended activity stays visible (0-14400).") var dismissAfter: Double?
         @Option(
             parsing: .unconditional,
-            help: "When it ended (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date:
-            TimeArgument?
+            help: TimeArgument.help("When it ended")) var date: TimeArgument?
 
         func run() async throws {
             let state = state.isEmpty ? nil : try Typed.pairs(state, option: "--state")

@@ -38,7 +38,7 @@ struct WidgetCommand: AsyncParsableCommand {
         @Option(help: "More fields as a JSON object, merged over the others.") var definition: String?
         @Option(
             parsing: .unconditional,
-            help: "When the kind was registered (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+            help: TimeArgument.help("When the kind was registered"))
         var date: TimeArgument?
 
         func run() async throws {
@@ -119,7 +119,7 @@ struct Donate: AsyncParsableCommand {
     @Option(help: "A group id, for deleting donations together.") var group: String?
     @Option(
         parsing: .unconditional,
-        help: "When it happened; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        help: TimeArgument.help("When it happened; now when omitted"))
     var date: TimeArgument?
 
     func run() async throws {

@@ -29,8 +29,7 @@ struct StackCommand: AsyncParsableCommand {
         @Argument(help: "The stack id.") var stack: String
         @Option(
             parsing: .unconditional,
-            help:
-                "Decide for this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago')."
+            help: TimeArgument.help("Decide for this time; now when omitted")
         ) var at: TimeArgument?
 
         func run() async throws {
@@ -73,7 +72,7 @@ struct StackCommand: AsyncParsableCommand {
         @Flag(help: "Configure the stack with no widgets (replacing any it has).") var empty = false
         @Option(
             parsing: .unconditional,
-            help: "When the stack was configured (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+            help: TimeArgument.help("When the stack was configured"))
         var date: TimeArgument?
 
         func run() async throws {
@@ -140,7 +139,7 @@ struct StackCommand: AsyncParsableCommand {
         @Argument(help: "The stack id.") var stack: String
         @Option(
             parsing: .unconditional,
-            help: "When the stack was removed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+            help: TimeArgument.help("When the stack was removed"))
         var date: TimeArgument?
 
         func run() async throws {
@@ -192,8 +191,7 @@ struct Look: AsyncParsableCommand {
     @Argument(help: "The stack id.") var stack: String
     @Option(
         parsing: .unconditional,
-        help: "When the stack was shown (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date:
-        TimeArgument?
+        help: TimeArgument.help("When the stack was shown")) var date: TimeArgument?
 
     func run() async throws {
         let reply = try await global.call { () throws(VarlinkError) in
@@ -213,8 +211,7 @@ struct Engage: AsyncParsableCommand {
     @Option(help: "For an impression: seconds the widget was on top while visible.") var duration: Double?
     @Option(
         parsing: .unconditional,
-        help: "When it happened (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').") var date:
-        TimeArgument?
+        help: TimeArgument.help("When it happened")) var date: TimeArgument?
 
     func validate() throws {
         guard ["tap", "swipeTo", "swipeAway", "impression"].contains(kind) else {
@@ -249,7 +246,7 @@ struct ContextCommand: AsyncParsableCommand {
         @Argument(help: "The value (when KEY has no =).") var value: String?
         @Option(
             parsing: .unconditional,
-            help: "When the context changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+            help: TimeArgument.help("When the context changed"))
         var date: TimeArgument?
 
         func run() async throws {
@@ -272,7 +269,7 @@ struct ContextCommand: AsyncParsableCommand {
         @Argument(help: "The context key.") var key: String
         @Option(
             parsing: .unconditional,
-            help: "When the context changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+            help: TimeArgument.help("When the context changed"))
         var date: TimeArgument?
 
         func run() async throws {
@@ -295,8 +292,7 @@ struct Explain: AsyncParsableCommand {
     @Argument(help: "Only this widget of the stack.") var instance: String?
     @Option(
         parsing: .unconditional,
-        help:
-            "Explain the order at this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago')."
+        help: TimeArgument.help("Explain the order at this time; now when omitted")
     ) var at: TimeArgument?
 
     func run() async throws {
@@ -316,8 +312,7 @@ struct Budget: AsyncParsableCommand {
     @Argument(help: "The instance id.") var instance: String
     @Option(
         parsing: .unconditional,
-        help:
-            "Report for this time; now when omitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago')."
+        help: TimeArgument.help("Report for this time; now when omitted")
     ) var at: TimeArgument?
 
     func run() async throws {

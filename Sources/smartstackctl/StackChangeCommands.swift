@@ -28,7 +28,7 @@ extension StackCommand {
         @Option(help: "The user's new order: every instance of the stack, comma-separated.") var order: String?
         @Option(
             parsing: .unconditional,
-            help: "When the stack was changed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+            help: TimeArgument.help("When the stack was changed"))
         var date: TimeArgument?
 
         func validate() throws {
@@ -76,7 +76,7 @@ extension StackCommand {
         var widgets: [String] = []
         @Option(
             parsing: .unconditional,
-            help: "When the widgets were added (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+            help: TimeArgument.help("When the widgets were added"))
         var date: TimeArgument?
 
         func validate() throws {
@@ -104,7 +104,7 @@ extension StackCommand {
         @Argument(help: "The instances to remove.") var instances: [String]
         @Option(
             parsing: .unconditional,
-            help: "When the widgets were removed (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+            help: TimeArgument.help("When the widgets were removed"))
         var date: TimeArgument?
 
         func validate() throws {

@@ -23,7 +23,7 @@ struct TimelineCommand: AsyncParsableCommand {
         @Option(help: "Reload policy: atEnd, never, or after=DATE.") var policy: String?
         @Option(
             parsing: .unconditional,
-            help: "When the timeline was submitted (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+            help: TimeArgument.help("When the timeline was submitted"))
         var date: TimeArgument?
 
         func validate() throws {
@@ -63,8 +63,7 @@ struct TimelineCommand: AsyncParsableCommand {
             }
             guard let date = TimeArgument(argument: parts[0]) else {
                 throw ValidationError(
-                    "--entry '\(text)': the date '\(parts[0])' is not a time (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', "
-                        + "now, today, -1h or '2d ago')")
+                    "--entry '\(text)': the date '\(parts[0])' is not a time (\(TimeArgument.forms))")
             }
             var entry: JSONObject = ["date": .string(date.rfc3339)]
             if parts.count == 3 {
@@ -90,7 +89,7 @@ struct Reload: AsyncParsableCommand {
     @Argument(help: "The kind (every kind of the app when omitted).") var kind: String?
     @Option(
         parsing: .unconditional,
-        help: "When the reload was asked for (RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, -1h or '2d ago').")
+        help: TimeArgument.help("When the reload was asked for"))
     var date: TimeArgument?
 
     func run() async throws {
