@@ -19,7 +19,8 @@ public enum TimeExpression {
     }
 
     /// The forms a time takes, for help texts and errors.
-    public static let forms = "RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, yesterday, -1h or '2d ago'"
+    public static let forms =
+        "RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, yesterday, tomorrow, -1h, +30min or '2d ago'"
 
     /// Parses `text`; `now` is µs since the epoch and `utcOffsetSeconds` the local clock's offset.
     public static func parse(_ text: String, now: Int64, utcOffsetSeconds: Int32) throws(ParseError) -> Int64 {
