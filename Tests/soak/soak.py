@@ -29,13 +29,13 @@ import random
 import select
 import resource
 import shutil
-import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+from soakkit import Connection, Daemon, percentile, probe_latencies, rss_mib, stop_probe
 
 P = "io.smartstack.Provider."
 S = "io.smartstack.Shell."
@@ -43,155 +43,6 @@ APPS = [f"org.soak.app{index}" for index in range(10)]
 # Seconds after each (re)start of the daemon reported apart from the steady state's GetStack p99.
 RECOVERY = 5
 STACKS = [f"stack{index}" for index in range(20)]
-
-
-# GetStack round trips on one connection, one every 10 ms, in a process of its own (so the load's own client
-# process does not add its queueing): prints each in seconds; reconnects when the daemon is killed.
-PROBE = r"""
-import json, os, signal, socket, sys, time
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-# The probe measures the service, not how long the busy load generator beside it keeps it off the CPU: it runs
-# ahead of the load's processes when it may (root), in the unloaded run and under load alike.
-try:
-    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
-except (OSError, AttributeError):
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, -10)
-    except OSError:
-        pass
-path, stacks, out = sys.argv[1], sys.argv[2].split(","), open(sys.argv[3], "w", buffering=1)
-index = 0
-while True:
-    try:
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(10)
-            s.connect(path)
-            buffer = b""
-            while True:
-                index += 1
-                began = time.monotonic()
-                s.sendall(json.dumps({"method": "io.smartstack.Shell.GetStack",
-                                      "parameters": {"stack": stacks[index % len(stacks)]}}).encode() + b"\0")
-                while b"\0" not in buffer:
-                    chunk = s.recv(65536)
-                    if not chunk:
-                        raise ConnectionError()
-                    buffer += chunk
-                buffer = buffer.split(b"\0", 1)[1]
-                out.write(f"{time.monotonic() - began} {time.monotonic()}\n")
-                time.sleep(0.01)
-    except OSError:
-        time.sleep(0.05)
-"""
-
-
-def probe_latencies(path, seconds=None):
-    """Runs the probe for `seconds` (or returns the process to stop later). It writes its samples to a file: a
-    pipe nobody reads until the end would fill after a few thousand samples and stop the probe there."""
-    samples = tempfile.NamedTemporaryFile(prefix="smartstack-probe-", suffix=".txt", delete=False)
-    samples.close()
-    process = subprocess.Popen([sys.executable, "-c", PROBE, path, ",".join(STACKS), samples.name])
-    process.samples_path = samples.name
-    if seconds is None:
-        return process
-    time.sleep(seconds)
-    return stop_probe(process)
-
-
-def stop_probe(process):
-    """Stops the probe; returns its samples as (latency in seconds, monotonic time when it finished)."""
-    process.terminate()
-    process.wait(timeout=10)
-    with open(process.samples_path) as samples:
-        rows = [line.split() for line in samples if line.strip()]
-    os.unlink(process.samples_path)
-    return [(float(row[0]), float(row[1])) for row in rows if len(row) == 2]
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else 0.0
-
-
-def rss_mib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-class Daemon:
-    def __init__(self, binary, directory, pin=()):
-        self.binary = binary
-        self.pin = list(pin)
-        self.directory = directory
-        self.socket = os.path.join(directory, "sock")
-        self.config = os.path.join(directory, "smartstackd.conf")
-        with open(self.config, "w") as file:
-            file.write("maxConnections = 4096\nsubscriberQueue = 32\nmaxSubscriptions = 4096\n")
-        self.process = None
-        self.lives = 0
-
-    def start(self):
-        log = open(os.path.join(self.directory, f"daemon{self.lives}.log"), "w")
-        self.process = subprocess.Popen(
-            [*self.pin, self.binary, "--listen", self.socket, "--state", os.path.join(self.directory, "state"),
-             "--config", self.config], stdout=log, stderr=log)
-        self.lives += 1
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"smartstackd exited with {self.process.returncode}")
-            try:
-                with socket.socket(socket.AF_UNIX) as probe:
-                    probe.connect(self.socket)
-                    return
-            except OSError:
-                time.sleep(0.02)
-        raise RuntimeError("smartstackd did not start")
-
-    def kill(self):
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-
-
-class Connection:
-    """One Varlink connection with asyncio streams (raw framing, so this client shares no code with the server)."""
-
-    def __init__(self, reader, writer):
-        self.reader, self.writer = reader, writer
-
-    @classmethod
-    async def open(cls, path):
-        reader, writer = await asyncio.open_unix_connection(path, limit=1 << 22)
-        return cls(reader, writer)
-
-    async def call(self, method, parameters=None, more=False):
-        message = {"method": method, "parameters": parameters or {}}
-        if more:
-            message["more"] = True
-        self.writer.write(json.dumps(message).encode() + b"\0")
-        await self.writer.drain()
-        return await self.next()
-
-    async def next(self):
-        frame = await self.reader.readuntil(b"\0")
-        return json.loads(frame[:-1])
-
-    def close(self):
-        self.writer.close()
 
 
 class Soak:
@@ -453,9 +304,9 @@ class Soak:
         options = self.options
         self.daemon.start()
         await self.setup()
-        unloaded_samples = await asyncio.to_thread(probe_latencies, self.daemon.socket, 10)
+        unloaded_samples = await asyncio.to_thread(probe_latencies, self.daemon.socket, STACKS, 10)
         unloaded = percentile([latency for latency, _ in unloaded_samples], 0.99)
-        probe = probe_latencies(self.daemon.socket)
+        probe = probe_latencies(self.daemon.socket, STACKS)
         began = time.monotonic()
         tasks = [asyncio.create_task(self.client(number)) for number in range(options.clients)]
         tasks += [asyncio.create_task(self.subscriber(number)) for number in range(5)]
