@@ -5,9 +5,9 @@ import Testing
 /// The repository's system units under a real systemd as PID 1, with the probe standing in for
 /// smartstackd (installed as /usr/local/bin/smartstackd, started as `smartstackd service`).
 ///
-/// systemd runs in its own mount, pid, cgroup, UTS, IPC and network namespaces, with tmpfs over
-/// /run, /tmp, /var/tmp, /var/lib, /var/log/journal, /etc/systemd/system and /usr/local/bin, its own
-/// copies of /etc/group and /etc/gshadow (with the sysusers group), a cgroup2 tree of its own under
+/// systemd runs in its own mount, pid, cgroup, UTS, IPC and network namespaces (Tests/pid1), with tmpfs
+/// over /run, /tmp, /var/tmp, /var/lib, /var/log/journal, /etc/systemd/{system,user}, /usr/local/bin and /root, its own
+/// copies of the user database (with the sysusers group), a cgroup2 tree of its own under
 /// a cgroup this test creates and removes, and only the unit files staged here
 /// (`SYSTEMD_UNIT_PATH`, no generators): nothing of the machine's boot runs. The test reaches
 /// inside with `nsenter` and through `/proc/PID/root`. Killing the namespace's `unshare` (which
@@ -39,44 +39,12 @@ struct SystemdPID1Tests {
 
         """
 
-    static let outerScript = #"""
-        # A cgroup of our own, the namespaces, and the cgroup removed again afterwards.
-        set -u
-        dir=$1 cgroot=$2
-        cg=$cgroot/smartstack-test-$$
-        mkdir "$cg" && echo $$ > "$cg/cgroup.procs" || exit 2
-        timeout -s KILL 120 unshare --mount --pid --fork --kill-child --cgroup --uts --ipc --net --mount-proc \
-            --propagation private sh "$dir/inner.sh" "$dir" &
-        echo $! > "$dir/timeout.pid"
-        wait $!
-        echo $$ > "$cgroot/cgroup.procs"
-        for i in 1 2 3 4 5 6 7 8 9 10; do
-            find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null
-            [ -e "$cg" ] || exit 0
-            sleep 0.5
-        done
-        exit 1
-        """#
+    /// The namespace and its boot, shared with the desktop scenarios (Tests/e2e/desktop_machine.py): copied into
+    /// the staging folder, which inner.sh binds into the namespace.
+    static let scripts = TestEnvironment.repository.appendingPathComponent("Tests/pid1")
 
-    static let innerScript = #"""
-        # Inside the namespaces: private filesystems, then systemd as PID 1 on the staged units only.
-        set -eu
-        mount -t tmpfs tmpfs /run
-        mkdir -p /run/smartstack-test && mount --bind "$1" /run/smartstack-test
-        dir=/run/smartstack-test
-        for d in /tmp /var/tmp /var/lib /var/log/journal /etc/systemd/system /usr/local/bin; do mount -t tmpfs tmpfs "$d"; done
-        for f in group gshadow; do mount --bind "$dir/etc/$f" "/etc/$f"; done
-        : > "$dir/console" && mount --bind "$dir/console" /dev/console
-        umount -R /sys/fs/cgroup
-        mount -t cgroup2 cgroup2 /sys/fs/cgroup
-        cp -a "$dir/units/." /etc/systemd/system/
-        install -m 755 "$dir/smartstackd" /usr/local/bin/smartstackd
-        mkdir -p "$dir/empty"
-        exec env -i container=smartstack-test SYSTEMD_UNIT_PATH=/etc/systemd/system \
-            SYSTEMD_GENERATOR_PATH="$dir/empty" SYSTEMD_ENVIRONMENT_GENERATOR_PATH="$dir/empty" \
-            PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-            /lib/systemd/systemd --system --log-target=journal --show-status=no < /dev/null > "$dir/pid1.log" 2>&1
-        """#
+    /// The namespace is killed after this long whatever happens to the test.
+    static let namespaceSeconds = 120
 
     /// A booted namespace: the host pids of its `unshare` and of systemd.
     struct Machine {
@@ -167,9 +135,13 @@ struct SystemdPID1Tests {
             ],
             environment: TestEnvironment.cleanEnvironment(), in: directory.url)
         try #require(sysusers.status == 0, "systemd-sysusers: \(sysusers.errorOutput)")
-        try fileManager.copyItem(atPath: executable, toPath: directory.path("smartstackd"))
-        try Self.outerScript.write(toFile: directory.path("outer.sh"), atomically: true, encoding: .utf8)
-        try Self.innerScript.write(toFile: directory.path("inner.sh"), atomically: true, encoding: .utf8)
+        try fileManager.createDirectory(
+            at: directory.url.appendingPathComponent("bin"), withIntermediateDirectories: true)
+        try fileManager.copyItem(atPath: executable, toPath: directory.path("bin/smartstackd"))
+        for script in ["outer.sh", "inner.sh"] {
+            try fileManager.copyItem(
+                at: Self.scripts.appendingPathComponent(script), to: directory.url.appendingPathComponent(script))
+        }
     }
 
     /// The only child of `pid` (`timeout` and `unshare` have one each), polling until it appears.
@@ -184,7 +156,11 @@ struct SystemdPID1Tests {
 
     func boot(_ directory: TemporaryDirectory) throws -> Machine {
         let outer = try ChildProcess(
-            "/bin/sh", [directory.path("outer.sh"), directory.url.path, try #require(PID1Environment.cgroup2Mount)],
+            "/bin/sh",
+            [
+                directory.path("outer.sh"), directory.url.path, try #require(PID1Environment.cgroup2Mount),
+                "smartstack-test", String(Self.namespaceSeconds),
+            ],
             environment: TestEnvironment.cleanEnvironment(), in: directory.url)
         let deadline = ContinuousClock.now + .seconds(10)
         var timeoutPID: Int32?

@@ -77,50 +77,10 @@ def _unavailable():
 
 pytestmark = pytest.mark.skipif(_unavailable() is not None, reason=str(_unavailable()))
 
-OUTER = r"""
-set -u
-dir=$1 cgroot=$2
-cg=$cgroot/smartstack-desktop-test-$$
-mkdir "$cg" && echo $$ > "$cg/cgroup.procs" || exit 2
-timeout -s KILL 150 unshare --mount --pid --fork --kill-child --cgroup --uts --ipc --net --mount-proc \
-    --propagation private sh "$dir/inner.sh" "$dir" &
-echo $! > "$dir/timeout.pid"
-wait $!
-echo $$ > "$cgroot/cgroup.procs"
-for i in 1 2 3 4 5 6 7 8 9 10; do
-    find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null
-    [ -e "$cg" ] || exit 0
-    sleep 0.5
-done
-exit 1
-"""
-
-# Private /run first (the staging folder is bound under it), then /tmp, /var/tmp, /etc/systemd/system and the
-# rest; only then is systemd exec'd.
-INNER = r"""
-set -eu
-mount -t tmpfs tmpfs /run
-mkdir -p /run/smartstack-test && mount --bind "$1" /run/smartstack-test
-dir=/run/smartstack-test
-for d in /tmp /var/tmp /etc/systemd/system /etc/systemd/user /var/lib /var/log/journal /usr/local/bin /root; do
-    mkdir -p "$d" 2>/dev/null || true
-    mount -t tmpfs tmpfs "$d"
-done
-for f in group gshadow passwd shadow; do mount --bind "$dir/etc/$f" "/etc/$f"; done
-: > "$dir/console" && mount --bind "$dir/console" /dev/console
-umount -R /sys/fs/cgroup
-mount -t cgroup2 cgroup2 /sys/fs/cgroup
-cp -a "$dir/units/." /etc/systemd/system/
-cp -a "$dir/user-units/." /etc/systemd/user/
-install -m 755 "$dir/smartstackd" /usr/local/bin/smartstackd
-install -m 755 "$dir/smartstack-desktop" /usr/local/bin/smartstack-desktop
-install -m 644 "$dir/desktop.conf" /run/smartstack-desktop.conf
-mkdir -p "$dir/empty"
-exec env -i container=smartstack-test SYSTEMD_UNIT_PATH=/etc/systemd/system \
-    SYSTEMD_GENERATOR_PATH="$dir/empty" SYSTEMD_ENVIRONMENT_GENERATOR_PATH="$dir/empty" \
-    PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-    /lib/systemd/systemd --system --log-target=journal --show-status=no < /dev/null > "$dir/pid1.log" 2>&1
-"""
+# The namespace and its boot, shared with the Swift PID 1 test: Tests/pid1/outer.sh and inner.sh.
+PID1_SCRIPTS = ROOT / "Tests" / "pid1"
+# The namespace is killed after this many seconds whatever happens to the test.
+NAMESPACE_SECONDS = 150
 
 CONFIG = """\
 # smartstack-desktop in the test namespace: the system manager, a stack of the 2 most-launched apps.
@@ -156,7 +116,8 @@ class Machine:
     def __init__(self, stage):
         self.stage = stage
         self.outer = subprocess.Popen(
-            ["/bin/sh", str(stage / "outer.sh"), str(stage), _cgroup2_mount()],
+            ["/bin/sh", str(stage / "outer.sh"), str(stage), _cgroup2_mount(), "smartstack-desktop-test",
+             str(NAMESPACE_SECONDS)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 15
         timeout_pid = None
@@ -256,11 +217,13 @@ def _stage(stage):
     subprocess.run(["systemd-sysusers", f"--root={stage}", str(ROOT / "systemd/sysusers.d/smartstackd.conf"),
                     str(ROOT / "systemd/sysusers.d/smartstack-desktop.conf")],
                    check=True, capture_output=True, timeout=30)
-    shutil.copy(DAEMON, stage / "smartstackd")
-    shutil.copy(DESKTOP, stage / "smartstack-desktop")
-    (stage / "desktop.conf").write_text(CONFIG)
-    (stage / "outer.sh").write_text(OUTER)
-    (stage / "inner.sh").write_text(INNER)
+    (stage / "bin").mkdir()
+    shutil.copy(DAEMON, stage / "bin" / "smartstackd")
+    shutil.copy(DESKTOP, stage / "bin" / "smartstack-desktop")
+    (stage / "run").mkdir()
+    (stage / "run" / "smartstack-desktop.conf").write_text(CONFIG)
+    for script in ("outer.sh", "inner.sh"):
+        shutil.copy(PID1_SCRIPTS / script, stage / script)
 
 
 @pytest.fixture
