@@ -104,16 +104,75 @@ private typealias F = Fixture
         #expect(otherSecond > 0 && otherSecond < second)
     }
 
-    @Test func theTopHoldsUnlessAChallengerIsMoreThanHalfAsLikelyAgain() {
-        let behaviour = [0.30, 0.40, 0.30]
-        // 0.40 / 0.30 = 1.33 < 1.55: the incumbent 0 is raised just above the challenger.
+    @Test func theTopHoldsUnlessAChallengerIsClearlyLikelier() {
+        let behaviour = [0.32, 0.40, 0.28]
+        // 0.40 / 0.32 = 1.25 < 1.3: the incumbent 0 is raised just above the challenger.
         #expect(TopHysteresis.heldBehaviour(of: 0, count: 3) { behaviour[$0] } == 0.40.nextUp)
         // The incumbent leads already: nothing to hold.
         #expect(TopHysteresis.heldBehaviour(of: 1, count: 3) { behaviour[$0] } == nil)
-        // 0.48 / 0.30 = 1.6 > 1.55: the challenger wins.
-        let clear = [0.30, 0.48, 0.22]
+        // 0.40 / 0.30 = 1.33 > 1.3: the challenger wins, unless the stack's learned margin is wider.
+        let clear = [0.30, 0.40, 0.30]
         #expect(TopHysteresis.heldBehaviour(of: 0, count: 3) { clear[$0] } == nil)
+        #expect(
+            TopHysteresis.heldBehaviour(of: 0, count: 3, margin: TopHysteresis.margin + log(1.1)) { clear[$0] }
+                == 0.40.nextUp)
         #expect(TopHysteresis.heldBehaviour(of: 5, count: 3) { behaviour[$0] } == nil)
+    }
+
+    @Test func theMarginGrowsWhileTheTopChangesMoreThanMRUsAndShrinksBackToTheBase() {
+        let step = TopHysteresis.rate
+        // Only the stack's own top changed: one step up; MRU's too: it changed less than target times as often.
+        #expect(TopHysteresis.adjusted(0, ownChanged: true, mruChanged: false) == step)
+        #expect(
+            TopHysteresis.adjusted(0.5, ownChanged: true, mruChanged: true) == 0.5 + step * (1 - TopHysteresis.target))
+        #expect(TopHysteresis.adjusted(0.5, ownChanged: false, mruChanged: true) == 0.5 - step * TopHysteresis.target)
+        #expect(TopHysteresis.adjusted(0.5, ownChanged: false, mruChanged: false) == 0.5)
+        // Never below the base, never above its bound.
+        #expect(TopHysteresis.adjusted(0, ownChanged: false, mruChanged: true) == 0)
+        #expect(
+            TopHysteresis.adjusted(TopHysteresis.maxExtra, ownChanged: true, mruChanged: false)
+                == TopHysteresis.maxExtra)
+        // A person whose top changes at every look while MRU's changes at every other one (2 × MRU's rate) gets a
+        // wider margin look after look; one at MRU's rate keeps the base.
+        var fast = 0.0
+        var even = 0.0
+        for look in 0..<200 {
+            fast = TopHysteresis.adjusted(fast, ownChanged: true, mruChanged: look % 2 == 0)
+            even = TopHysteresis.adjusted(even, ownChanged: look % 2 == 0, mruChanged: look % 2 == 0)
+        }
+        #expect(fast > 0.3 && fast <= TopHysteresis.maxExtra)
+        #expect(even == 0)
+    }
+
+    @Test func aLookWithATargetMovesTheStacksMarginByHowItsTopAndMRUsChanged() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        try engine.apply(F.donation("a", at: 10))
+        try engine.apply(.look(stack: F.stack(), at: F.t(11)))
+        try engine.apply(F.donation("a", at: 12))
+        // The first look with a target notes the tops; there is nothing to compare them with yet.
+        let first = try #require(engine.stacks[F.stack()])
+        let tops = try #require(first.labelledTops)
+        #expect(tops.seen == first.seenTop && first.holdExtra == 0)
+        #expect(tops.mru == first.keys[first.instances.firstIndex(of: F.instance("a")) ?? -1])
+        // Had the stack shown another top at the previous such look while MRU's stayed, its margin widens.
+        engine.stacks[F.stack()]?.labelledTops?.seen = "elsewhere"
+        try engine.apply(.look(stack: F.stack(), at: F.t(13)))
+        try engine.apply(F.donation("a", at: 14))
+        #expect(engine.stacks[F.stack()]?.holdExtra == TopHysteresis.rate)
+        // MRU's top changed and the stack's did not: back to the base. A look without a target changes nothing.
+        engine.stacks[F.stack()]?.labelledTops?.mru = -1
+        try engine.apply(.look(stack: F.stack(), at: F.t(15)))
+        try engine.apply(F.donation("a", at: 16))
+        #expect(engine.stacks[F.stack()]?.holdExtra == 0)
+        engine.stacks[F.stack()]?.labelledTops?.seen = "elsewhere"
+        try engine.apply(.look(stack: F.stack(), at: F.t(17)))
+        try engine.apply(F.donation("a", at: 17 + 3_600))
+        #expect(engine.stacks[F.stack()]?.holdExtra == 0)
+        // The margin is the state's: a snapshot carries it.
+        engine.stacks[F.stack()]?.holdExtra = 0.25
+        let restored = try Engine(snapshot: engine.snapshot(), settings: EngineSettings())
+        #expect(restored.stacks[F.stack()]?.holdExtra == 0.25)
+        #expect(restored.stacks[F.stack()]?.labelledTops == engine.stacks[F.stack()]?.labelledTops)
     }
 
     @Test func theSeenTopIsHeldInTheEngineUnlessAWidgetOfTheStackIsClearlyLikelier() throws {

@@ -69,7 +69,7 @@ import Testing
 
         let everyone = Evaluation.run(logs: [log], rankers: rankers)
         let all = try check(everyone, hit1: 0.03, mrr: 0.02, "everyone")
-        #expect(Self.thousandths(all.hit1) == 579, "engine hit@1 \(all.hit1)")
+        #expect(Self.thousandths(all.hit1) == 581, "engine hit@1 \(all.hit1)")
         #expect(Self.thousandths(all.hit3) == 860, "engine hit@3 \(all.hit3)")
         #expect(Self.thousandths(all.mrr) == 732, "engine MRR \(all.mrr)")
         // Issue 14: on desktops the top changes no more often than MRU's.
@@ -77,7 +77,7 @@ import Testing
         #expect(all.topChanges <= mru.topChanges, "engine top changes \(all.topChanges) vs mru \(mru.topChanges)")
 
         let expected: [String: (hit1: Int, mrr: Int)] = [
-            "sur-A": (421, 628), "sur-B": (591, 737), "sur-C": (718, 825), "sur-D": (515, 694),
+            "sur-A": (419, 628), "sur-B": (596, 739), "sur-C": (718, 825), "sur-D": (515, 694),
         ]
         #expect(Set(log.users.map(\.name)) == Set(expected.keys))
         for user in log.users {

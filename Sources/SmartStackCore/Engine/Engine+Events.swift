@@ -53,6 +53,14 @@ extension Engine {
         if let state = stacks[id] {
             let ranks = Self.ranks(of: row, in: look, model: state.ranker)
             stacks[id]?.selector.record(ranks: ranks)
+            // The hold's margin follows how often this stack's top changes against MRU's (`TopHysteresis`).
+            if let mruTop = look.mruTop, let seenTop = state.seenTop {
+                if let previous = state.labelledTops {
+                    stacks[id]?.holdExtra = TopHysteresis.adjusted(
+                        state.holdExtra, ownChanged: seenTop != previous.seen, mruChanged: mruTop != previous.mru)
+                }
+                stacks[id]?.labelledTops = LabelledTops(seen: seenTop, mru: mruTop)
+            }
         }
         stacks[id]?.ranker.learn(matrix: look.matrix, rows: look.keys.count, target: row)
         stacks[id]?.previousLookTarget = key

@@ -8,7 +8,7 @@
 /// `CodecError`, and the service replays its log instead.
 extension Engine {
     /// The layout version of ``snapshot()``.
-    public static let snapshotFormat: UInt64 = 6
+    public static let snapshotFormat: UInt64 = 7
     private static let magic: [UInt8] = Array("SSES".utf8)
 
     /// The engine's state as bytes.
@@ -174,6 +174,11 @@ extension ByteWriter {
         }
         optional(value.previousLookTarget) { $0.int(Int64($1)) }
         optional(value.seenTop) { $0.string($1) }
+        optional(value.labelledTops) { writer, tops in
+            writer.string(tops.seen)
+            writer.int(Int64(tops.mru))
+        }
+        double(value.holdExtra)
         int(Int64(value.revision))
         optional(value.published) { $0.decision($1) }
         optional(value.sent) { $0.decision($1) }
@@ -260,6 +265,8 @@ extension ByteReader {
         }
         state.previousLookTarget = try present() ? try int32() : nil
         state.seenTop = try present() ? try string() : nil
+        if try present() { state.labelledTops = LabelledTops(seen: try string(), mru: try int32()) }
+        state.holdExtra = try double()
         state.revision = try integer()
         state.published = try present() ? try decision() : nil
         state.sent = try present() ? try decision() : nil

@@ -321,6 +321,14 @@ struct PendingLook: Sendable, Hashable {
     /// Each row's 0-based place in the order of each simple ranker at the look, `fallbackPlaces[f * rows + row]`
     /// for `f` the index in `StackRanker.fallbacks` (empty when unknown): what `RankerSelector` scores.
     var fallbackPlaces: [Int8] = []
+
+    /// MRU's first widget at the look (a usage key), when the places are known.
+    var mruTop: Int32? {
+        guard let mru = StackRanker.fallbacks.firstIndex(of: .mru) else { return nil }
+        let rows = keys.count
+        guard fallbackPlaces.count >= (mru + 1) * rows else { return nil }
+        return (0..<rows).first { fallbackPlaces[mru * rows + $0] == 0 }.map { keys[$0] }
+    }
 }
 
 /// One stack.
@@ -340,6 +348,10 @@ struct StackState: Sendable, Hashable {
     var previousLookTarget: Int32?
     /// The top the user saw at the latest look at the stack (what `TopHysteresis` holds).
     var seenTop: String?
+    /// The tops at the latest look with a target (the seen one, and MRU's as a usage key), and how much the
+    /// hold's margin is raised beyond `TopHysteresis.margin` (`TopHysteresis.adjusted`).
+    var labelledTops: LabelledTops?
+    var holdExtra = 0.0
     var revision = 0
     /// The stack's current decision: the latest evaluation (at most `Engine.decisionMaxAge` old once published).
     @usableFromInline var published: Decision?
@@ -354,6 +366,12 @@ struct StackState: Sendable, Hashable {
     var decidedGeneration = -1
 
     init(configuration: StackConfiguration) { self.configuration = configuration }
+}
+
+/// The tops a stack showed at a look with a target: the seen top (an instance id) and MRU's (a usage key).
+struct LabelledTops: Sendable, Hashable {
+    var seen: String
+    var mru: Int32
 }
 
 /// The widget the user swiped to, and when: it keeps the top for the grace period.
