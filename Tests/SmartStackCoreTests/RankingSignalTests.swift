@@ -144,6 +144,28 @@ private typealias F = Fixture
         #expect(even == 0)
     }
 
+    @Test func explainSaysWhichTopTheHoldKeepsAndItsMargin() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        try engine.apply(F.donation("a", at: 10))
+        try engine.apply(.look(stack: F.stack(), at: F.t(11)))
+        try engine.apply(F.donation("a", at: 12))
+        for time in [13.0, 20, 30, 40] { try engine.apply(F.donation("b", at: time)) }
+        let fresh = try engine.explain(stack: F.stack(), at: F.t(41))
+        #expect(abs(fresh.holdMargin - 1.3) < 1e-12)
+        // The user last saw "a" on top; "b", used four times since, is likelier. With a margin wider than any lead, "a" is
+        // held, and the explanation says so; with none, "b" is first and nothing is held.
+        engine.stacks[F.stack()]?.holdExtra = 20
+        let held = try engine.explain(stack: F.stack(), at: F.t(41))
+        #expect(held.heldTop == F.instance("a") && held.decision.top == "a")
+        #expect(held.holdMargin == TopHysteresis.ratio(extra: 20))
+        let a = try #require(held.widgets.first { $0.instance == F.instance("a") })
+        let b = try #require(held.widgets.first { $0.instance == F.instance("b") })
+        #expect(a.behaviour > b.behaviour)
+        engine.stacks[F.stack()]?.holdExtra = -20
+        let unheld = try engine.explain(stack: F.stack(), at: F.t(41))
+        #expect(unheld.heldTop == nil && unheld.decision.top == "b")
+    }
+
     @Test func aLookWithATargetMovesTheStacksMarginByHowItsTopAndMRUsChanged() throws {
         var engine = try F.engine(apps: ["a", "b"])
         try engine.apply(F.donation("a", at: 10))

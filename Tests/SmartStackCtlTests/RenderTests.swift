@@ -51,6 +51,16 @@ struct RenderTests {
         #expect(!ExplainRenderer.render(try Self.object(model)).contains("fallback"))
     }
 
+    @Test func explainSaysWhichTopIsHeldAndByWhatMargin() throws {
+        let held = Self.explain.replacing(
+            "\"learnedFromLooks\":12,", with: "\"learnedFromLooks\":12,\"holdMargin\":1.5,\"heldTop\":\"mail\",")
+        let lines = ExplainRenderer.render(try Self.object(held)).split(separator: "\n").map(String.init)
+        #expect(lines[2] == "mail held on top: a challenger is likelier, but not 1.500 times as likely")
+        let unheld = Self.explain.replacing(
+            "\"learnedFromLooks\":12,", with: "\"learnedFromLooks\":12,\"holdMargin\":1.3,\"heldTop\":null,")
+        #expect(!ExplainRenderer.render(try Self.object(unheld)).contains("held on top"))
+    }
+
     @Test func explainShowsEveryInput() throws {
         let text = ExplainRenderer.render(try Self.object(Self.explain))
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)

@@ -25,6 +25,8 @@ struct Evaluation {
     var grouped: Set<Int>
     /// The candidate key suggested on top, if any.
     var suggested: Int32?
+    /// The widget the top's hold kept ahead of a likelier challenger (`TopHysteresis`), if any.
+    var held: Int?
 }
 
 extension Engine {
@@ -169,6 +171,7 @@ extension Engine {
         // their own switch: with Smart Rotate off the model still decides whether a candidate is suggested, and
         // the widgets keep the user's order (their standings as they were before the model).
         var candidate: (key: Int32, probability: Double)?
+        var held: Int?
         let unranked = configuration.smartRotate ? [] : standings
         if configuration.smartRotate || configuration.suggestions, n > 0 {
             let candidates = configuration.suggestions ? suggestionCandidates(for: state, at: time) : []
@@ -207,7 +210,7 @@ extension Engine {
                 applyFallback(choice, signal: signal, state: state, at: time, to: &standings)
             }
             // The model's published top stays unless a challenger is clearly likelier (`TopHysteresis`).
-            if choice == .model { holdPublishedTop(of: state, standings: &standings) }
+            if choice == .model { held = holdPublishedTop(of: state, standings: &standings) }
             // What the user did with each widget in the stack (taps, ignored impressions, swipes away).
             applyEngagement(at: time, to: &standings)
             // A candidate is suggested when the user is more likely to want it than every placed widget.
@@ -217,7 +220,10 @@ extension Engine {
                 candidate = (candidates[best], withCandidates[n + best])
             }
         }
-        if !configuration.smartRotate { standings = unranked }
+        if !configuration.smartRotate {
+            standings = unranked
+            held = nil
+        }
 
         // Relevance groups: of an app's widgets in one group, only the most relevant may be surfaced.
         var grouped: Set<Int> = []
@@ -325,7 +331,8 @@ extension Engine {
             entries.contains { $0.reason == .suggestion } ? candidate.key : nil
         }
         return Evaluation(
-            decision: decision, standings: standings, limited: limited, grouped: grouped, suggested: suggested)
+            decision: decision, standings: standings, limited: limited, grouped: grouped, suggested: suggested,
+            held: held)
     }
 }
 

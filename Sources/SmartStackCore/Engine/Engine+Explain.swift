@@ -78,6 +78,13 @@ public struct StackExplanation: Sendable, Hashable {
     public var ranker: StackRanker
     /// Each ranker's recent performance (decayed sum of reciprocal ranks over about the last 200 looks), by name.
     public var rankerPerformance: [String: Double]
+    /// How many times as likely as the top the user saw at their latest look a challenger must be to take its
+    /// place (`TopHysteresis`): 1.3, raised for this stack while its top changes more than 1.25 times as often as
+    /// MRU's would.
+    public var holdMargin: Double
+    /// The widget that hold keeps ahead of a likelier challenger in this order (its behaviour raised just above
+    /// the challenger's), if any.
+    public var heldTop: InstanceID?
     public var widgets: [WidgetExplanation]
 }
 
@@ -152,6 +159,7 @@ extension Engine {
             ranker: state.configuration.smartRotate ? state.selector.choice : .model,
             rankerPerformance: Dictionary(
                 uniqueKeysWithValues: StackRanker.allCases.map { ($0.name, state.selector.performance(of: $0)) }),
+            holdMargin: TopHysteresis.ratio(extra: state.holdExtra), heldTop: result.held.map { state.instances[$0] },
             widgets: widgets)
     }
 }

@@ -38,6 +38,9 @@ enum TopHysteresis {
     /// The extra margin's bound: a challenger 4 × 1.3 times as likely as the top always takes its place.
     static let maxExtra = log(4.0)
 
+    /// The margin as a ratio of probabilities, with a stack's extra.
+    static func ratio(extra: Double) -> Double { exp(margin + extra) }
+
     /// The extra margin after a look with a target, given whether the stack's seen top and MRU's top changed
     /// since the previous look with a target.
     static func adjusted(_ extra: Double, ownChanged: Bool, mruChanged: Bool) -> Double {
@@ -69,15 +72,17 @@ extension Engine {
     /// suggestion, a Live Activity) holds nothing, nor does a top the user went past to another widget after the
     /// latest look with a target (`previousLookTarget`); developer mode lifts the rule as it lifts the other
     /// stability limits. Only the learned model's order is held: a simple ranker that orders the stack instead
-    /// (`RankerSelector`) keeps its own order exactly.
-    func holdPublishedTop(of state: StackState, standings: inout [WidgetStanding]) {
+    /// (`RankerSelector`) keeps its own order exactly. Returns the index of the widget it held, if any.
+    @discardableResult
+    func holdPublishedTop(of state: StackState, standings: inout [WidgetStanding]) -> Int? {
         guard !state.configuration.developerMode, let top = state.seenTop,
             let incumbent = state.instances.firstIndex(where: { $0.rawValue == top }),
             state.previousLookTarget.map({ $0 == state.keys[incumbent] }) ?? true,
             let held = TopHysteresis.heldBehaviour(
                 of: incumbent, count: standings.count, margin: TopHysteresis.margin + state.holdExtra,
                 { standings[$0].behaviour })
-        else { return }
+        else { return nil }
         standings[incumbent].behaviour = held
+        return incumbent
     }
 }

@@ -23,6 +23,11 @@ public enum ExplainRenderer {
             settings.append(style.warn("ordered by the \(ranker) fallback (it has recently predicted better)"))
         }
         lines.append(settings.joined(separator: " · "))
+        if let held = reply.string("heldTop") {
+            let margin = reply.double("holdMargin").map { Format.number($0) } ?? "?"
+            lines.append(
+                style.warn("\(held) held on top: a challenger is likelier, but not \(margin) times as likely"))
+        }
         var rotation: [String] = []
         if let last = reply.time("lastRotation") {
             rotation.append("last rotation " + Format.timeAndRelative(last, reference: reference))

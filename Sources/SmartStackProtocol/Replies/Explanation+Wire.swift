@@ -3,7 +3,7 @@ public import SmartStackCore
 extension StackExplanation {
     /// The `Explain` reply.
     public var wireObject: JSONObject {
-        var object = JSONObject(minimumCapacity: 13)
+        var object = JSONObject(minimumCapacity: 15)
         object.appendNew("stack", .string(decision.stack.rawValue))
         object.appendNew("revision", .int(Int64(decision.revision)))
         object.appendNew("date", decision.time.wireValue)
@@ -20,6 +20,8 @@ extension StackExplanation {
             performance.appendNew(name, .double(rankerPerformance[name] ?? 0))
         }
         object.appendNew("rankerPerformance", .object(performance))
+        object.appendNew("holdMargin", .double(holdMargin))
+        object.appendNew("heldTop", heldTop.map { .string($0.rawValue) } ?? .null)
         object.appendNew("widgets", .array(widgets.map { .object($0.wireObject) }))
         return object
     }
