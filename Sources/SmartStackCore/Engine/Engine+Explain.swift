@@ -82,8 +82,8 @@ public struct StackExplanation: Sendable, Hashable {
     /// place (`TopHysteresis`): 1.3, raised for this stack while its top changes more than 1.25 times as often as
     /// MRU's would.
     public var holdMargin: Double
-    /// The widget that hold keeps ahead of a likelier challenger in this order (its behaviour raised just above
-    /// the challenger's), if any.
+    /// The widget that hold keeps first among the widgets in this order although a challenger is likelier (its
+    /// behaviour raised just above the challenger's), if any.
     public var heldTop: InstanceID?
     public var widgets: [WidgetExplanation]
 }
@@ -159,7 +159,15 @@ extension Engine {
             ranker: state.configuration.smartRotate ? state.selector.choice : .model,
             rankerPerformance: Dictionary(
                 uniqueKeysWithValues: StackRanker.allCases.map { ($0.name, state.selector.performance(of: $0)) }),
-            holdMargin: TopHysteresis.ratio(extra: state.holdExtra), heldTop: result.held.map { state.instances[$0] },
+            holdMargin: TopHysteresis.ratio(extra: state.holdExtra), heldTop: heldTop(result, state: state),
             widgets: widgets)
+    }
+
+    /// The widget the top's hold raised, when it is first among the stack's widgets in the decision (pins,
+    /// relevance and engagement come after the hold and may put another widget first).
+    private func heldTop(_ result: Evaluation, state: StackState) -> InstanceID? {
+        guard let held = result.held else { return nil }
+        let first = result.decision.entries.first { !$0.suggested && $0.liveActivity == nil }
+        return first?.instance == state.instances[held].rawValue ? state.instances[held] : nil
     }
 }
