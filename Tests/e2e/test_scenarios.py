@@ -134,3 +134,42 @@ def test_errors_are_typed_and_name_what_was_wrong(daemon):
                 "io.smartstack.Provider.NotFound", provider.SubmitTimeline, app="com.example.nope", kind="main",
                 entries=[{"date": now_plus(0)}])
             assert conflict["kind"] in ("widgetKind", "kind")
+
+
+def test_a_reload_request_carries_the_instances_configuration(daemon):
+    """WatchReloads tells the provider how each instance is configured, so it can render that instance's timeline."""
+    address = daemon.address
+    call(address, "io.smartstack.Provider", "RegisterWidget", app="org.ex.weather", kind="city",
+         displayName="Weather", families=["systemMedium"],
+         intent={"type": "CityIntent", "parameters": [{"name": "city", "type": "string"}]})
+    call(address, "io.smartstack.Provider", "RegisterWidget", app="org.ex.weather", kind="summary",
+         displayName="Weather today", families=["systemMedium"])
+    call(address, "io.smartstack.Shell", "ConfigureStack", stack="home", family="systemMedium", widgets=[
+        {"instance": "paris", "app": "org.ex.weather", "kind": "city", "configuration": {"city": "Paris"}},
+        {"instance": "berlin", "app": "org.ex.weather", "kind": "city", "configuration": {"city": "Berlin"}},
+        {"instance": "today", "app": "org.ex.weather", "kind": "summary"}])
+    received = []
+    ready = threading.Event()
+    done = threading.Event()
+
+    def watch():
+        with varlink.Client(address=address) as client:
+            with client.open("io.smartstack.Provider", namespaced=False) as provider:
+                ready.set()
+                for reply in provider.WatchReloads(app="org.ex.weather", _more=True):
+                    received.append(reply)
+                    if len(received) == 3:
+                        done.set()
+                        return
+
+    threading.Thread(target=watch, daemon=True).start()
+    assert ready.wait(10)
+    time.sleep(0.5)
+    requested = call(address, "io.smartstack.Provider", "ReloadTimelines", app="org.ex.weather")
+    assert sorted(requested["requested"]) == ["berlin", "paris", "today"], requested
+    assert done.wait(10), received
+    replies = {reply["instance"]: reply for reply in received}
+    assert replies["paris"]["configuration"] == {"city": "Paris"}, replies
+    assert replies["berlin"]["configuration"] == {"city": "Berlin"}, replies
+    assert replies["today"]["configuration"] == {}, replies
+    assert replies["today"]["kind"] == "summary" and replies["paris"]["kind"] == "city"

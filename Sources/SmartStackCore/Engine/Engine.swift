@@ -263,6 +263,9 @@ public struct Engine: Sendable {
     /// A registered widget kind.
     public func kind(_ id: WidgetKindID) -> WidgetKind? { kinds[id] }
 
+    /// A widget instance's configuration, as its stack configured it; `nil` when no stack has the instance.
+    public func configuration(ofInstance id: InstanceID) -> Configuration? { instances[id]?.configuration }
+
     /// Counts for statistics.
     public var counts: (stacks: Int, widgets: Int, kinds: Int, liveActivities: Int) {
         (stacks.count, instances.count, kinds.count, liveActivities.activities(at: now).count)

@@ -13,6 +13,14 @@ extension Donation {
 }
 
 extension EngineEffect {
+    /// The instance a reload effect is for; `nil` for other effects.
+    public var reloadInstance: InstanceID? {
+        switch self {
+        case .reloadRequested(let instance, _, _, _), .reloadWithheld(let instance, _, _, _, _): instance
+        case .timelineWarnings: nil
+        }
+    }
+
     /// The `WatchReloads` reply for a reload effect; `nil` for other effects.
     ///
     /// A requested reload is `{instance, app, kind, reason, date}` with the time it was granted; a withheld one

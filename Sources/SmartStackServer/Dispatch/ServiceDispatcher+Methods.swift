@@ -334,7 +334,8 @@ extension ServiceDispatcher {
         await host.closeSubscription(subscription.id)
     }
 
-    /// The stream of a reload watch: each reload asked of the app (of the kind the watch names).
+    /// The stream of a reload watch: each reload asked of the app, with the instance's configuration as it is
+    /// when the reply is sent (none when its stack no longer has the instance).
     private func watchReloads(_ subscription: HostSubscription<EngineEffect>, _ request: WatchReloadsRequest)
         -> CallOutcome
     {
@@ -342,7 +343,11 @@ extension ServiceDispatcher {
         return .stream { send in
             try await Self.run(subscription, host: host) {
                 for await effect in subscription.stream where request.wants(effect) {
-                    if let object = effect.reloadWireObject() { try await send(object) }
+                    var configuration: Configuration?
+                    if let instance = effect.reloadInstance {
+                        configuration = await host.configuration(ofInstance: instance)
+                    }
+                    if let object = effect.reloadWireObject(configuration: configuration) { try await send(object) }
                 }
             }
         }

@@ -133,6 +133,8 @@ extension EngineHost {
     }
 
     /// The registered kinds among `ids` (for requests that read configurations against their kind).
+    public func configuration(ofInstance id: InstanceID) -> Configuration? { engine.configuration(ofInstance: id) }
+
     public func kinds(_ ids: [WidgetKindID]) -> [WidgetKindID: WidgetKind] {
         var found: [WidgetKindID: WidgetKind] = [:]
         for id in ids { if let kind = engine.kind(id) { found[id] = kind } }
