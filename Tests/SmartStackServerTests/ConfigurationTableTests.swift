@@ -47,7 +47,11 @@ struct ConfigurationTableTests {
 
     @Test(
         "an out-of-range value names the key as written",
-        arguments: ["retentionDays = 400", "maxWidgetsPerStack = 101", "maxContexts = 5000"])
+        arguments: [
+            "retentionDays = 400", "maxWidgetsPerStack = 101", "maxContexts = 5000",
+            // Above the protocol's largest page, which no request could ask for.
+            "maxListLimit = 1001",
+        ])
     func namesTheKeyWritten(line: String) {
         let written = String(line.split(separator: " ")[0])
         #expect {

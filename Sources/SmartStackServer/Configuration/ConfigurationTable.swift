@@ -1,5 +1,6 @@
 import Logging
 import SmartStackCore
+import SmartStackProtocol
 import SmartStackStore
 
 /// One key of a configuration file: its name, what it means, the values it takes, its default, and where it goes.
@@ -121,7 +122,8 @@ extension ServerConfiguration {
             "decisions queued for a subscriber before it is cut off"),
         .integer("maxDonations", 1...100_000_000, \.host.maxDonations, "donations kept at once"),
         .integer(
-            "maxListLimit", 1...100_000, \.host.maxListLimit,
+            // Up to the protocol's largest page: a larger setting could never be asked for.
+            "maxListLimit", 1...ListDonationsRequest.maximumLimit, \.host.maxListLimit,
             "donations one ListDonations page may return; a larger limit is InvalidParameter"),
         .integer("maxStacks", 1...1_000_000, \.engine.maxStacks, "stacks the service holds"),
         .integer("maxWidgetsPerStack", 1...100, \.engine.maxWidgetsPerStack, "widgets in one stack"),
