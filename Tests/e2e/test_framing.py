@@ -33,6 +33,27 @@ def test_pipelined_calls_are_answered_in_call_order(daemon):
     served_normally(daemon)
 
 
+def test_statistics_count_every_call_received(daemon):
+    """GetStatistics' `calls`: every call read, whatever its answer (an error and a oneway call too)."""
+    with daemon.raw() as connection:
+        calls = [
+            encode("io.smartstack.Admin.GetStatistics"),
+            encode("org.varlink.service.GetInfo"),
+            encode("io.smartstack.Shell.GetStack", {"stack": "nope"}),
+            encode("io.smartstack.Provider.Donate", {"app": "com.example.mail", "intent": "open"}),
+            encode("io.smartstack.Provider.Donate", {"app": "com.example.mail", "intent": "open"}, oneway=True),
+            encode("io.smartstack.Admin.GetStatistics"),
+        ]
+        connection.sendall(b"".join(calls))
+        reader = FrameReader(connection)
+        first, _, missing, _, last = [reader.next() for _ in range(5)]
+    assert missing["error"] == "io.smartstack.Shell.NotFound"
+    # The first GetStatistics counts itself, the last counts the four calls between them and itself.
+    assert first["parameters"]["calls"] >= 1
+    assert last["parameters"]["calls"] - first["parameters"]["calls"] == 5, (first, last)
+    served_normally(daemon)
+
+
 def test_many_pipelined_calls_in_one_write(daemon):
     setup_stack(daemon.address)
     count = 2000

@@ -25,7 +25,7 @@ public enum StatisticsRenderer {
         ] { count(key, label) }
         for (key, label) in [
             ("connections", "Connections"), ("subscribers", "Subscribers"), ("reloadWatchers", "Reload watchers"),
-            ("calls", "Calls answered"), ("connectionsRefused", "Connections refused"),
+            ("calls", "Calls received"), ("connectionsRefused", "Connections refused"),
             ("connectionsClosedForInput", "Closed for input"),
         ] { count(key, label) }
         if let bytes = reply.int("inputBytes") { rows.append(("Unanswered input", Self.bytes(bytes))) }

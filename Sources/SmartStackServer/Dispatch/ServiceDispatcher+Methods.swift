@@ -282,7 +282,7 @@ extension ServiceDispatcher {
             stacks: counts.stacks, widgets: counts.widgets, donations: counts.donations,
             subscribers: counts.subscribers, connections: connections.openCount, uptimeSeconds: counts.uptimeSeconds,
             kinds: counts.kinds, liveActivities: counts.liveActivities, reloadWatchers: counts.reloadWatchers,
-            calls: nil, logLevel: LogLevel(levels.level), journalEntriesDropped: reporter.droppedEntries,
+            calls: connections.callCount, logLevel: LogLevel(levels.level), journalEntriesDropped: reporter.droppedEntries,
             storage: storage)
         statistics.connectionsRefused = connections.rejectedCount
         statistics.connectionsClosedForInput = connections.closedForInputCount

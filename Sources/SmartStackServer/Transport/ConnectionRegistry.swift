@@ -18,6 +18,8 @@ public final class ConnectionRegistry: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Calls read from every connection since start (counted without the lock: one per call, on the loop).
+    private let calls = Atomic<Int>(0)
     /// The most connections served at once; more are closed as soon as they are accepted.
     public let limit: Int
     /// The most connections one uid may have open at once (`maxConnectionsPerUID`), so one user cannot take
@@ -50,6 +52,11 @@ public final class ConnectionRegistry: Sendable {
     public var closedForInputCount: Int { state.withLock { $0.closedForInput } }
     /// Bytes held in unfinished input over all connections now.
     public var inputBytes: Int { state.withLock { $0.inputTotal } }
+    /// Calls received since start, over all connections (answered or still being answered).
+    public var callCount: Int { calls.load(ordering: .relaxed) }
+
+    /// Counts one call read from a connection.
+    func countCall() { calls.wrappingAdd(1, ordering: .relaxed) }
 
     /// Records that `channel` now holds `bytes` of input not yet answered. When all connections together hold more
     /// than `inputBudget`, the connection holding the most is dropped from the count and returned, to be closed

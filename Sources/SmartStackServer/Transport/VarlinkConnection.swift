@@ -228,6 +228,7 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
                 return
             case .call(let decoded):
                 call = decoded
+                registry?.countCall()
             }
             let answer: ImmediateOutcome
             if let immediate = handler.handleImmediately(call, peer: peer) {
