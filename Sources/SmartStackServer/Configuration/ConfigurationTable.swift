@@ -4,7 +4,7 @@ import SmartStackProtocol
 import SmartStackStore
 
 /// One key of a configuration file: its name, what it means, the values it takes, its default, and where it goes.
-/// `ServerConfiguration.table` lists every key once; the parser, the help text, `--help-config` and the README's
+/// `ServerConfiguration.table` lists every key once; the parser, the help text, `--configuration-keys` and the README's
 /// table (checked by a test) all come from it.
 public struct ConfigurationKey: Sendable {
     /// The key as written in a file.
@@ -179,7 +179,7 @@ extension ServerConfiguration {
     /// The table's keys by name.
     static let tableByName: [String: ConfigurationKey] = Dictionary(uniqueKeysWithValues: table.map { ($0.name, $0) })
 
-    /// The table as the README shows it (one Markdown row a key): `smartstackd --configuration-table` prints it.
+    /// The table as the README shows it (one Markdown row a key): `smartstackd --configuration-keys` prints it.
     public static var markdownTable: String {
         var lines = ["| key | default | values | meaning |", "|---|---|---|---|"]
         for key in table {
