@@ -282,8 +282,8 @@ extension ServiceDispatcher {
             stacks: counts.stacks, widgets: counts.widgets, donations: counts.donations,
             subscribers: counts.subscribers, connections: connections.openCount, uptimeSeconds: counts.uptimeSeconds,
             kinds: counts.kinds, liveActivities: counts.liveActivities, reloadWatchers: counts.reloadWatchers,
-            calls: connections.callCount, logLevel: LogLevel(levels.level), journalEntriesDropped: reporter.droppedEntries,
-            storage: storage)
+            calls: connections.callCount, logLevel: LogLevel(levels.level),
+            journalEntriesDropped: reporter.droppedEntries, storage: storage)
         statistics.connectionsRefused = connections.rejectedCount
         statistics.connectionsClosedForInput = connections.closedForInputCount
         statistics.inputBytes = connections.inputBytes
