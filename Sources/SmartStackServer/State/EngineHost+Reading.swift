@@ -132,9 +132,10 @@ extension EngineHost {
         do { return try engine.budget(of: instance, at: time ?? clock.now()) } catch { throw .core(error) }
     }
 
-    /// The registered kinds among `ids` (for requests that read configurations against their kind).
+    /// A widget instance's configuration (for `WatchReloads` replies); `nil` when no stack has the instance.
     public func configuration(ofInstance id: InstanceID) -> Configuration? { engine.configuration(ofInstance: id) }
 
+    /// The registered kinds among `ids` (for requests that read configurations against their kind).
     public func kinds(_ ids: [WidgetKindID]) -> [WidgetKindID: WidgetKind] {
         var found: [WidgetKindID: WidgetKind] = [:]
         for id in ids { if let kind = engine.kind(id) { found[id] = kind } }
