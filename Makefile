@@ -13,7 +13,7 @@ SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 RELEASE_UNCHECKED := -Xswiftc -enforce-exclusivity=unchecked
 RELEASE_FLAGS := -c release $(RELEASE_UNCHECKED)
 
-.PHONY: run test lint format build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store bench-socket ctl-docs install-ctl soak fuzz fuzz-build fuzz-test
+.PHONY: run test lint format build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store bench-socket bench-floor ctl-docs install-ctl soak fuzz fuzz-build fuzz-test
 
 ## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
@@ -110,6 +110,13 @@ bench-socket: release
 	@command -v redis-server >/dev/null || { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
 	bash bench/socket.sh
+
+## bench-floor: the two 50 x 1 measures served three ways, interleaved: Redis, smartstack-nio-floor (swift-nio doing
+## no work per call: what the transport allows) and smartstackd; medians, ratios and CPU per call (BENCHMARKS.md).
+bench-floor: release
+	@command -v redis-server >/dev/null || { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
+	bash bench/floor.sh
 
 ## install: everything under $(DESTDIR)$(PREFIX) (default /usr/local): release binaries smartstackd,
 ## smartstackctl and smartstack-desktop (Swift runtime linked in, so they do not need the toolchain), then

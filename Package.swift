@@ -109,6 +109,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The fastest a swift-nio server answers the load generator's calls doing no work per call (BENCHMARKS.md).
+        .executableTarget(
+            name: "smartstack-nio-floor",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
         // A socket-level load generator: many concurrent clients against a running smartstackd.
         .executableTarget(name: "smartstack-load", dependencies: ["CEpoll", "BenchSupport"], swiftSettings: strict),
         .systemLibrary(name: "CEpoll"),
