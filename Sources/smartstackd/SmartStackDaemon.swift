@@ -75,6 +75,7 @@ struct SmartStackDaemon: AsyncParsableCommand {
         let environment = Environment.all
         let configuration = try loadConfiguration(logger: logger)
         levels.level = configuration.logLevel
+        queue.capacity = configuration.journalQueue
         let journal = ServiceJournal(queue: queue)
         journal.started(version: ServiceVersion.current)
 

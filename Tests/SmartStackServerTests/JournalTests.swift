@@ -247,6 +247,29 @@ struct JournalQueueTests {
         #expect(!queue.enqueue(JournalQueue.Item(JournalEntry("after close"))))
     }
 
+    @Test("the capacity set after start (the journalQueue key) bounds what waits from then on", .timeLimit(.minutes(1)))
+    func capacityChanged() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let started = Atomic<Int>(0)
+        let queue = JournalQueue(capacity: 4_096) { _ in
+            started.add(1, ordering: .relaxed)
+            gate.wait()
+        }
+        queue.capacity = 2
+        #expect(queue.capacity == 2)
+        queue.enqueue(JournalQueue.Item(JournalEntry("blocked")))
+        while started.load(ordering: .relaxed) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let accepted = (0..<4).map { queue.enqueue(JournalQueue.Item(JournalEntry("e\($0)"))) }
+        #expect(accepted == [true, true, false, false])
+        queue.capacity = 0
+        #expect(queue.capacity == 1)
+        for _ in 0..<3 { gate.signal() }
+        await queue.flush()
+        #expect(queue.counts.written == 3)
+        #expect(queue.counts.dropped == 2)
+        await queue.close()
+    }
+
     @Test("log messages become entries: priority, SMARTSTACK_ fields from metadata, the call's location, the level")
     func logHandler() async throws {
         let recorder = JournalRecorder()

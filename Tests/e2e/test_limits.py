@@ -4,6 +4,8 @@ import json
 import os
 import sys
 import shutil
+import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -11,6 +13,7 @@ import time
 import pytest
 import varlink
 
+from conftest import DAEMON
 from helpers import FrameReader, call, encode
 
 PROVIDER = "io.smartstack.Provider"
@@ -272,3 +275,49 @@ def test_unfinished_frames_stay_within_the_input_budget(make_daemon):
     # Served throughout (the debug build's first call during the flood's first burst may take a little longer).
     assert sorted(latencies)[len(latencies) * 9 // 10] < 0.1 and latencies[-1] < 0.1, latencies
     assert max(latencies) < 0.5, latencies
+
+
+def journal_entries_dropped(directory, config):
+    """A daemon whose log output is a pipe nobody reads (no journal here, so entries go to stderr): once the pipe
+    is full its journal writer blocks, and entries past the queue's capacity are dropped and counted. Makes 1,000
+    donations at debug level (an entry each) and returns GetStatistics' journalEntriesDropped."""
+    os.makedirs(directory)
+    socket_path = os.path.join(directory, "io.smartstack")
+    config_path = os.path.join(directory, "smartstackd.conf")
+    with open(config_path, "w") as file:
+        file.write(config)
+    environment = {key: value for key, value in os.environ.items() if key != "JOURNAL_STREAM"}
+    process = subprocess.Popen(
+        [str(DAEMON), "--listen", socket_path, "--state", os.path.join(directory, "state"), "--config", config_path],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment)
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(socket_path):
+            assert process.poll() is None and time.monotonic() < deadline, "smartstackd did not start"
+            time.sleep(0.02)
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.settimeout(30)
+        connection.connect(socket_path)
+        reader = FrameReader(connection)
+        for batch in range(10):
+            connection.sendall(b"".join(
+                encode(PROVIDER + ".Donate", {"app": "org.example.mail", "intent": "open", "id": f"d{batch}-{i}"})
+                for i in range(100)))
+            replies = [reader.next() for _ in range(100)]
+            assert all("error" not in reply for reply in replies), replies[0]
+        connection.sendall(encode("io.smartstack.Admin.GetStatistics"))
+        dropped = reader.next()["parameters"]["journalEntriesDropped"]
+        connection.close()
+        return dropped
+    finally:
+        # Stopping writes what is queued: read the pipe until the daemon exits.
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+
+
+def test_journal_queue_is_the_configured_capacity(workdir):
+    # The pipe takes a few hundred entries; the default queue (4,096) holds the rest of the 1,000.
+    assert journal_entries_dropped(os.path.join(workdir, "default"), "logLevel = debug\n") == 0
+    # A queue of 16 drops what neither the pipe nor the queue holds.
+    dropped = journal_entries_dropped(os.path.join(workdir, "small"), "logLevel = debug\njournalQueue = 16\n")
+    assert dropped > 500, dropped

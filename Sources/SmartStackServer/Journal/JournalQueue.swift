@@ -35,16 +35,22 @@ public final class JournalQueue: Sendable {
         var closed = false
         var written = 0
         var dropped = 0
+        var capacity: Int
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let drainQueue = DispatchQueue(label: "smartstackd.journal")
     private let output: Output
-    /// The most entries waiting at once.
-    public let capacity: Int
+    /// The most entries waiting at once (at least 1). The daemon's queue exists before its configuration is read
+    /// (reading it logs), so `journalQueue` is applied by setting this afterwards; entries already waiting beyond
+    /// a smaller capacity stay queued, and new ones wait for room.
+    public var capacity: Int {
+        get { state.withLock { $0.capacity } }
+        set { state.withLock { $0.capacity = max(1, newValue) } }
+    }
 
     public init(capacity: Int = 4_096, output: @escaping Output) {
-        self.capacity = max(1, capacity)
+        self.state = Mutex(State(capacity: max(1, capacity)))
         self.output = output
     }
 
@@ -64,7 +70,7 @@ public final class JournalQueue: Sendable {
     @discardableResult
     public func enqueue(_ item: Item) -> Bool {
         let schedule: Bool? = state.withLock { state in
-            guard !state.closed, state.pending.count < capacity else {
+            guard !state.closed, state.pending.count < state.capacity else {
                 state.dropped += 1
                 return nil
             }
@@ -83,7 +89,7 @@ public final class JournalQueue: Sendable {
         state.withLock { ($0.written, $0.dropped) }
     }
 
-    /// Entries dropped since start because the queue was full.
+    /// Entries dropped since start because the queue was full or closed.
     public var dropped: Int { state.withLock { $0.dropped } }
 
     /// Returns once every entry queued before the call is written.
