@@ -57,6 +57,19 @@ def test_inline_and_task_calls_keep_call_order(daemon):
             assert [donation["id"] for donation in reply["parameters"]["donations"]] == value
 
 
+def test_input_held_behind_a_task_is_released_when_it_is_answered(daemon):
+    """Frames that arrive behind a call running as a task wait, counted against the input budget; once the task is
+    answered and they are too, the service holds nothing for the connection, though the client sends nothing more."""
+    setup_stack(daemon.address)
+    with daemon.raw(timeout=20) as connection:
+        connection.sendall(list_donations() + b"".join(encode("org.varlink.service.GetInfo") for _ in range(50)))
+        replies = read_frames(connection, 51)
+        assert all("error" not in reply for reply in replies)
+        # The connection stays open and idle: what it held is no longer held.
+        statistics = call(daemon.address, "io.smartstack.Admin", "GetStatistics")
+        assert statistics["inputBytes"] == 0, statistics
+
+
 def test_half_closed_connection_is_answered_then_closed(daemon):
     """A client that sends its calls and shuts down its sending side at once gets every reply, then the end of the
     stream. 20 rounds: the data and its end often arrive before the service first reads the new connection (a

@@ -260,6 +260,9 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
         machine.taskFinished(outcome, oneway: call.oneway)
         guard context != nil else { return }
         process()
+        // The frames that waited behind the task were just answered: the budget stops counting them now, not at
+        // the connection's next read (which may never come).
+        holdInput()
         drain()
         readIfPossible()
     }
@@ -382,6 +385,7 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
         machine.boundedStreamEnded()
         guard context != nil else { return }
         process()
+        holdInput()
         drain()
         readIfPossible()
     }
