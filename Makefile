@@ -4,7 +4,7 @@ SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 USAGE_LOG ?= ../shared/data/usage/desktop.tsv
 SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remote git dbus util-linux \
-	libpam-systemd dbus-user-session
+	libpam-systemd dbus-user-session iproute2
 PYTHON_PACKAGES := varlink==31.0.0 asyncvarlink==0.3.3 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 ## Release builds (the service, its benchmarks) compile every module, the dependencies' too, without the run-time
@@ -19,7 +19,8 @@ RELEASE_FLAGS := -c release $(RELEASE_UNCHECKED)
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
 ## fleet test (journal-upload to journal-remote); dbus (dbus-daemon, busctl's peer) for smartstack-desktop's test
 ## under a real systemd and system bus (Tests/e2e/test_desktop.py); util-linux for unshare and nsenter; libpam-systemd
-## and dbus-user-session for its user-session scenario (a PAM login registered with logind, the user's bus).
+## and dbus-user-session for its user-session scenario (a PAM login registered with logind, the user's bus); iproute2
+## for ss, which reads a listening socket's backlog (the socket-activation test).
 deps:
 	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

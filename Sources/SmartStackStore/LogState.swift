@@ -72,6 +72,8 @@ struct LogCounters: Sendable {
     var committedCalls = 0
     var lastSnapshot: Timestamp?
     var latencies = LatencyWindow()
+    /// Times the writer held a commit back for company (`StoreOptions.commitDelayMicroseconds`).
+    var companyWaits = 0
 }
 
 /// The latest call latencies (microseconds), for percentiles.

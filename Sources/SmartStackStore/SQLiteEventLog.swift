@@ -200,6 +200,10 @@ public final class SQLiteEventLog: EventLog {
             commits: counts.commits, committedCalls: counts.committedCalls, latency: counts.latencies.summary)
     }
 
+    /// How many times the writer held a commit back for company: after a commit shared by several calls, while
+    /// fewer calls wait than it held, for at most `StoreOptions.commitDelayMicroseconds` (never after a lone call).
+    public var companyWaits: Int { counters.withLock { $0.companyWaits } }
+
     public func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async { [self] in

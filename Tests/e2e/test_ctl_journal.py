@@ -235,9 +235,7 @@ kill -TERM $daemon; wait $daemon || true
     run_in_namespace(workdir, body, {"DAEMON": str(DAEMON), "LOG": str(log)})
     replay = json.loads((pathlib.Path(workdir) / "replay.json").read_text())
     assert replay["rows"] == len(rows) and replay["errors"] == {}
-    if not journal_entries(workdir, "orderChanged"):
-        pytest.skip("smartstackd wrote no order-changed entries to the journal: this build of the daemon does "
-                    "not report its decisions to the journal yet (the systemd integration)")
+    assert journal_entries(workdir, "orderChanged"), "smartstackd wrote no orderChanged entries to the journal"
     local = json.loads((pathlib.Path(workdir) / "analyze-local.json").read_text())
     check_counts_against_journalctl(workdir, local)
     assert [stack["stack"] for stack in local["stacks"]] == expected_stacks

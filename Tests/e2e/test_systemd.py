@@ -114,12 +114,12 @@ def test_socket_activation_serves_the_passed_socket_and_keeps_its_backlog(workdi
                                str(DAEMON), "--state", os.path.join(workdir, "state")], env=clean_environment())
     try:
         wait_for_path(path)
-        before = None
-        if SS:  # the file exists from bind(); wait for listen()
-            deadline = time.monotonic() + 10
-            while (before := listen_backlog(path)) is None:
-                assert time.monotonic() < deadline, "systemd-socket-activate did not listen"
-                time.sleep(0.02)
+        assert SS, "needs ss (Debian package iproute2, which make deps installs)"
+        # The file exists from bind(); wait for listen().
+        deadline = time.monotonic() + 10
+        while (before := listen_backlog(path)) is None:
+            assert time.monotonic() < deadline, "systemd-socket-activate did not listen"
+            time.sleep(0.02)
         # The first connection starts smartstackd, which adopts the socket named "varlink".
         address = "unix:" + path
         deadline = time.monotonic() + 10
@@ -134,9 +134,8 @@ def test_socket_activation_serves_the_passed_socket_and_keeps_its_backlog(workdi
         setup_stack(address)
         assert call(address, "io.smartstack.Shell", "GetStack", stack="home")["stack"] == "home"
         daemon.wait_log(f"smartstackd is listening on unix:{path}", "SMARTSTACK_ACTIVATION=systemd")
-        if SS:
-            # Not re-listened: NIO's bind(socket) would have set its own backlog of 128.
-            assert before is not None and listen_backlog(path) == before, (before, listen_backlog(path))
+        # Not re-listened: NIO's bind(socket) would have set its own backlog of 128.
+        assert listen_backlog(path) == before, (before, listen_backlog(path))
     finally:
         assert daemon.stop() == 0, daemon.log()
     # The socket file is systemd's: the daemon leaves it in place.
