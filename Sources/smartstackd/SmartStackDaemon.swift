@@ -193,7 +193,9 @@ struct SmartStackDaemon: AsyncParsableCommand {
     private func accessControl(_ configuration: ServerConfiguration, isSystem: Bool) throws -> AccessControl {
         guard isSystem else { return AccessControl(mode: .user(owner: getuid()), serviceUID: getuid()) }
         do {
-            return AccessControl(mode: .system(try configuration.access.resolved(with: .system)), serviceUID: getuid())
+            return AccessControl(
+                mode: .system(try configuration.access.resolved(with: .system)), serviceUID: getuid(),
+                maxAppsPerUID: configuration.maxAppsPerUID)
         } catch {
             Logger(label: "smartstackd").critical("access policy rejected: \(error)")
             throw ExitCode(78)

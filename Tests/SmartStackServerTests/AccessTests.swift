@@ -156,6 +156,31 @@ struct AccessControlTests {
         #expect(strict.authorize(app: mail, peer: Self.peer(1002)) != .allowed)
     }
 
+    @Test("one uid claims at most maxAppsPerUID apps; its own apps, other uids, root and restored claims as expected")
+    func claimLimit() throws {
+        let policy = try ServerConfiguration.parse("providers = *\n").access.resolved(with: AccessPolicyTests.accounts)
+        let access = AccessControl(
+            mode: .system(policy), serviceUID: 61_234, accounts: AccessPolicyTests.accounts, maxAppsPerUID: 2)
+        access.restoreClaims([Self.app("org.example.old"): 2000])
+        #expect(access.authorize(app: Self.app("org.example.a"), peer: Self.peer(2000)) == .allowed)
+        // The restored claim counts: a third app is one too many.
+        #expect(access.authorize(app: Self.app("org.example.b"), peer: Self.peer(2000)) == .appLimit(maximum: 2))
+        #expect(access.owner(of: Self.app("org.example.b")) == nil)
+        // What it owns stays its own; another uid has its own count; root and the service are not counted.
+        #expect(access.authorize(app: Self.app("org.example.a"), peer: Self.peer(2000)) == .allowed)
+        #expect(access.authorize(app: Self.app("org.example.old"), peer: Self.peer(2000)) == .allowed)
+        #expect(access.authorize(app: Self.app("org.example.b"), peer: Self.peer(2001)) == .allowed)
+        for index in 0..<5 {
+            #expect(access.authorize(app: Self.app("org.example.root\(index)"), peer: Self.peer(0)) == .allowed)
+            #expect(access.authorize(app: Self.app("org.example.own\(index)"), peer: Self.peer(61_234)) == .allowed)
+        }
+        // A user service claims nothing, so it counts nothing.
+        let user = AccessControl(mode: .user(owner: 1000), serviceUID: 1000, maxAppsPerUID: 1)
+        for index in 0..<3 {
+            #expect(user.authorize(app: Self.app("org.example.u\(index)"), peer: Self.peer(1000)) == .allowed)
+        }
+    }
+
     @Test("claims hold over many callers: each app has exactly one owner, the first")
     func claimsInvariant() throws {
         let access = try Self.system("providers = *\n")

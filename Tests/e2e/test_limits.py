@@ -193,6 +193,30 @@ def test_an_app_first_used_by_root_belongs_to_root(make_daemon, workdir, scripts
     assert call(daemon.address, PROVIDER, "Donate", app="org.ex.b", intent="open", id="r")["id"] == "r"
 
 
+@needs_other_users
+def test_apps_per_uid_are_limited_and_the_claims_survive_a_restart(make_daemon, workdir, scripts):
+    os.chmod(workdir, 0o755)
+    daemon = make_daemon(extra_args=("--system",), config="providers = *\nmaxAppsPerUID = 2\n", subdirectory="d")
+    caller = os.path.join(scripts, "caller.py")
+    replies = as_user(65534, caller, daemon.socket_path, json.dumps(
+        [donate("org.ex.a", "a"), donate("org.ex.b", "b"), donate("org.ex.c", "c"), donate("org.ex.a", "a2")]))
+    assert [reply.get("parameters", {}).get("id") for reply in replies] == ["a", "b", None, "a2"], replies
+    assert replies[2]["error"] == PROVIDER + ".LimitExceeded", replies[2]
+    assert replies[2]["parameters"] == {"limit": "maxAppsPerUID", "maximum": 2}
+    # Nothing was stored or claimed for the refused app: another uid may have it; root is not counted.
+    assert call(daemon.address, "io.smartstack.Admin", "GetStatistics")["storedDonations"] == 3
+    [other] = as_user(1000, caller, daemon.socket_path, json.dumps([donate("org.ex.c", "c")]))
+    assert other == {"parameters": {"id": "c"}}
+    for index in range(3):
+        call(daemon.address, PROVIDER, "Donate", app=f"org.ex.root{index}", intent="open", id="r")
+    # The claims are stored with the state: after a restart the uid still owns two apps and may claim no more.
+    assert daemon.stop() == 0, daemon.log()
+    again = make_daemon(extra_args=("--system",), config="providers = *\nmaxAppsPerUID = 2\n", subdirectory="d")
+    replies = as_user(65534, caller, again.socket_path, json.dumps([donate("org.ex.d", "d"), donate("org.ex.b", "b2")]))
+    assert replies[0]["error"] == PROVIDER + ".LimitExceeded", replies
+    assert replies[1] == {"parameters": {"id": "b2"}}
+
+
 # GetInfo on a fresh connection every 20 ms until terminated; prints each round trip in seconds.
 PROBE = r"""
 import json, signal, socket, sys, time

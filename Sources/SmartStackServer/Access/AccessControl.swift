@@ -28,20 +28,28 @@ public final class AccessControl: Sendable {
         case allowed
         /// Refused, and why (for the journal; the caller only sees `PermissionDenied`).
         case denied(String)
+        /// The app is unowned and the caller already claimed as many apps as one uid may (`maxAppsPerUID`): the
+        /// caller gets `LimitExceeded` naming the key.
+        case appLimit(maximum: Int)
     }
 
     public let mode: Mode
     /// The uid the service runs as; always allowed.
     public let serviceUID: UInt32
     private let accounts: AccountDatabase
-    private let claims = Mutex<[AppID: UInt32]>([:])
+    /// Each claimed app's owner, and how many apps each uid owns by claim.
+    private let claims = Mutex<(owners: [AppID: UInt32], perUID: [UInt32: Int])>(([:], [:]))
+    /// The most apps one uid may claim (`maxAppsPerUID`; root and the service's own uid aside), so no caller can
+    /// grow the claims (kept in memory and stored with the state) without bound by inventing app ids.
+    public let maxAppsPerUID: Int
     private let claimRecorder = Mutex<(@Sendable (AppID, UInt32) -> Void)?>(nil)
     private let groupCache = Mutex<[UInt32: (groups: [UInt32], at: ContinuousClock.Instant)]>([:])
 
-    public init(mode: Mode, serviceUID: UInt32, accounts: AccountDatabase = .system) {
+    public init(mode: Mode, serviceUID: UInt32, accounts: AccountDatabase = .system, maxAppsPerUID: Int = 4_096) {
         self.mode = mode
         self.serviceUID = serviceUID
         self.accounts = accounts
+        self.maxAppsPerUID = max(1, maxAppsPerUID)
     }
 
     /// Allows everything.
@@ -87,7 +95,7 @@ public final class AccessControl: Sendable {
     public func authorize(app: AppID, peer: PeerCredentials) -> Verdict {
         guard case .system(let policy) = mode else { return .allowed }
         if isSuperuser(peer) {
-            if policy.apps[app] == nil { claim(app, for: peer.uid) }
+            if policy.apps[app] == nil { claim(app, for: peer.uid, limited: false) }
             return .allowed
         }
         if let owners = policy.apps[app] {
@@ -97,25 +105,35 @@ public final class AccessControl: Sendable {
         guard matches(policy.providers, peer) else {
             return .denied("not allowed to provide apps the policy does not assign (policy key providers)")
         }
-        let owner = claim(app, for: peer.uid)
+        guard let owner = claim(app, for: peer.uid, limited: true) else { return .appLimit(maximum: maxAppsPerUID) }
         return owner == peer.uid ? .allowed : .denied("app \(app.rawValue) was registered by uid \(owner)")
     }
 
-    /// The owner of `app`, which becomes `uid` when it had none (the claim is then recorded with the state).
+    /// The owner of `app`, which becomes `uid` when it had none (the claim is then recorded with the state); `nil`
+    /// when it had none and `uid`, `limited`, already owns `maxAppsPerUID` apps.
     @discardableResult
-    private func claim(_ app: AppID, for uid: UInt32) -> UInt32 {
-        let (owner, claimed) = claims.withLock { claims -> (UInt32, Bool) in
-            if let owner = claims[app] { return (owner, false) }
-            claims[app] = uid
+    private func claim(_ app: AppID, for uid: UInt32, limited: Bool) -> UInt32? {
+        let (owner, claimed) = claims.withLock { claims -> (UInt32?, Bool) in
+            if let owner = claims.owners[app] { return (owner, false) }
+            let owned = claims.perUID[uid, default: 0]
+            if limited, owned >= maxAppsPerUID { return (nil, false) }
+            claims.owners[app] = uid
+            claims.perUID[uid] = owned + 1
             return (uid, true)
         }
         if claimed, let record = claimRecorder.withLock({ $0 }) { record(app, uid) }
         return owner
     }
 
-    /// Takes the claims stored before a restart (before the service listens).
+    /// Takes the claims stored before a restart (before the service listens). They count toward their uids'
+    /// `maxAppsPerUID`: a uid over it (the limit lowered since) keeps its apps and claims no more.
     public func restoreClaims(_ owners: [AppID: UInt32]) {
-        claims.withLock { $0.merge(owners) { current, _ in current } }
+        claims.withLock { claims in
+            for (app, uid) in owners where claims.owners[app] == nil {
+                claims.owners[app] = uid
+                claims.perUID[uid, default: 0] += 1
+            }
+        }
     }
 
     /// Has every new claim passed to `record` (which stores it with the state) as it is made.
@@ -125,7 +143,7 @@ public final class AccessControl: Sendable {
 
     /// The uid that owns an app by first registration, if any.
     public func owner(of app: AppID) -> UInt32? {
-        claims.withLock { $0[app] }
+        claims.withLock { $0.owners[app] }
     }
 
     /// Root or the service's own uid: trusted with everything (no policy, no rate limit).

@@ -110,6 +110,9 @@ extension ServerConfiguration {
             "maxConnectionsPerUID", 1...65_536, \.maxConnectionsPerUID,
             "connections one uid may hold (root and the service's own uid aside); more are closed on accept"),
         .integer(
+            "maxAppsPerUID", 1...1_000_000, \.maxAppsPerUID,
+            "app ids one uid may claim in system mode (root and the service's own uid aside); more are LimitExceeded"),
+        .integer(
             "rateLimitPerApp", 0...1_000_000, \.rateLimitPerApp,
             "recording calls and deletions a second per app on average (0: no limit; root and the service's uid are not limited)"
         ),

@@ -13,6 +13,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxInputBytes = 64 << 20
     /// The most connections one uid (other than root and the service's own) may have open at once.
     public var maxConnectionsPerUID = 256
+    /// Apps one uid may own by claiming them in system mode (root and the service's own uid aside).
+    public var maxAppsPerUID = 4_096
     /// Recording calls (and deletions) a second per app, on average; 0 turns the limit off.
     public var rateLimitPerApp = 1_000
     /// Recording calls an app may make at once after being idle.

@@ -116,8 +116,16 @@ public struct ServiceDispatcher: CallHandler {
             return .answered(failed(call, error))
         }
         if let app = app(request) {
-            if case .denied(let reason) = access.authorize(app: app, peer: peer) {
-                return .answered(refuse(call, peer: peer, reason: reason))
+            switch access.authorize(app: app, peer: peer) {
+            case .allowed: break
+            case .denied(let reason): return .answered(refuse(call, peer: peer, reason: reason))
+            case .appLimit(let maximum):
+                return .answered(
+                    failed(
+                        call,
+                        VarlinkError(
+                            .limitExceeded(limit: "maxAppsPerUID", maximum: maximum), interface: String(call.interface))
+                    ))
             }
             // Recording calls and deletions count against the app's rate limit, before anything is applied. Root
             // and the service's own uid are trusted (a user service's own user is its only client).
