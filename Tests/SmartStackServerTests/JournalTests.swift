@@ -156,6 +156,22 @@ struct ServiceJournalTests {
                 at: clock.now()))
     }
 
+    @Test("a removed stack is forgotten: a stack made again under its id has no previous order, nothing is kept")
+    func removedStack() async throws {
+        let (host, journal, recorder, instant, clock) = try await Self.setUp()
+        try await Self.configure(host, ["mail", "news", "maps"], clock: clock)
+        #expect(journal.stacksFollowed == 1)
+        try await host.record(.removeStack(ServerFixture.stack(), at: clock.now()))
+        #expect(journal.stacksFollowed == 0)
+        instant.advance(.seconds(2))
+        clock.advance(seconds: 2)
+        try await Self.configure(host, ["news", "mail"], clock: clock)
+        await journal.queue.flush()
+        let entries = recorder.entries(.orderChanged)
+        #expect(entries.map { $0.value(of: .order) } == ["mail,news,maps", "news,mail"])
+        #expect(entries.last?.value(of: .previousOrder) == "")
+    }
+
     @Test("an order change is an entry with every SMARTSTACK_ field; a burst is one more entry with its count")
     func orderChanged() async throws {
         let (host, journal, recorder, instant, clock) = try await Self.setUp()

@@ -89,6 +89,13 @@ public final class ServiceJournal: ServiceReporter {
 
     // MARK: ServiceReporter
 
+    public func stackRemoved(_ stack: StackID) {
+        state.withLock { _ = $0.lastPublished.removeValue(forKey: stack) }
+    }
+
+    /// Stacks whose latest published decision is kept (for the previous order of the next entry).
+    public var stacksFollowed: Int { state.withLock { $0.lastPublished.count } }
+
     public func published(decisions: [Decision], effects: [EngineEffect]) {
         guard !decisions.isEmpty || !effects.isEmpty else { return }
         let now = self.now()

@@ -23,9 +23,21 @@ struct BackfillJournal {
         return stacks
     }
 
-    /// Notes an event about `stack` at `time`: a backfilled one extends the stack's backfill, a live one ends it.
+    /// Notes an event about `stack` at `time`: a backfilled one extends the stack's backfill, a live one ends it
+    /// (and the order journaled for it is no longer needed).
     mutating func note(_ stack: StackID, at time: Timestamp, backfilled: Bool) {
-        until[stack] = backfilled ? max(until[stack] ?? time, time) : nil
+        if backfilled {
+            until[stack] = max(until[stack] ?? time, time)
+        } else {
+            until[stack] = nil
+            journaledOrder[stack] = nil
+        }
+    }
+
+    /// A removed stack is no longer backfilled.
+    mutating func forget(_ stack: StackID) {
+        until[stack] = nil
+        journaledOrder[stack] = nil
     }
 
     /// Whether `order` differs from the one last journaled for `stack`; it becomes the last.

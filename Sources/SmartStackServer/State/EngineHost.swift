@@ -169,16 +169,9 @@ public actor EngineHost {
     /// Runs `body` isolated to the host, on its event loop (for callers not on it, such as tests and fuzzers).
     public func perform<T: Sendable>(_ body: @Sendable (isolated EngineHost) -> T) -> T { body(self) }
 
-    /// Changes a stack (settings, pin, order, single widgets) as one `configureStack` event with the configuration
-    /// the change gives, read and recorded with no suspension between (so no other call changes the stack in the
-    /// meantime); returns the stack's revision once stored. Widgets that stay keep what was learned about them.
-    public func changeStack(_ id: StackID, _ change: StackChange, at time: Timestamp) async throws(HostError) -> Int {
-        try await record(try stackChange(id, change, at: time))
-        return try await stack(id).revision
-    }
-
-    /// The `configureStack` event that makes `change` to the stack's current configuration (recorded with no
-    /// suspension after it is read, so no other call changes the stack in between).
+    /// The `configureStack` event that makes `change` (settings, pin, order, single widgets) to the stack's current
+    /// configuration, to be recorded with no suspension after it is read, so no other call changes the stack in
+    /// between. Widgets that stay keep what was learned about them.
     public func stackChange(_ id: StackID, _ change: StackChange, at time: Timestamp) throws(HostError) -> EngineEvent {
         guard let current = engine.configuration(of: id) else { throw .core(.notFound(kind: "stack", id: id.rawValue)) }
         do { return .configureStack(try change.applied(to: current), at: time) } catch { throw .core(error) }
@@ -322,6 +315,10 @@ public actor EngineHost {
         // Backfilled events (a replay) are journaled at their own times; the check costs nothing otherwise.
         let backfilled = event.time.seconds(since: serviceTime()) < -1
         if backfilled || !backfill.isEmpty { journalBackfill(event, backfilled: backfilled) }
+        if case .removeStack(let stack, _) = event {
+            backfill.forget(stack)
+            reporter.stackRemoved(stack)
+        }
         if let donation = event.donation {
             donations.applied(donation, probe: checked ?? DonationKeyFilter.probe(DonationKey(donation)))
             statistics.donationsReceived += 1
