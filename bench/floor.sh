@@ -47,7 +47,8 @@ run() {  # $1: measure, $2: server, $3: method, $4: floor's arguments
     before=$(cpu_ticks "$server")
     wait "$load"
     after=$(cpu_ticks "$server")
-    kill -TERM "$server"; wait "$server" || true; server=""
+    if ! kill -TERM "$server" 2>/dev/null; then echo "$2 had stopped during the run: $(cat "$work/s/log")" >&2; exit 1; fi
+    wait "$server" || true; server=""
     local rate
     rate=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["callsPerSecond"])' "$work/line")
     printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$rate" "$((after - before))" >>"$results"

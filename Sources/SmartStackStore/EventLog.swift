@@ -69,7 +69,7 @@ public enum EventLogStatus: Sendable, Hashable {
     /// Records are taken and committed.
     case accepting
     /// A commit failed: nothing is taken until storage works again. `reloadNeeded` while the engine's owner has
-    /// not yet rolled back to the stored state (by `load()`).
+    /// not yet rolled back to the stored state (by `loadStart()`).
     case failed(StoreFailure, reloadNeeded: Bool)
 }
 

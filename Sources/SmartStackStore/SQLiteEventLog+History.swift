@@ -168,7 +168,8 @@ extension SQLiteEventLog {
 
     // MARK: Reading helpers
 
-    /// Runs a short query on the connection kept for them (point lookups and pages, on the engine's loop).
+    /// Runs a short query on the connection kept for them: point lookups (on the engine's loop, when the id filter
+    /// cannot answer) and pages (`ListDonations`, run off the loop).
     private func query<T>(_ body: (Database) throws -> T) throws(StoreFailure) -> T {
         do {
             return try queryDatabase.read { db in try body(db) }

@@ -176,32 +176,47 @@ final class FloorConnection: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
 }
 
+let usage =
+    "usage: smartstack-nio-floor --listen PATH [--mode echo|hop] [--reply-bytes N] [--call-work NS] [--commit-work NS]"
+
+/// Stops with the usage and what was wrong (exit 2).
+func refuse(_ problem: String) -> Never {
+    FileHandle.standardError.write(Data("smartstack-nio-floor: \(problem)\n\(usage)\n".utf8))
+    exit(2)
+}
+
+/// The value after `option`, as a count of at least `minimum`.
+func count(_ value: String?, for option: String, minimum: Int = 0) -> Int {
+    guard let value, let number = Int(value), number >= minimum else {
+        refuse("\(option) wants a whole number of at least \(minimum), not \(value ?? "nothing")")
+    }
+    return number
+}
+
 var listen: String?
 var mode = Mode.echo
-var unknown = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
-    case "--listen": listen = arguments.next()
-    case "--mode": mode = arguments.next().flatMap(Mode.init(rawValue:)) ?? mode
+    case "--listen":
+        guard let path = arguments.next() else { refuse("--listen wants a path") }
+        listen = path
+    case "--mode":
+        let value = arguments.next()
+        guard let chosen = value.flatMap(Mode.init(rawValue:)) else {
+            refuse("--mode is echo or hop, not \(value ?? "nothing")")
+        }
+        mode = chosen
     case "--reply-bytes":
         // Spaces before the closing brace: still one JSON object, NUL included in the count.
-        let wanted = Int(arguments.next() ?? "") ?? 0
-        if wanted > replyBytes.count {
-            replyBytes.insert(
-                contentsOf: repeatElement(0x20, count: wanted - replyBytes.count), at: replyBytes.count - 2)
-        }
-    case "--call-work": callWork = Int(arguments.next() ?? "") ?? 0
-    case "--commit-work": commitWork = Int(arguments.next() ?? "") ?? 0
-    default: unknown = true
+        let wanted = count(arguments.next(), for: "--reply-bytes", minimum: replyBytes.count)
+        replyBytes.insert(contentsOf: repeatElement(0x20, count: wanted - replyBytes.count), at: replyBytes.count - 2)
+    case "--call-work": callWork = count(arguments.next(), for: "--call-work")
+    case "--commit-work": commitWork = count(arguments.next(), for: "--commit-work")
+    default: refuse("unknown argument \(argument)")
     }
 }
-guard let path = listen, !unknown else {
-    print(
-        "usage: smartstack-nio-floor --listen PATH [--mode echo|hop] [--reply-bytes N] [--call-work NS] [--commit-work NS]"
-    )
-    exit(2)
-}
+guard let path = listen else { refuse("--listen is required") }
 
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 let loop = group.next()
@@ -219,6 +234,8 @@ let channel = try ServerBootstrap(group: group)
     .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
     .wait()
 print("smartstack-nio-floor (\(mode.rawValue)) listening on \(path)")
+// Printed before anything else: a SIGTERM ends the process without flushing stdout.
+fflush(nil)
 signal(SIGTERM, SIG_IGN)
 let stop = DispatchSource.makeSignalSource(signal: SIGTERM)
 stop.setEventHandler { @Sendable in _exit(0) }

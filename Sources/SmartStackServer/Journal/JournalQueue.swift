@@ -66,7 +66,7 @@ public final class JournalQueue: Sendable {
         }
     }
 
-    /// Queues an entry; returns `false` (and counts it) when the queue is full or closed.
+    /// Queues an entry; returns `false` (and counts it as dropped) when the queue is full or closed.
     @discardableResult
     public func enqueue(_ item: Item) -> Bool {
         let schedule: Bool? = state.withLock { state in

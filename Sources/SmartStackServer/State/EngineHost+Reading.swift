@@ -70,7 +70,7 @@ extension EngineHost {
     }
 
     /// The decision a stack would have at `time`, without publishing anything: from the current state when no
-    /// recorded event is later than `time`, else from the history up to `time` (see `pastEngine`).
+    /// recorded event is later than `time`, else from the history up to `time` (see `engine(asOf:)`).
     public func stack(_ id: StackID, at time: Timestamp) async throws(HostError) -> Decision {
         let engine = try await engine(asOf: time)
         do { return try engine.evaluate(stack: id, at: time) } catch { throw .core(error) }

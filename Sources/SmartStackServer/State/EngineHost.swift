@@ -76,7 +76,7 @@ public actor EngineHost {
     /// so is every earlier one).
     var lastTicket = CommitTicket.committed
     /// The latest time of a recorded event (publish marks aside): a question about an earlier time is answered
-    /// from the history up to it (`pastEngine`), a later one from the current state.
+    /// from the history up to it (`engine(asOf:)`), a later one from the current state.
     var latestEventTime = Timestamp(microseconds: .min)
     /// The stacks being backfilled (their latest events dated before the service's time) and what was journaled.
     var backfill = BackfillJournal()

@@ -187,7 +187,6 @@ extension EngineHost {
         return HostSubscription(id: id, initial: [], stream: stream, ended: ended)
     }
 
-    /// Closes a stream (its client went away or the call ended).
     /// Opens a subscription whose decisions are pushed from the loop (`send`, false once the subscriber is to be
     /// cut off; `close` drops it, `finish` ends it after what waits): returns its id and the current decisions it
     /// starts with, taken in the same isolation as the registration (see `subscribe(stacks:)`).
@@ -201,6 +200,7 @@ extension EngineHost {
         return (id, initial)
     }
 
+    /// Closes a stream (its client went away or the call ended).
     public func closeSubscription(_ id: UInt64) {
         subscriptions.remove(id)
     }
