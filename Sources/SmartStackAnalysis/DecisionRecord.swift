@@ -8,6 +8,10 @@ import SmartStackCore
 /// `SMARTSTACK_ENGAGEMENT` (`tap`, `swipeTo`, `swipeAway`, `impression`), `SMARTSTACK_STACK` and
 /// `SMARTSTACK_WIDGET` counts as one (the daemon writes one at info level for every `RecordEngagement`).
 public struct DecisionRecord: Sendable, Hashable {
+    /// The largest `SMARTSTACK_COUNT` an entry is taken to hold (smartstackd writes small counts; anything can
+    /// write an entry with its identifier).
+    public static let maximumCount = 1 << 32
+
     /// The engine time the entry is for (`SMARTSTACK_ENGINE_TIME`: when the decision was decided for, a
     /// replay's log time included), else when journald received it: microseconds since the Unix epoch.
     public var time: Int64
@@ -122,7 +126,8 @@ public struct DecisionRecord: Sendable, Hashable {
                     previousOrder: Self.list(fields[JournalFieldName.previousOrder.rawValue]),
                     top: field(.top) ?? order.first ?? "", reason: field(.reason) ?? "",
                     scores: Self.scores(fields[JournalFieldName.scores.rawValue]),
-                    count: max(1, field(.count).flatMap { Int($0) } ?? 1)))
+                    // A count from the journal is anyone's text: bounded, so sums over a report cannot overflow.
+                    count: min(max(1, field(.count).flatMap { Int($0) } ?? 1), Self.maximumCount)))
         case .suggestionInserted, .suggestionRemoved:
             guard let stack = field(.stack), let widget = field(.widget) else { return nil }
             self.event =

@@ -22,26 +22,53 @@ public enum TimeExpression {
     public static let forms =
         "RFC 3339, 'YYYY-MM-DD [HH:MM[:SS]]', now, today, yesterday, tomorrow, -1h, +30min or '2d ago'"
 
-    /// Parses `text`; `now` is µs since the epoch and `utcOffsetSeconds` the local clock's offset.
-    public static func parse(_ text: String, now: Int64, utcOffsetSeconds: Int32) throws(ParseError) -> Int64 {
+    /// The earliest and latest times a command line may name: the years 0001 to 9999, as RFC 3339 writes them.
+    static let earliest: Int64 = -62_135_596_800_000_000
+    static let latest: Int64 = 253_402_300_799_999_999
+
+    /// Parses `text`; `now` is µs since the epoch and `utcOffsetSeconds` the local clock's offset now.
+    ///
+    /// `offsetAt` gives the local clock's offset at a time (seconds since the epoch; `localOffset(atSeconds:)` for
+    /// the system's zone): a local date or time (`2025-07-01 09:00`, `today`) is read with the offset in force
+    /// *then*, which differs from today's across a daylight-saving change. Without it every local time is read
+    /// with `utcOffsetSeconds`. A time outside the years 0001–9999 is an error, as is a relative time that large.
+    public static func parse(
+        _ text: String, now: Int64, utcOffsetSeconds: Int32, offsetAt: ((Int64) -> Int32)? = nil
+    ) throws(ParseError) -> Int64 {
         let trimmed = text.trimmingSpaces
-        if let timestamp = try? Timestamp(rfc3339: trimmed) { return timestamp.microseconds }
+        if let timestamp = try? Timestamp(rfc3339: trimmed) { return try bounded(timestamp.microseconds, text) }
         let lower = trimmed.lowercased()
         let offset = Int64(utcOffsetSeconds) * 1_000_000
         let day: Int64 = 86_400_000_000
+        /// A time on the local clock (µs on a UTC clock) as µs since the epoch, with the offset in force then.
+        func fromLocal(_ local: Int64) -> Int64 {
+            guard let offsetAt else { return local - offset }
+            let guess = local - offset
+            return local - Int64(offsetAt(guess / 1_000_000)) * 1_000_000
+        }
         // Midnight on the local clock of the day `now` falls on.
         let localNow = now + offset
-        let midnight = (localNow >= 0 ? localNow / day : (localNow - day + 1) / day) * day - offset
+        let localMidnight = (localNow >= 0 ? localNow / day : (localNow - day + 1) / day) * day
         switch lower {
-        case "now": return now
-        case "today": return midnight
-        case "yesterday": return midnight - day
-        case "tomorrow": return midnight + day
+        case "now": return try bounded(now, text)
+        case "today": return try bounded(fromLocal(localMidnight), text)
+        case "yesterday": return try bounded(fromLocal(localMidnight - day), text)
+        case "tomorrow": return try bounded(fromLocal(localMidnight + day), text)
         default: break
         }
-        if let relative = relative(lower) { return now + relative }
-        if let local = localDate(trimmed) { return local - offset }
+        if let relative = relative(lower) {
+            let (sum, overflow) = now.addingReportingOverflow(relative)
+            guard !overflow else { throw ParseError(text: text) }
+            return try bounded(sum, text)
+        }
+        if let local = localDate(trimmed) { return try bounded(fromLocal(local), text) }
         throw ParseError(text: text)
+    }
+
+    /// `microseconds` when it is within the years 0001–9999.
+    private static func bounded(_ microseconds: Int64, _ text: String) throws(ParseError) -> Int64 {
+        guard (earliest...latest).contains(microseconds) else { throw ParseError(text: text) }
+        return microseconds
     }
 
     /// The local clock's offset from UTC at `seconds` since the epoch (`localtime_r`'s `tm_gmtoff`).
@@ -74,7 +101,12 @@ public enum TimeExpression {
             guard !number.isEmpty, let value = Double(number), let size = unitSize(unit.isEmpty ? "s" : unit) else {
                 return number.isEmpty && unit.isEmpty
             }
-            total += Int64(value * Double(size))
+            // Beyond ±10^18 µs (31,000 years) no time is meant; the sum is checked too.
+            let part = value * Double(size)
+            guard part.isFinite, abs(part) < 1e18 else { return false }
+            let (sum, overflow) = total.addingReportingOverflow(Int64(part))
+            guard !overflow else { return false }
+            total = sum
             number = ""
             unit = ""
             return true
@@ -108,13 +140,23 @@ public enum TimeExpression {
         }
     }
 
+    /// The days of `month` (1–12) in `year` of the proleptic Gregorian calendar.
+    static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
     /// `YYYY-MM-DD[ HH:MM[:SS]]` as µs since the epoch on a UTC clock (the caller subtracts the offset).
     static func localDate(_ text: String) -> Int64? {
         let parts = text.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 1 || parts.count == 2 else { return nil }
-        let date = parts[0].split(separator: "-").map { Int64($0) }
-        guard date.count == 3, let year = date[0], let month = date[1], let day = date[2], (1...12).contains(month),
-            (1...31).contains(day)
+        // Empty pieces kept: `-2025-01-01` is not a date.
+        let date = parts[0].split(separator: "-", omittingEmptySubsequences: false).map { Int64($0) }
+        guard date.count == 3, let year = date[0], let month = date[1], let day = date[2], (1...9_999).contains(year),
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
         else { return nil }
         var seconds: Int64 = 0
         if parts.count == 2 {

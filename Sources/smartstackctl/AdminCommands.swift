@@ -31,8 +31,9 @@ struct LogLevel: AsyncParsableCommand {
 
     func run() async throws {
         if let level {
-            let reply = try await global.call(SetLogLevelRequest.self, ["level": .string(level)])
-            global.emit(reply) { "log level set to \(level)" }
+            _ = try await global.call(SetLogLevelRequest.self, ["level": .string(level)])
+            // The reply is empty: `--json` prints the level set, as it prints the level read.
+            global.emit(["level": .string(level)]) { "log level set to \(level)" }
         } else {
             let statistics = try await global.call { GetStatisticsRequest() }
             let reply: JSONObject = ["level": statistics["logLevel"] ?? .null]

@@ -50,7 +50,10 @@ struct Analyze: AsyncParsableCommand {
         let offset = TimeExpression.localOffset(atSeconds: nowSeconds)
         func bound(_ text: String?, _ option: String) throws -> Int64? {
             guard let text else { return nil }
-            do { return try TimeExpression.parse(text, now: now, utcOffsetSeconds: offset) } catch {
+            do {
+                return try TimeExpression.parse(
+                    text, now: now, utcOffsetSeconds: offset, offsetAt: TimeExpression.localOffset(atSeconds:))
+            } catch {
                 throw ValidationError("\(option): \(error.description)")
             }
         }

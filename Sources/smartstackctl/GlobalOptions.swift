@@ -197,7 +197,10 @@ struct TimeArgument: ExpressibleByArgument, Sendable {
         clock_gettime(CLOCK_REALTIME, &spec)
         let now = Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1_000
         let offset = TimeExpression.localOffset(atSeconds: Int64(spec.tv_sec))
-        guard let parsed = try? TimeExpression.parse(argument, now: now, utcOffsetSeconds: offset) else { return nil }
+        guard
+            let parsed = try? TimeExpression.parse(
+                argument, now: now, utcOffsetSeconds: offset, offsetAt: TimeExpression.localOffset(atSeconds:))
+        else { return nil }
         microseconds = parsed
         utcOffsetSeconds = TimeExpression.localOffset(atSeconds: parsed / 1_000_000)
     }

@@ -28,8 +28,8 @@ struct Replay: AsyncParsableCommand {
     @Flag(help: "Never draw the progress bar.") var noProgress = false
 
     func validate() throws {
-        guard stackSize > 0 else { throw ValidationError("--stack-size must be at least 1") }
-        guard window > 0 else { throw ValidationError("--window must be at least 1") }
+        guard (1...1_000).contains(stackSize) else { throw ValidationError("--stack-size must be 1 to 1000") }
+        guard (1...65_536).contains(window) else { throw ValidationError("--window must be 1 to 65536") }
     }
 
     func run() async throws {

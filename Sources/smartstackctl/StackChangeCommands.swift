@@ -12,7 +12,7 @@ extension StackCommand {
             abstract:
                 "Change a stack's settings, pin or order, keeping its widgets and what was learned (ChangeStack).",
             discussion: """
-                Only what is given changes, e.g. 'stack set home --developer-mode --pin mail' or \\
+                Only what is given changes, e.g. 'stack set home --developer-mode --pin mail' or \
                 'stack set home --order weather,mail'.
                 """)
         @OptionGroup var global: GlobalOptions
@@ -67,7 +67,7 @@ extension StackCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add widgets to a stack, keeping the others and what was learned (ChangeStack).",
             discussion: """
-                Each --widget is INSTANCE=APP/KIND[?NAME=VALUE&…], as for 'stack configure'; new widgets go at the \\
+                Each --widget is INSTANCE=APP/KIND[?NAME=VALUE&…], as for 'stack configure'; new widgets go at the \
                 end of the user's order.
                 """)
         @OptionGroup var global: GlobalOptions

@@ -143,6 +143,14 @@ struct AnalyzerTests {
         #expect(change.reason == "relevance")
         #expect(change.scores == ["weather": 0.91, "calendar": 0.09])
         #expect(change.count == 3)
+        // A count is anyone's text in the journal: a huge one is bounded, so a report's sums cannot overflow.
+        var huge = fields
+        huge["SMARTSTACK_COUNT"] = "\(Int.max)"
+        guard case .orderChanged(let bounded) = try #require(DecisionRecord(fields: huge, time: 43)).event else {
+            Issue.record("not an order change")
+            return
+        }
+        #expect(bounded.count == DecisionRecord.maximumCount)
 
         let first = try #require(
             DecisionRecord(

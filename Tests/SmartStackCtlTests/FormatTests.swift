@@ -80,5 +80,35 @@ struct FormatTests {
         #expect(throws: TimeExpression.ParseError.self) { try parse("soon") }
         #expect(throws: TimeExpression.ParseError.self) { try parse("-1 fortnight") }
         #expect(throws: TimeExpression.ParseError.self) { try parse("2025-13-01") }
+        // Days that the month does not have, signs, years out of range and sums that would overflow are errors,
+        // not crashes or other dates.
+        #expect(try parse("2024-02-29") == 1_709_164_800_000_000)
+        for bad in [
+            "2025-02-29", "2025-04-31", "1900-02-29", "-2025-01-01", "2025--01-01", "0000-01-01", "10000-01-01",
+            "-99999999999w", "+99999999999999999999d", "1e300s ago", "9999-12-31 23:59 +1d",
+        ] {
+            #expect(throws: TimeExpression.ParseError.self, "\(bad)") { try parse(bad) }
+        }
+        // 400,000 weeks ahead is the year 9696; 500,000 would be 11,608.
+        #expect(try parse("+400000w") == now + 400_000 * 168 * hour)
+        #expect(throws: TimeExpression.ParseError.self) { try parse("+500000w") }
+        #expect(try parse("9999-12-31 23:59") == 253_402_300_740_000_000)
+    }
+
+    @Test("a local date is read with the offset in force on it, not today's (daylight saving)")
+    func localTimesAcrossDaylightSaving() throws {
+        let now: Int64 = 1_763_712_000_000_000  // 2025-11-21T08:00:00Z, winter: +01:00
+        // A zone at +02:00 from 2025-03-30T01:00Z to 2025-10-26T01:00Z, +01:00 otherwise (Europe/Berlin's 2025).
+        let summer: ClosedRange<Int64> = 1_743_296_400...1_761_440_399
+        let berlin: (Int64) -> Int32 = { summer.contains($0) ? 7_200 : 3_600 }
+        let july = try TimeExpression.parse("2025-07-01 09:00", now: now, utcOffsetSeconds: 3_600, offsetAt: berlin)
+        #expect(try july == Timestamp(rfc3339: "2025-07-01T07:00:00Z").microseconds)
+        let december = try TimeExpression.parse(
+            "2025-12-01 09:00", now: now, utcOffsetSeconds: 3_600, offsetAt: berlin)
+        #expect(try december == Timestamp(rfc3339: "2025-12-01T08:00:00Z").microseconds)
+        // Without the zone, today's offset for both (what a fixed offset means).
+        #expect(
+            try TimeExpression.parse("2025-07-01 09:00", now: now, utcOffsetSeconds: 3_600)
+                == (try Timestamp(rfc3339: "2025-07-01T08:00:00Z").microseconds))
     }
 }

@@ -51,6 +51,14 @@ struct RenderTests {
         #expect(!ExplainRenderer.render(try Self.object(model)).contains("fallback"))
     }
 
+    @Test func explainPrintsASuggestionWithoutAPositionAsUnplaced() throws {
+        let text = Self.explain.replacing(
+            "{\"instance\":\"suggestion:org.example.maps/nearby\",\"position\":2,",
+            with: "{\"instance\":\"suggestion:org.example.maps/nearby\",")
+        #expect(text != Self.explain)
+        #expect(ExplainRenderer.render(try Self.object(text)).contains("?. suggestion:org.example.maps/nearby"))
+    }
+
     @Test func explainSaysWhichTopIsHeldAndByWhatMargin() throws {
         let held = Self.explain.replacing(
             "\"learnedFromLooks\":12,", with: "\"learnedFromLooks\":12,\"holdMargin\":1.5,\"heldTop\":\"mail\",")

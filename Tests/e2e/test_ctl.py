@@ -171,7 +171,7 @@ def test_admin_verbs_and_call(daemon):
     assert ctl(daemon, "log-level", "debug").stdout.strip() == "log level set to debug"
     assert ctl(daemon, "log-level").stdout.strip() == "debug"
     assert ctl_json(daemon, "log-level") == {"level": "debug"}
-    assert ctl_json(daemon, "log-level", "info") == {}
+    assert ctl_json(daemon, "log-level", "info") == {"level": "info"}
     assert json.loads(ctl(daemon, "call", "io.smartstack.Shell.GetStack", '{"stack": "home"}').stdout)["stack"] == "home"
     streamed = ctl(daemon, "call", "io.smartstack.Shell.Subscribe", "{}", "--more", "--count", "1").stdout
     assert json.loads(streamed)["stack"] == "home"
@@ -196,7 +196,10 @@ def test_exit_codes(daemon, workdir):
 
     for arguments in (["frobnicate"], ["stacks", "--bogus"], ["engage", "home", "mail", "poke"],
                       ["donations", "delete", "org.example.mail"], ["call", "x.y.Z", "[1]"], ["log-level", "loud"],
-                      ["stack", "configure", "s", "--family", "systemSmall", "--widget", "nonsense"]):
+                      ["stack", "configure", "s", "--family", "systemSmall", "--widget", "nonsense"],
+                      ["replay", "--window", "100000", "log.tsv"], ["replay", "--stack-size", "5000", "log.tsv"],
+                      ["explain", "home", "--at", "300000-01-01"], ["analyze", "--since", "-99999999999w"],
+                      ["engage", "home", "mail", "tap", "--date", "2025-02-30"]):
         result = ctl(daemon, *arguments, check=False)
         assert result.returncode == 64, (arguments, result.returncode, result.stderr)
         assert "Error:" in result.stderr

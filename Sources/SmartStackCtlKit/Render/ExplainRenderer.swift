@@ -81,7 +81,7 @@ public enum ExplainRenderer {
         where !widgets.contains(where: { $0.string("instance") == suggestion.string("instance") }) {
             lines.append("")
             lines.append(
-                style.bold("\(position(suggestion) + 1). \(suggestion.string("instance") ?? "?")") + " "
+                style.bold("\(place(suggestion)). \(suggestion.string("instance") ?? "?")") + " "
                     + style.accent("(suggestion)"))
             lines.append(row("Reason", "suggestion — " + ReasonText.describe("suggestion")))
             lines.append(
@@ -92,6 +92,12 @@ public enum ExplainRenderer {
             lines += signalRows(suggestion.object("contributions"), style: style)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A widget's place as printed (its position + 1), or `?` without one.
+    private static func place(_ object: JSONObject) -> String {
+        guard let value = object.int("position"), value >= 0 else { return "?" }
+        return "\(value + 1)"
     }
 
     /// A widget's position for sorting; widgets not in the order (-1) go last.
