@@ -68,11 +68,6 @@ public struct Tally: Sendable, Hashable {
 
     public init() {}
 
-    public init(_ pairs: [String: Int]) {
-        counts = pairs.map { (key: $0.key, count: $0.value) }
-        counts.sort(by: Self.before)
-    }
-
     /// Adds one to `key` (an empty key counts as `unknown`), keeping the order.
     public mutating func add(_ key: String, count: Int = 1) {
         let key = key.isEmpty ? "unknown" : key

@@ -28,7 +28,11 @@ struct SmartStackDesktopCommand: AsyncParsableCommand {
     @Option(name: .long, help: "smartstackd's socket (default: the user's or, with --system, the system's).")
     var socket: String?
 
-    @Option(name: .long, help: "The state directory (default: $STATE_DIRECTORY or ~/.local/state/smartstack-desktop).")
+    @Option(
+        name: .long,
+        help:
+            "The state directory (default: $STATE_DIRECTORY, else /var/lib/smartstack-desktop as root, else $XDG_STATE_HOME/smartstack-desktop or ~/.local/state/smartstack-desktop)."
+    )
     var state: String?
 
     @Flag(name: .long, help: "Watch the system's service manager on the system bus (configuration key bus).")

@@ -95,7 +95,8 @@ struct WidgetCommand: AsyncParsableCommand {
 
         /// `INTENT[:DONATED=PARAMETER,…]` as a `PredictionMapping`.
         static func mapping(_ text: String) throws -> JSONObject {
-            let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+            // Empty pieces kept: ':x=y' has no intent.
+            let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard let intent = parts.first, !intent.isEmpty else {
                 throw ValidationError("--mapping must be INTENT[:DONATED=PARAMETER,…], got '\(text)'")
             }

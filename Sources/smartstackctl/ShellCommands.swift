@@ -75,6 +75,12 @@ struct StackCommand: AsyncParsableCommand {
             help: TimeArgument.help("When the stack was configured"))
         var date: TimeArgument?
 
+        func validate() throws {
+            if widgetsJSON != nil, !widgets.isEmpty {
+                throw ValidationError("--widget and --widgets-json exclude each other")
+            }
+        }
+
         func run() async throws {
             var list: [JSONValue]
             if let widgetsJSON {

@@ -199,7 +199,9 @@ def test_exit_codes(daemon, workdir):
                       ["stack", "configure", "s", "--family", "systemSmall", "--widget", "nonsense"],
                       ["replay", "--window", "100000", "log.tsv"], ["replay", "--stack-size", "5000", "log.tsv"],
                       ["explain", "home", "--at", "300000-01-01"], ["analyze", "--since", "-99999999999w"],
-                      ["engage", "home", "mail", "tap", "--date", "2025-02-30"]):
+                      ["engage", "home", "mail", "tap", "--date", "2025-02-30"],
+                      ["stack", "configure", "s", "--family", "systemMedium", "--widget", "a=b.c/d", "--widgets-json", "[]"],
+                      ["widget", "register", "org.example.mail", "main", "--family", "systemMedium", "--mapping", ":x=y"]):
         result = ctl(daemon, *arguments, check=False)
         assert result.returncode == 64, (arguments, result.returncode, result.stderr)
         assert "Error:" in result.stderr

@@ -4,7 +4,7 @@
     import Musl
 #endif
 
-/// What the process writes to: whether a stream is a terminal, whether colour is wanted, how wide it is.
+/// What the process writes to: whether a stream is a terminal, and whether colour is wanted.
 public struct Terminal: Sendable, Hashable {
     /// Whether standard output is a terminal.
     public var outputIsTerminal: Bool
@@ -12,30 +12,21 @@ public struct Terminal: Sendable, Hashable {
     public var errorIsTerminal: Bool
     /// Whether `NO_COLOR` is set to anything non-empty (no-color.org), or `TERM` is `dumb`.
     public var colourRefused: Bool
-    /// Columns of the terminal on standard output; `nil` when not a terminal or unknown.
-    public var columns: Int?
 
-    public init(outputIsTerminal: Bool, errorIsTerminal: Bool, colourRefused: Bool, columns: Int? = nil) {
+    public init(outputIsTerminal: Bool, errorIsTerminal: Bool, colourRefused: Bool) {
         self.outputIsTerminal = outputIsTerminal
         self.errorIsTerminal = errorIsTerminal
         self.colourRefused = colourRefused
-        self.columns = columns
     }
 
     /// The process's own standard output and error, and its environment.
     public static func current() -> Terminal {
         let noColour = getenv("NO_COLOR").map { String(cString: $0) } ?? ""
         let term = getenv("TERM").map { String(cString: $0) } ?? ""
-        var size = winsize()
-        let columns: Int? =
-            ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : nil
         return Terminal(
             outputIsTerminal: isatty(STDOUT_FILENO) == 1, errorIsTerminal: isatty(STDERR_FILENO) == 1,
-            colourRefused: !noColour.isEmpty || term == "dumb", columns: columns)
+            colourRefused: !noColour.isEmpty || term == "dumb")
     }
-
-    /// No terminal, no colour: what tests and pipes get.
-    public static let plain = Terminal(outputIsTerminal: false, errorIsTerminal: false, colourRefused: true)
 
     /// The style for standard output: colour only on a terminal that does not refuse it.
     public var outputStyle: Style { Style(enabled: outputIsTerminal && !colourRefused) }

@@ -52,10 +52,6 @@ public enum CtlFailure: Error, Sendable, Equatable {
     case noInput(String)
     /// An output that cannot be written.
     case cannotCreate(String)
-    /// A wrong command line that the argument parser could not see.
-    case usage(String)
-    /// Anything else.
-    case other(String)
 
     /// The failure a client error stands for, for a call to `address`.
     public init(_ error: VarlinkClientError, address: String) {
@@ -75,8 +71,6 @@ public enum CtlFailure: Error, Sendable, Equatable {
         case .badInput: .dataError
         case .noInput: .noInput
         case .cannotCreate: .cannotCreate
-        case .usage: .usage
-        case .other: .failure
         }
     }
 
@@ -94,8 +88,7 @@ public enum CtlFailure: Error, Sendable, Equatable {
             if !parameters.isEmpty { line += ": " + parameters.joined(separator: " ") }
             return style.bad(line)
         case .protocolViolation(let reason): return style.bad(prefix + "not a Varlink reply: \(reason)")
-        case .badInput(let reason), .noInput(let reason), .cannotCreate(let reason), .usage(let reason),
-            .other(let reason):
+        case .badInput(let reason), .noInput(let reason), .cannotCreate(let reason):
             return style.bad(prefix + reason)
         }
     }
