@@ -9,7 +9,8 @@ public struct AnalysisReport: Sendable, Hashable {
     /// The start of the analysed span: `since`, or the first entry read.
     public var start: Int64?
     /// The end of the analysed span: `until`, or the last entry read. The widget on top at the last entry of a
-    /// stack is counted as on top until here.
+    /// stack is counted as on top until here, unless (without `until`) the stack's entries end more than a day
+    /// before it: such a stack is counted to its own last entry (`Analyzer.staleStackSpan`).
     public var end: Int64?
     /// How many entries of each type were read.
     public var entries: EntryCounts

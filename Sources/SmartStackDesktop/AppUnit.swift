@@ -125,8 +125,10 @@ public struct AppUnit: Sendable, Hashable {
 
 extension AppUnit {
     /// The application id as a smartstackd app id (1-255 bytes of letters, digits, `.`, `_` and `-`): kept
-    /// as it is when it already is one, otherwise each other byte written `_HH` (and `_` itself `_5F`), so
-    /// two different application ids never share an app id.
+    /// as it is when it already is one, otherwise each other byte written `_HH` (and `_` itself `_5F`), cut to
+    /// 255 bytes. Two ids that need no escaping never share an app id, nor do two that both need it and fit; but an
+    /// escaped id can equal one that is valid as it is (`a_ü` and `a_5F_C3_BC`), and ids cut at 255 bytes can meet.
+    /// Escaping `_` in valid ids too would remove the first case and rename every stored app with an `_`.
     public static func smartStackAppID(_ applicationID: String) -> String {
         let valid =
             applicationID.utf8.allSatisfy(isAppIDByte) && !applicationID.isEmpty && applicationID.utf8.count <= 255
