@@ -70,7 +70,7 @@ struct GlobalOptions: ParsableArguments {
     /// the request's checks refuse fails here, before connecting, with the error the service would have
     /// returned (the same code checks it; exit status 2).
     func call<Request: VarlinkMethodRequest>(_ make: () throws(VarlinkError) -> Request) async throws -> JSONObject {
-        let request = try Self.checked(make)
+        let request = try Self.validated(make)
         return try await withClient { client in try await client.call(request) }
     }
 
@@ -84,13 +84,22 @@ struct GlobalOptions: ParsableArguments {
     func stream<Request: VarlinkMethodRequest>(
         _ make: () throws(VarlinkError) -> Request, _ body: (JSONObject) async throws -> Bool
     ) async throws {
-        let request = try Self.checked(make)
+        let request = try Self.validated(make)
         try await withClient { client in try await client.stream(request, body) }
     }
 
     /// What `make` builds from the command line; its error is reported as the service's.
     static func checked<Value>(_ make: () throws(VarlinkError) -> Value) throws -> Value {
         do throws(VarlinkError) { return try make() } catch { throw CtlFailure.service(error) }
+    }
+
+    /// The request `make` builds, read back with its method's own decoder (the service's): a value a request's
+    /// initializer does not check (an empty context key, a date out of range) fails here, before connecting, with the
+    /// error the service would return.
+    static func validated<Request: VarlinkMethodRequest>(_ make: () throws(VarlinkError) -> Request) throws -> Request {
+        let request = try checked(make)
+        _ = try checked { () throws(VarlinkError) in try Request(parameters: request.wireParameters) }
+        return request
     }
 
     /// The style for standard output.

@@ -229,6 +229,9 @@ def test_typed_calls_are_checked_before_connecting(daemon, workdir):
         (["stack", "remove-widget", "home", "ok", "not ok"], "io.smartstack.Shell.ChangeStack",
          {"stack": "home", "remove": ["ok", "not ok"]}),
         (["budget", "a\tb"], "io.smartstack.Shell.GetBudget", {"instance": "a\tb"}),
+        (["context", "set", "=x"], "io.smartstack.Shell.SetContext", {"key": "", "value": "x"}),
+        (["live", "end", "org.example.mail", "trip", "--dismiss-after", "99999"], "io.smartstack.Provider.EndLiveActivity",
+         {"app": "org.example.mail", "id": "trip", "dismissAfter": 99999}),
     ]
     for arguments, method, parameters in cases:
         offline = ctl(None, "--json", "--address", nowhere, *arguments, check=False)
