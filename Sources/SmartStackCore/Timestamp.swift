@@ -6,17 +6,13 @@
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Microseconds since 1970-01-01T00:00:00Z.
     public var microseconds: Int64
-    /// Offset of the local wall clock from UTC, in seconds (east positive), within ±18 hours.
+    /// Offset of the local wall clock from UTC, in seconds (east positive): RFC 3339 text gives it within
+    /// ±23:59 (real zones stay within ±14 hours).
     public var utcOffsetSeconds: Int32
 
     public init(microseconds: Int64, utcOffsetSeconds: Int32 = 0) {
         self.microseconds = microseconds
         self.utcOffsetSeconds = utcOffsetSeconds
-    }
-
-    /// A timestamp from seconds since the epoch.
-    public init(seconds: Double, utcOffsetSeconds: Int32 = 0) {
-        self.init(microseconds: Int64((seconds * 1_000_000).rounded()), utcOffsetSeconds: utcOffsetSeconds)
     }
 
     /// Seconds since the epoch.

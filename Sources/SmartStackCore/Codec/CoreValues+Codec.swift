@@ -1,6 +1,7 @@
 // The storage layout of the domain values events carry. Each `write` has a matching `read`; fields go in
-// declaration order. Values that have invariants (identifiers, kinds, timelines) are rebuilt through their
-// checking initialisers, so a damaged row is a `CodecError`, never an invalid value.
+// declaration order. Identifiers, kinds and timelines are rebuilt through their checking initialisers, so a damaged
+// row of them is a `CodecError`; donations, configuration values and relevant contexts are read as stored (only
+// this service writes them, after checking them), so a damaged row of those can load a value the checks refuse.
 
 extension CoreError {
     var codecError: CodecError { CodecError("stored value rejected: \(self)") }

@@ -38,8 +38,8 @@ public struct StackChange: Sendable, Hashable {
     /// Whether the change asks for nothing.
     public var isEmpty: Bool { self == StackChange() }
 
-    /// The configuration `current` becomes. Errors name the parameter: `remove[i]` not in the stack (`NotFound`
-    /// instance), `add[i].instance` already in it, `order` not the stack's instances, `pin` not in the stack,
+    /// The configuration `current` becomes. Errors name the parameter: `remove[i]` not in the stack
+    /// (`InvalidParameter`), `add[i].instance` already in it, `order` not the stack's instances, `pin` not in the stack,
     /// `pin` with `unpin`. Family and widget limits are checked when the engine applies it.
     public func applied(to current: StackConfiguration) throws(CoreError) -> StackConfiguration {
         guard !isEmpty else { throw .invalidParameter(parameter: "stack", reason: "the change asks for nothing") }

@@ -8,7 +8,8 @@
 ///
 /// A multinomial logistic (softmax) model over the stack's widgets: the probability that the user goes to
 /// widget *i* next is `exp(w·xᵢ) / Σ exp(w·xⱼ)`. After each look at the stack, the widget the user goes to
-/// (the next matching donation within ten minutes, or a tap) is a label; one AdaGrad step moves the weights
+/// (the next donation after the look, of any app, when it comes within ten minutes and matches a widget of the
+/// stack; a tap opens the app, whose donation is that one) is a label; one AdaGrad step moves the weights
 /// toward it, with a pull toward the prior so a few surprising looks cannot undo what holds for people in
 /// general (the widget used last is the one most likely to be wanted again).
 struct OnlineRanker: Sendable, Hashable {
