@@ -18,6 +18,7 @@ struct LimitKeyTests {
         settings.maxTimelineEntries = 1
         settings.maxLiveActivitiesPerApp = 1
         settings.maxRelevantContexts = 1
+        settings.maxUnplacedConfigurationsPerApp = 1
         var limits = HostLimits()
         limits.maxDonations = 1
         limits.maxSubscriptions = 1
@@ -27,7 +28,11 @@ struct LimitKeyTests {
         let now = clock.now()
         let mail = try WidgetKindID(app: F.app("mail"), kind: "main")
         try await host.record(.registerKind(F.kind("mail"), at: now))
-        try await host.record(.registerKind(F.kind("news"), at: now))
+        let city = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
+        let newsKind = try WidgetKindID(app: F.app("news"), kind: "main")
+        try await host.record(
+            .registerKind(
+                WidgetKind(id: newsKind, displayName: "news", families: [.systemMedium], intent: city), at: now))
         try await host.record(
             .configureStack(
                 StackConfiguration(
@@ -41,6 +46,8 @@ struct LimitKeyTests {
         let subscription = try await host.subscribe(stacks: nil)
         let entries = [TimelineEntry(date: now), TimelineEntry(date: now.adding(seconds: 60))]
         let (timeline, _) = try Timeline.validated(entries: entries, policy: .never)
+        let (one, _) = try Timeline.validated(entries: [TimelineEntry(date: now)], policy: .never)
+        try await host.record(.submitTimeline(.configuration(newsKind, ["city": .string("Oslo")]), one, at: now))
 
         let attempts: [(String, () async throws -> Void)] = [
             ("maxKinds", { try await host.record(.registerKind(F.kind("maps"), at: now)) }),
@@ -83,6 +90,13 @@ struct LimitKeyTests {
                     try await host.record(
                         .declareRelevance(
                             RelevanceDeclaration(target: .instance(F.instance("m")), contexts: contexts), at: now))
+                }
+            ),
+            (
+                "maxUnplacedConfigurationsPerApp",
+                {
+                    try await host.record(
+                        .submitTimeline(.configuration(newsKind, ["city": .string("Rome")]), one, at: now))
                 }
             ),
             ("maxDonations", { _ = try await host.donate(F.donation("mail", id: "d1", at: now), idGiven: true) }),

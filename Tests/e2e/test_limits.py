@@ -217,6 +217,47 @@ def test_apps_per_uid_are_limited_and_the_claims_survive_a_restart(make_daemon, 
     assert replies[1] == {"parameters": {"id": "b2"}}
 
 
+
+def test_configurations_no_stack_places_are_limited_per_app_and_across_a_restart(make_daemon):
+    """An app donating ever-new parameter values (or aiming timelines at ever-new configurations) keeps at most
+    maxUnplacedConfigurationsPerApp of them; past it a new timeline target is LimitExceeded naming the key, and
+    another app is not charged for it."""
+    config = "maxUnplacedConfigurationsPerApp = 2\n"
+    daemon = make_daemon(config, subdirectory="d")
+    city = {"type": "CityIntent", "parameters": [{"name": "city", "type": "string"}]}
+    for app in ("org.ex.weather", "org.ex.other"):
+        call(daemon.address, PROVIDER, "RegisterWidget", app=app, kind="city", families=["systemMedium"], intent=city)
+    call(daemon.address, "io.smartstack.Shell", "ConfigureStack", stack="home", family="systemMedium",
+         suggestions=True, widgets=[
+             {"instance": "berlin", "app": "org.ex.weather", "kind": "city", "configuration": {"city": "Berlin"}}])
+    for index in range(40):
+        reply = call(daemon.address, PROVIDER, "Donate", app="org.ex.weather", intent="CityIntent",
+                     parameters={"city": f"c{index}"}, id=f"d{index}")
+        assert reply == {"id": f"d{index}"}
+    # Every donation was accepted and stored; only the first two values were kept as configurations.
+    assert call(daemon.address, "io.smartstack.Admin", "GetStatistics")["storedDonations"] == 40
+
+    def timeline(app, city_name):
+        return {"app": app, "kind": "city", "configuration": {"city": city_name},
+                "entries": [{"date": "2026-01-01T08:00:00+00:00"}]}
+
+    refused = raw(daemon, PROVIDER + ".SubmitTimeline", timeline("org.ex.weather", "Lima"))
+    assert refused["error"] == PROVIDER + ".LimitExceeded", refused
+    assert refused["parameters"] == {"limit": "maxUnplacedConfigurationsPerApp", "maximum": 2}
+    # Known configurations take timelines; the other app has its own room.
+    for app, name in (("org.ex.weather", "c1"), ("org.ex.weather", "Berlin"), ("org.ex.other", "Lima")):
+        reply = raw(daemon, PROVIDER + ".SubmitTimeline", timeline(app, name))
+        assert "error" not in reply, (app, name, reply)
+    # After a restart (the snapshot or the log) the same state holds.
+    assert daemon.stop() == 0, daemon.log()
+    again = make_daemon(config, subdirectory="d")
+    assert call(again.address, "io.smartstack.Admin", "GetStatistics")["storedDonations"] == 40
+    refused = raw(again, PROVIDER + ".SubmitTimeline", timeline("org.ex.weather", "Quito"))
+    assert refused["parameters"] == {"limit": "maxUnplacedConfigurationsPerApp", "maximum": 2}, refused
+    reply = raw(again, PROVIDER + ".SubmitTimeline", timeline("org.ex.weather", "c0"))
+    assert "error" not in reply, reply
+
+
 # GetInfo on a fresh connection every 20 ms until terminated; prints each round trip in seconds.
 PROBE = r"""
 import json, signal, socket, sys, time

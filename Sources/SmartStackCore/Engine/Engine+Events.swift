@@ -18,7 +18,7 @@ extension Engine {
             guard let kind = kinds[kindID], let configuration = kind.suggestedConfiguration(for: donation) else {
                 continue
             }
-            let key = widgetKey(kind: kindID, configuration: configuration)
+            guard let key = unplacedKey(kind: kindID, configuration: configuration) else { continue }
             if !matched.contains(key) { matched.append(key) }
             if keys[Int(key)].placed == 0 { noteCandidate(key) }
         }
@@ -188,7 +188,10 @@ extension Engine {
         case .configuration(let kindID, let values):
             guard let kind = kinds[kindID] else { throw .notFound(kind: "widgetKind", id: kindID.description) }
             let configuration = try kind.validateConfiguration(values)
-            let key = widgetKey(kind: kindID, configuration: configuration)
+            guard let key = unplacedKey(kind: kindID, configuration: configuration) else {
+                throw .limitExceeded(
+                    limit: "maxUnplacedConfigurationsPerApp", maximum: settings.maxUnplacedConfigurationsPerApp)
+            }
             let matching = instances.values.filter { $0.key == key }.map(\.id).sorted()
             return (matching, key)
         }

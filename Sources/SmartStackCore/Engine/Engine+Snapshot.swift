@@ -8,7 +8,7 @@
 /// `CodecError`, and the service replays its log instead.
 extension Engine {
     /// The layout version of ``snapshot()``.
-    public static let snapshotFormat: UInt64 = 7
+    public static let snapshotFormat: UInt64 = 8
     private static let magic: [UInt8] = Array("SSES".utf8)
 
     /// The engine's state as bytes.
@@ -145,7 +145,8 @@ extension ByteWriter {
         for number in [
             value.maxStacks, value.maxWidgetsPerStack, value.maxKinds, value.maxContexts, value.maxTimelineEntries,
             value.reloadBudget, value.maxRotationsPerWidgetPerDay, value.maxSuggestionCandidates,
-            value.maxLiveActivitiesPerApp, value.maxRelevantContexts,
+            value.maxLiveActivitiesPerApp, value.maxRelevantContexts, value.maxUnplacedConfigurationsPerApp,
+            value.maxContextPairs,
         ] {
             int(Int64(number))
         }
@@ -230,6 +231,8 @@ extension ByteReader {
         value.maxSuggestionCandidates = try integer()
         value.maxLiveActivitiesPerApp = try integer()
         value.maxRelevantContexts = try integer()
+        value.maxUnplacedConfigurationsPerApp = try integer()
+        value.maxContextPairs = try integer()
         value.swipeGracePeriod = try double()
         value.minimumTimeOnTop = try double()
         value.retention = try double()

@@ -193,13 +193,16 @@ public struct Engine: Sendable {
         }
         contexts[key] = value
         contextPairs = contexts.keys.sorted().compactMap { key in
-            contexts[key].map { internContextPair("\(key)=\($0)") }
+            contexts[key].flatMap { internContextPair("\(key)=\($0)") }
         }
         generation += 1
     }
 
-    mutating func internContextPair(_ pair: String) -> Int32 {
+    /// The dense index of a context pair, made on first use; nil once `maxContextPairs` pairs have one (the pair
+    /// is in force for relevant contexts, but the ranking does not learn from it).
+    mutating func internContextPair(_ pair: String) -> Int32? {
         if let index = contextPairIndex[pair] { return index }
+        guard contextPairIndex.count < settings.maxContextPairs else { return nil }
         let index = Int32(contextPairIndex.count)
         contextPairIndex[pair] = index
         return index
@@ -216,7 +219,30 @@ public struct Engine: Sendable {
     /// The dense index of a widget key, created on first use.
     mutating func widgetKey(kind: WidgetKindID, configuration: Configuration) -> Int32 {
         let key = WidgetKey(kind: kind, configuration: configuration.canonicalKey)
+        return keyIndex[key] ?? newKey(key, configuration: configuration)
+    }
+
+    /// The dense index of a widget key that no stack may place: made on first use only while the app has fewer
+    /// than `maxUnplacedConfigurationsPerApp` keys without a placed instance (nil otherwise). Donations implying
+    /// ever-new configurations, or timelines aimed at them, would otherwise grow the engine without a bound and
+    /// slow the app's every donation (each is matched against all the app's keys).
+    mutating func unplacedKey(kind: WidgetKindID, configuration: Configuration) -> Int32? {
+        let key = WidgetKey(kind: kind, configuration: configuration.canonicalKey)
         if let index = keyIndex[key] { return index }
+        guard unplacedKeyCount(of: kind.app) < settings.maxUnplacedConfigurationsPerApp else { return nil }
+        return newKey(key, configuration: configuration)
+    }
+
+    /// How many of an app's widget keys no instance is placed with.
+    func unplacedKeyCount(of app: AppID) -> Int {
+        guard let appKeys = keysByApp[app] else { return 0 }
+        var count = 0
+        for key in appKeys where keys[Int(key)].placed == 0 { count += 1 }
+        return count
+    }
+
+    private mutating func newKey(_ key: WidgetKey, configuration: Configuration) -> Int32 {
+        let kind = key.kind
         let index = Int32(keys.count)
         keyIndex[key] = index
         keys.append(WidgetKeyInfo(kind: kind, configuration: configuration))

@@ -24,6 +24,12 @@ public struct EngineSettings: Sendable, Hashable {
     public var lookOutcomeWindow = 600.0
     /// Widget keys (kind + configuration) with no placed instance that are kept as suggestion candidates.
     public var maxSuggestionCandidates = 256
+    /// Configurations one app may have learned state or a stored timeline for while no stack places them: the
+    /// ones its donations imply (suggestion candidates) and the ones its timelines and declarations target.
+    public var maxUnplacedConfigurationsPerApp = 256
+    /// Context `key=value` pairs the ranking learns from, over the engine's life (a pair beyond them is in force,
+    /// for relevant contexts, but not learned from).
+    public var maxContextPairs = 4_096
     /// Live Activities one app may have visible at once.
     public var maxLiveActivitiesPerApp = LiveActivityRegistry.defaultMaxPerApp
     /// Relevant contexts one declaration may hold.
@@ -56,6 +62,8 @@ public struct EngineSettings: Sendable, Hashable {
         try seconds(retention, "retention", 3_600...(366 * 86_400))
         try seconds(lookOutcomeWindow, "lookOutcomeWindow", 1...86_400)
         try positive(maxSuggestionCandidates, "maxSuggestionCandidates", 0...100_000)
+        try positive(maxUnplacedConfigurationsPerApp, "maxUnplacedConfigurationsPerApp", 0...100_000)
+        try positive(maxContextPairs, "maxContextPairs", 0...1_000_000)
         try positive(maxLiveActivitiesPerApp, "maxLiveActivitiesPerApp", 1...1_000)
         try positive(maxRelevantContexts, "maxRelevantContexts", 1...1_000)
         return self

@@ -139,6 +139,12 @@ extension ServerConfiguration {
         .integer(
             "maxRelevantContexts", 1...1_000, \.engine.maxRelevantContexts, "relevant contexts in one declaration"),
         .integer(
+            "maxUnplacedConfigurationsPerApp", 0...100_000, \.engine.maxUnplacedConfigurationsPerApp,
+            "widget configurations of one app that no stack places, kept for suggestions and timelines"),
+        .integer(
+            "maxContextPairs", 0...1_000_000, \.engine.maxContextPairs,
+            "context key=value pairs the ranking learns from"),
+        .integer(
             "reloadBudget", ReloadBudget.allowedCapacity, \.engine.reloadBudget,
             "timeline reloads per widget per 24 hours"),
         .seconds(

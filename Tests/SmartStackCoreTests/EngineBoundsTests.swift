@@ -1,0 +1,152 @@
+@testable import SmartStackCore
+import Testing
+
+/// State that grows with the distinct values clients send is bounded, and one app reaching its bound takes
+/// nothing from another (`maxUnplacedConfigurationsPerApp`, `maxContextPairs`).
+@Suite("Engine: state bounded by distinct values")
+struct EngineBoundsTests {
+    typealias F = Fixture
+
+    /// Weather (a city parameter) with Berlin placed, and a second app with the same kind of widget, Paris placed.
+    static func engine(limit: Int) throws -> Engine {
+        var settings = EngineSettings()
+        settings.maxUnplacedConfigurationsPerApp = limit
+        var engine = Engine(settings: settings)
+        let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
+        try engine.apply(.registerKind(F.kind("weather", intent: schema), at: F.t(0)))
+        try engine.apply(.registerKind(F.kind("forecast", intent: schema), at: F.t(0)))
+        let widgets = [
+            WidgetPlacement(
+                instance: F.instance("berlin"), kind: F.kindID("weather"), configuration: ["city": .string("Berlin")]),
+            WidgetPlacement(
+                instance: F.instance("paris"), kind: F.kindID("forecast"), configuration: ["city": .string("Paris")]),
+        ]
+        try engine.apply(
+            .configureStack(StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets), at: F.t(0)))
+        return engine
+    }
+
+    static func city(_ app: String, _ city: String, at seconds: Double) -> EngineEvent {
+        F.donation(app, at: seconds, intent: "CityIntent", parameters: ["city": city])
+    }
+
+    @Test("donations implying ever-new configurations stop making keys at the app's limit; other apps keep theirs")
+    func impliedConfigurationsAreBounded() throws {
+        var engine = try Self.engine(limit: 3)
+        for i in 0..<50 { try engine.apply(Self.city("weather", "city\(i)", at: Double(60 + i))) }
+        #expect(engine.unplacedKeyCount(of: F.app("weather")) == 3)
+        #expect(engine.keysByApp[F.app("weather")]?.count == 4)  // Berlin, placed, and three unplaced
+        // The first three are the candidates; a donation to one of them still counts for it.
+        let decision = try engine.evaluate(stack: F.stack(), at: F.t(200))
+        #expect(
+            decision.entries.filter(\.suggested).map(\.instance) == ["suggestion:com.example.weather/main?city=city2"])
+        // A placed configuration still learns from every donation past the limit.
+        for i in 0..<5 { try engine.apply(Self.city("weather", "Berlin", at: Double(300 + i))) }
+        #expect(engine.order(at: 310).first == "berlin")
+        // The other app was not charged for the first one's values.
+        for i in 0..<3 { try engine.apply(Self.city("forecast", "town\(i)", at: Double(400 + i))) }
+        #expect(engine.unplacedKeyCount(of: F.app("forecast")) == 3)
+    }
+
+    @Test("past the app's limit a timeline for a new configuration is LimitExceeded; placing one frees a place")
+    func timelinesForUnplacedConfigurationsAreBounded() throws {
+        var engine = try Self.engine(limit: 2)
+        let timeline = F.timeline([(0, 0.5, 3_600)])
+        for city in ["Rome", "Oslo"] {
+            try engine.apply(
+                .submitTimeline(.configuration(F.kindID("weather"), ["city": .string(city)]), timeline, at: F.t(1)))
+        }
+        let third = EngineEvent.submitTimeline(
+            .configuration(F.kindID("weather"), ["city": .string("Lima")]), timeline, at: F.t(2))
+        #expect(throws: CoreError.limitExceeded(limit: "maxUnplacedConfigurationsPerApp", maximum: 2)) {
+            try engine.apply(third)
+        }
+        // Known configurations may still be updated, placed or not.
+        try engine.apply(
+            .submitTimeline(.configuration(F.kindID("weather"), ["city": .string("Rome")]), timeline, at: F.t(3)))
+        try engine.apply(
+            .declareRelevance(
+                RelevanceDeclaration(
+                    target: .configuration(F.kindID("weather"), ["city": .string("Berlin")]),
+                    contexts: [.context(key: "trip", value: "yes")]),
+                at: F.t(3)))
+        // The other app has its own room.
+        try engine.apply(
+            .submitTimeline(.configuration(F.kindID("forecast"), ["city": .string("Lima")]), timeline, at: F.t(4)))
+        // Placing Rome takes it out of the unplaced ones: Lima fits now, and Rome's stored timeline applies.
+        let widgets = [
+            WidgetPlacement(
+                instance: F.instance("berlin"), kind: F.kindID("weather"), configuration: ["city": .string("Berlin")]),
+            WidgetPlacement(
+                instance: F.instance("rome"), kind: F.kindID("weather"), configuration: ["city": .string("Rome")]),
+        ]
+        try engine.apply(
+            .configureStack(StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets), at: F.t(5)))
+        #expect(try engine.entry("rome", at: 6)?.contributions[.relevance] != nil)
+        #expect(try engine.entry("berlin", at: 6)?.contributions[.relevance] == nil)
+        try engine.apply(third)
+        #expect(engine.unplacedKeyCount(of: F.app("weather")) == 2)
+    }
+
+    @Test("with a limit of 0 no configuration outside the stacks is kept: no suggestions, timelines for placed ones")
+    func zeroKeepsNothingUnplaced() throws {
+        var engine = try Self.engine(limit: 0)
+        try engine.apply(Self.city("weather", "Tokyo", at: 60))
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(61)).entries.allSatisfy { !$0.suggested })
+        #expect(engine.unplacedKeyCount(of: F.app("weather")) == 0)
+        try engine.apply(
+            .submitTimeline(
+                .configuration(F.kindID("weather"), ["city": .string("Berlin")]), F.timeline([(0, 0.9, 600)]),
+                at: F.t(62)))
+    }
+
+    @Test("context pairs past maxContextPairs are in force but not interned; the index stays bounded")
+    func contextPairsAreBounded() throws {
+        var settings = EngineSettings()
+        settings.maxContextPairs = 3
+        var engine = try F.engine(apps: ["a", "b"], settings: settings)
+        for minute in 0..<100 {
+            try engine.apply(.setContext(key: "clock", value: "09:\(minute)", at: F.t(Double(minute))))
+            try engine.apply(F.donation("a", at: Double(minute) + 0.5))
+        }
+        #expect(engine.contextPairIndex.count == 3)
+        #expect(engine.contextPairs.isEmpty)  // "clock=09:99" is in force and was never interned
+        // A pair past the bound still decides relevant contexts: they read the contexts in force.
+        try engine.apply(
+            .declareRelevance(
+                RelevanceDeclaration(
+                    target: .instance(F.instance("b")), contexts: [.context(key: "clock", value: "09:99")]),
+                at: F.t(200)))
+        #expect(engine.order(at: 201).first == "b")
+        // A pair interned earlier is learned from again when it returns.
+        try engine.apply(.setContext(key: "clock", value: "09:1", at: F.t(300)))
+        #expect(engine.contextPairs == [try #require(engine.contextPairIndex["clock=09:1"])])
+    }
+
+    @Test("the two limits are part of the settings a snapshot was taken under")
+    func snapshotCarriesTheLimits() throws {
+        var engine = try Self.engine(limit: 2)
+        try engine.apply(Self.city("weather", "Tokyo", at: 60))
+        let bytes = engine.snapshot()
+        let restored = try Engine(snapshot: bytes, settings: engine.settings)
+        #expect(restored.unplacedKeyCount(of: F.app("weather")) == 1)
+        var other = engine.settings
+        other.maxUnplacedConfigurationsPerApp = 3
+        #expect(throws: CodecError.self) { try Engine(snapshot: bytes, settings: other) }
+        other = engine.settings
+        other.maxContextPairs = 5
+        #expect(throws: CodecError.self) { try Engine(snapshot: bytes, settings: other) }
+    }
+
+    @Test("the limits are validated with their names")
+    func limitsAreValidated() {
+        var settings = EngineSettings()
+        settings.maxUnplacedConfigurationsPerApp = -1
+        #expect(throws: CoreError.self) { try settings.validated() }
+        settings = EngineSettings()
+        settings.maxContextPairs = 1_000_001
+        #expect(
+            throws: CoreError.invalidParameter(parameter: "maxContextPairs", reason: "must be in 0...1000000")
+        ) { try settings.validated() }
+    }
+}
