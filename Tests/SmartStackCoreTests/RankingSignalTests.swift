@@ -53,6 +53,42 @@ private typealias F = Fixture
         #expect(model.frontKeys == [2])
     }
 
+    @Test("a donation dated before the latest is counted for its key but does not become the app in front")
+    func aBackdatedDonationIsHistoryNotThePresent() {
+        var model = Self.model()
+        var before = model
+        model.ensureKey(3)
+        before.ensureKey(3)
+        model.recordDonation(app: 13, matched: [3], at: Self.time(1), contextPairs: [])
+        // Its key is counted, with its own time as its last use.
+        #expect(model.counters[3 * KeyCounter.width + KeyCounter.total] == 1)
+        #expect(model.lastUse(of: 3) == Self.time(1).microseconds)
+        // The sequence is the one before it: app 12 in front since 31.5 s, reached from app 11, key 2 in front,
+        // and no transition from app 12 to the backdated key.
+        #expect(model.lastApp == 12 && model.previousApp == 11 && model.thirdApp == 10)
+        #expect(model.lastTime == Self.time(31.5).microseconds)
+        #expect(model.frontKeys == [2] && model.reach == before.reach)
+        #expect(model.transitions.sum(UsageModel.pair(12, 3)) == 0)
+        #expect(model.transitionTotals == before.transitionTotals)
+        // The features of the keys that were already there are as if it had not come, but for their shares.
+        var matrix: [Double] = []
+        var expected: [Double] = []
+        let query = FeatureQuery(keys: [0, 1, 2], time: Self.time(41.5), contextPairs: [], previousLookTarget: nil)
+        model.features(for: query, into: &matrix)
+        before.recordDonation(app: 13, matched: [], at: Self.time(1), contextPairs: [])  // nothing of it
+        before.features(for: query, into: &expected)
+        for feature in [Feature.sinceLeftFront, .shortStay, .first5, .second5, .third5, .firstReach0] {
+            for row in 0..<3 {
+                #expect(
+                    matrix[row * Feature.count + feature.rawValue] == expected[row * Feature.count + feature.rawValue])
+            }
+        }
+        // An in-order donation after it takes over as usual.
+        model.recordDonation(app: 13, matched: [3], at: Self.time(50), contextPairs: [])
+        #expect(model.lastApp == 13 && model.previousApp == 12 && model.frontKeys == [3])
+        #expect(model.transitions.sum(UsageModel.pair(12, 3)) > 0)
+    }
+
     @Test func featuresSayHowLongAgoAWidgetLeftTheFrontAndHowLongItStayed() {
         let model = Self.model()
         var matrix: [Double] = []

@@ -143,9 +143,19 @@ struct UsageModel: Sendable {
     }
 
     /// Records a donation by `app` at `time` that matched `matched` keys, with `contextPairs` in force.
+    ///
+    /// A donation dated before the latest one recorded (a client's backdated donation, a log out of order) is
+    /// history, not the present: it counts for its keys (frequency, hours, days, contexts, last use) but does not
+    /// become the app in front, a transition, or the start of the idle gap. Taken as the latest, it made its app
+    /// the one in front for every stack's features and moved the idle gap's start back in time.
     mutating func recordDonation(app: Int32, matched: [Int32], at time: Timestamp, contextPairs: [Int32]) {
         let now = time.microseconds
         prepareToRecord(at: now)
+        let inOrder = lastTime.map { now >= $0 } ?? true
+        guard inOrder else {
+            recordCounts(matched: matched, at: time, contextPairs: contextPairs, transitionWeight: 0)
+            return
+        }
         let reached = ReachBucket.of(now: now, previous: lastTime, look: lastLookTime)
         if app != lastApp || reached != ReachBucket.direct { reach = reached }
         if app != lastApp {
@@ -159,6 +169,25 @@ struct UsageModel: Sendable {
             for key in matched where !frontKeys.contains(key) { frontKeys.append(key) }
         }
         let transitionWeight = clock.weight(at: now, tau: Self.transitionScale.tau)
+        recordCounts(matched: matched, at: time, contextPairs: contextPairs, transitionWeight: transitionWeight)
+        if let lastApp {
+            if Int(lastApp) >= transitionTotals.count {
+                transitionTotals.append(contentsOf: repeatElement(0, count: Int(lastApp) + 1 - transitionTotals.count))
+            }
+            transitionTotals[Int(lastApp)] += transitionWeight
+        }
+        thirdApp = previousApp
+        previousApp = lastApp
+        previousTime = lastTime
+        lastApp = app
+        lastTime = now
+    }
+
+    /// A donation's counts for the keys it matched; with a `transitionWeight`, the transition from the last app.
+    private mutating func recordCounts(
+        matched: [Int32], at time: Timestamp, contextPairs: [Int32], transitionWeight: Double
+    ) {
+        let now = time.microseconds
         if !matched.isEmpty {
             let hour = time.localHour
             let weekday = time.localWeekday
@@ -183,20 +212,9 @@ struct UsageModel: Sendable {
                 counters[row + KeyCounter.totalHours + hour] += 1
                 counters[row + KeyCounter.frecency] += frecencyWeight
                 for pair in contextPairs { contextCounts.add(contextWeight, to: Self.pair(pair, key)) }
-                if let lastApp { transitions.add(transitionWeight, to: Self.pair(lastApp, key)) }
+                if transitionWeight > 0, let lastApp { transitions.add(transitionWeight, to: Self.pair(lastApp, key)) }
             }
         }
-        if let lastApp {
-            if Int(lastApp) >= transitionTotals.count {
-                transitionTotals.append(contentsOf: repeatElement(0, count: Int(lastApp) + 1 - transitionTotals.count))
-            }
-            transitionTotals[Int(lastApp)] += transitionWeight
-        }
-        thirdApp = previousApp
-        previousApp = lastApp
-        previousTime = lastTime
-        lastApp = app
-        lastTime = now
     }
 
     /// What a donation on local day `day` adds to the frecency sums, rebasing them first when `day` is too far
