@@ -15,8 +15,10 @@ enum SmartStackCtlMain {
     static func main() async {
         let arguments = GlobalOptions.reordered(Array(CommandLine.arguments.dropFirst()))
         let json = arguments.contains("--json")
+        var parsed: (any ParsableCommand)?
         do {
             var command = try SmartStackCtl.parseAsRoot(arguments)
+            parsed = command
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -29,6 +31,16 @@ enum SmartStackCtlMain {
                 Output.error(failure.message(style: Terminal.current().errorStyle))
             }
             SmartStackCtl.exit(withError: ExitCode(failure.status.rawValue))
+        } catch let error as ValidationError {
+            // Checks that need the parsed values run in `run()`; ArgumentParser would print the root's usage for
+            // them ("smartstackctl <subcommand>"), so print the usage of the command that was run, as it does
+            // for a check in `validate()`.
+            guard let parsed else { SmartStackCtl.exit(withError: error) }
+            let command = commandPath(to: type(of: parsed)).joined(separator: " ")
+            Output.error(
+                "Error: \(error.message)\nUsage: \(SmartStackCtl.usageString(for: type(of: parsed)))\n"
+                    + "  See '\(command) --help' for more information.")
+            SmartStackCtl.exit(withError: ExitCode(ExitStatus.usage.rawValue))
         } catch {
             // With the global options moved behind it, an unknown verb reads as an unknown option: name the verb.
             if let verb = arguments.first, !verb.hasPrefix("-"),
@@ -42,6 +54,18 @@ enum SmartStackCtlMain {
             }
             SmartStackCtl.exit(withError: error)
         }
+    }
+
+    /// The names from the root to a subcommand (`smartstackctl stack configure`).
+    static func commandPath(
+        to command: any ParsableCommand.Type, from root: any ParsableCommand.Type = SmartStackCtl.self
+    ) -> [String] {
+        if command == root { return [root._commandName] }
+        for child in root.configuration.subcommands {
+            let path = commandPath(to: command, from: child)
+            if path.last == command._commandName { return [root._commandName] + path }
+        }
+        return []
     }
 }
 

@@ -205,6 +205,16 @@ def test_exit_codes(daemon, workdir):
         result = ctl(daemon, *arguments, check=False)
         assert result.returncode == 64, (arguments, result.returncode, result.stderr)
         assert "Error:" in result.stderr
+        # The usage printed is the command's, not the root's, whether the check ran before or in the command.
+        assert "smartstackctl <subcommand>" not in result.stderr or arguments == ["frobnicate"], result.stderr
+    for arguments, command in ((["stack", "configure", "s", "--family", "systemMedium", "--widgets-json", "{"],
+                                "stack configure"),
+                               (["stack", "configure", "s", "--family", "systemMedium"], "stack configure"),
+                               (["log-level", "loud"], "log-level")):
+        result = ctl(daemon, *arguments, check=False)
+        assert result.returncode == 64, (arguments, result.stderr)
+        assert f"Usage: smartstackctl {command} " in result.stderr, result.stderr
+        assert f"See 'smartstackctl {command} --help'" in result.stderr, result.stderr
     assert "unknown command 'frobnicate'" in ctl(daemon, "frobnicate", check=False).stderr
     assert ctl(None, "--address", "tcp:1.2.3.4", "stacks", check=False).returncode == 64
 
