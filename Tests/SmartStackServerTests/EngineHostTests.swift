@@ -52,6 +52,31 @@ struct EngineHostTests {
         #expect(await host.snapshotStatistics().donations == 201)
     }
 
+    @Test("one app's donations are limited on their own: others go on, a retry is still one, a deletion frees room")
+    func donationsPerApp() async throws {
+        let clock = ManualClock()
+        var limits = HostLimits()
+        limits.maxDonationsPerApp = 2
+        let host = try await ServerFixture.host(apps: ["mail", "news"], limits: limits, clock: clock)
+        func donate(_ app: String, _ id: String) async throws -> String {
+            try await host.donate(ServerFixture.donation(app, id: id, at: clock.now()), idGiven: true)
+        }
+        #expect(try await donate("mail", "d0") == "d0")
+        #expect(try await donate("mail", "d1") == "d1")
+        await #expect(throws: HostError.core(.limitExceeded(limit: "maxDonationsPerApp", maximum: 2))) {
+            _ = try await donate("mail", "d2")
+        }
+        #expect(try await donate("mail", "d1") == "d1")  // a retry, not a new donation
+        #expect(try await donate("news", "n0") == "n0")
+        #expect(try await donate("news", "n1") == "n1")
+        #expect(await host.snapshotStatistics().donations == 4)
+        let mail = ServerFixture.app("mail")
+        #expect(try await host.deleteDonations(app: mail, filter: .ids(["d0"])) == 1)
+        #expect(try await donate("mail", "d2") == "d2")
+        await #expect(throws: HostError.self) { _ = try await donate("mail", "d3") }
+        #expect(try await host.listDonations(app: mail, after: nil, limit: 10).map(\.id) == ["d1", "d2"])
+    }
+
     @Test("the hourly retention sweep drops donations past the retention period (listed and counted donations)")
     func retentionSweep() async throws {
         let clock = ManualClock()

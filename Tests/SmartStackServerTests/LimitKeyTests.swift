@@ -20,7 +20,8 @@ struct LimitKeyTests {
         settings.maxRelevantContexts = 1
         settings.maxUnplacedConfigurationsPerApp = 1
         var limits = HostLimits()
-        limits.maxDonations = 1
+        limits.maxDonations = 2
+        limits.maxDonationsPerApp = 1
         limits.maxSubscriptions = 1
         let clock = ManualClock()
         let host = EngineHost(
@@ -40,6 +41,7 @@ struct LimitKeyTests {
                     widgets: [WidgetPlacement(instance: F.instance("m"), kind: mail)]),
                 at: now))
         _ = try await host.donate(F.donation("mail", id: "d0", at: now), idGiven: true)
+        _ = try await host.donate(F.donation("news", id: "n0", at: now), idGiven: true)
         try await host.record(.setContext(key: "a", value: "1", at: now))
         try await host.record(
             .startLiveActivity(app: F.app("mail"), id: "l0", attributes: [:], contentState: [:], at: now))
@@ -99,7 +101,11 @@ struct LimitKeyTests {
                         .submitTimeline(.configuration(newsKind, ["city": .string("Rome")]), one, at: now))
                 }
             ),
-            ("maxDonations", { _ = try await host.donate(F.donation("mail", id: "d1", at: now), idGiven: true) }),
+            (
+                "maxDonationsPerApp",
+                { _ = try await host.donate(F.donation("mail", id: "d1", at: now), idGiven: true) }
+            ),
+            ("maxDonations", { _ = try await host.donate(F.donation("maps", id: "m0", at: now), idGiven: true) }),
             ("maxSubscriptions", { _ = try await host.subscribe(stacks: nil) }),
         ]
         let keys = Set(ServerConfiguration.keys.map(\.key))

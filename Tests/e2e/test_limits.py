@@ -116,6 +116,26 @@ def test_limit_exceeded_names_the_configuration_key(make_daemon):
     assert limited["parameters"] == {"limit": "maxSubscriptions", "maximum": 1}
 
 
+
+def test_one_apps_donations_are_limited_on_their_own_across_a_restart(make_daemon):
+    """maxDonationsPerApp: a flooding app is refused (naming the key) while others go on; the count is the stored
+    one after a restart, and a deletion frees room."""
+    config = "maxDonationsPerApp = 3\n"
+    daemon = make_daemon(config, subdirectory="d")
+    for index in range(3):
+        call(daemon.address, PROVIDER, "Donate", app="org.ex.flood", intent="open", id=f"f{index}")
+    reply = raw(daemon, PROVIDER + ".Donate", {"app": "org.ex.flood", "intent": "open", "id": "f3"})
+    assert reply["error"] == PROVIDER + ".LimitExceeded", reply
+    assert reply["parameters"] == {"limit": "maxDonationsPerApp", "maximum": 3}
+    assert call(daemon.address, PROVIDER, "Donate", app="org.ex.other", intent="open", id="o0") == {"id": "o0"}
+    assert daemon.stop() == 0, daemon.log()
+    again = make_daemon(config, subdirectory="d")
+    reply = raw(again, PROVIDER + ".Donate", {"app": "org.ex.flood", "intent": "open", "id": "f3"})
+    assert reply["parameters"] == {"limit": "maxDonationsPerApp", "maximum": 3}, reply
+    assert call(again.address, PROVIDER, "DeleteDonations", app="org.ex.flood", ids=["f0"])["deleted"] == 1
+    assert call(again.address, PROVIDER, "Donate", app="org.ex.flood", intent="open", id="f3") == {"id": "f3"}
+    assert call(again.address, "io.smartstack.Admin", "GetStatistics")["storedDonations"] == 4
+
 def test_list_donations_never_returns_a_silently_short_page(make_daemon):
     daemon = make_daemon("maxListLimit = 3\n")
     for index in range(5):

@@ -125,6 +125,9 @@ extension ServerConfiguration {
             "decisions queued for a subscriber before it is cut off"),
         .integer("maxDonations", 1...100_000_000, \.host.maxDonations, "donations kept at once"),
         .integer(
+            "maxDonationsPerApp", 1...100_000_000, \.host.maxDonationsPerApp,
+            "donations of one app kept at once, so one app cannot take the room of all"),
+        .integer(
             // Up to the protocol's largest page: a larger setting could never be asked for.
             "maxListLimit", 1...ListDonationsRequest.maximumLimit, \.host.maxListLimit,
             "donations one ListDonations page may return; a larger limit is InvalidParameter"),

@@ -14,6 +14,8 @@ struct DonationIndex {
     var unconfirmed = UnconfirmedDonations()
     /// Donations stored or logged.
     var count = 0
+    /// Donations stored or logged, per app (`maxDonationsPerApp`).
+    var perApp: [AppID: Int] = [:]
     /// The earliest date of a stored donation, when known.
     var oldest: Timestamp?
     /// The earliest date of a donation applied since a retention scan began.
@@ -25,6 +27,7 @@ struct DonationIndex {
     /// A donation was applied (and is being logged): counted, its key taken, its date noted.
     mutating func applied(_ donation: Donation, probe: DonationKeyFilter.Probe) {
         count += 1
+        perApp[donation.app, default: 0] += 1
         keys.insert(probe)
         if donation.date < oldestApplied { oldestApplied = donation.date }
         if let known = oldest, donation.date < known { oldest = donation.date }
@@ -33,6 +36,10 @@ struct DonationIndex {
     /// A rebuild removed `removed`; `oldestLeft` is the earliest date of those kept.
     mutating func removed(_ removed: [Donation], oldestLeft: Timestamp) {
         count -= removed.count
+        for donation in removed {
+            let left = (perApp[donation.app] ?? 1) - 1
+            perApp[donation.app] = left > 0 ? left : nil
+        }
         oldest = oldestLeft
         unconfirmed.remove(Set(removed.map(DonationKey.init)))
     }

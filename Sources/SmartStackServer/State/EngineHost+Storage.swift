@@ -88,6 +88,7 @@ extension EngineHost {
         engineChanged()
         latestEventTime = latest
         donations.count = stored.donationsPerApp.values.reduce(0, +)
+        donations.perApp = stored.donationsPerApp
         return RestoreSummary(
             events: stored.events, donations: donations.count, replayed: replayed, fromSnapshot: restored != nil,
             snapshotProblem: problem, seconds: 0)

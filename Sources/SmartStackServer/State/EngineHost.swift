@@ -210,6 +210,9 @@ public actor EngineHost {
             }
             return (donation.id, lastTicket)
         }
+        guard donations.perApp[key.app, default: 0] < limits.maxDonationsPerApp else {
+            throw .core(.limitExceeded(limit: "maxDonationsPerApp", maximum: limits.maxDonationsPerApp))
+        }
         guard donations.count < limits.maxDonations else {
             throw .core(.limitExceeded(limit: "maxDonations", maximum: limits.maxDonations))
         }

@@ -2,6 +2,9 @@
 public struct HostLimits: Sendable, Hashable {
     /// The most donations stored at once, over all apps.
     public var maxDonations = 5_000_000
+    /// The most donations stored at once for one app, so one app (a buggy one flooding) cannot take the room of
+    /// every other.
+    public var maxDonationsPerApp = 1_000_000
     /// The most concurrent subscriptions (`Subscribe` and `WatchReloads` streams).
     public var maxSubscriptions = 1_024
     /// How many published decisions may wait for a subscriber before it is cut off.
