@@ -123,7 +123,23 @@ struct EngineBoundsTests {
         #expect(engine.contextPairs == [try #require(engine.contextPairIndex["clock=09:1"])])
     }
 
-    @Test("the two limits are part of the settings a snapshot was taken under")
+    @Test("an app registers at most maxKindsPerApp kinds; it may still update them, and other apps register theirs")
+    func kindsPerAppAreBounded() throws {
+        var settings = EngineSettings()
+        settings.maxKindsPerApp = 2
+        var engine = Engine(settings: settings)
+        try engine.apply(.registerKind(F.kind("mail", "a"), at: F.t(0)))
+        try engine.apply(.registerKind(F.kind("mail", "b"), at: F.t(0)))
+        #expect(throws: CoreError.limitExceeded(limit: "maxKindsPerApp", maximum: 2)) {
+            try engine.apply(.registerKind(F.kind("mail", "c"), at: F.t(1)))
+        }
+        try engine.apply(.registerKind(F.kind("mail", "a", families: [.systemSmall]), at: F.t(2)))
+        #expect(engine.kind(F.kindID("mail", "a"))?.families == [.systemSmall])
+        try engine.apply(.registerKind(F.kind("news", "a"), at: F.t(3)))
+        #expect(engine.counts.kinds == 3)
+    }
+
+    @Test("the limits are part of the settings a snapshot was taken under")
     func snapshotCarriesTheLimits() throws {
         var engine = try Self.engine(limit: 2)
         try engine.apply(Self.city("weather", "Tokyo", at: 60))
@@ -135,6 +151,9 @@ struct EngineBoundsTests {
         #expect(throws: CodecError.self) { try Engine(snapshot: bytes, settings: other) }
         other = engine.settings
         other.maxContextPairs = 5
+        #expect(throws: CodecError.self) { try Engine(snapshot: bytes, settings: other) }
+        other = engine.settings
+        other.maxKindsPerApp = 7
         #expect(throws: CodecError.self) { try Engine(snapshot: bytes, settings: other) }
     }
 

@@ -12,6 +12,7 @@ struct LimitKeyTests {
     func everyLimitNamesItsKey() async throws {
         var settings = EngineSettings()
         settings.maxKinds = 2
+        settings.maxKindsPerApp = 1
         settings.maxStacks = 1
         settings.maxWidgetsPerStack = 1
         settings.maxContexts = 1
@@ -53,6 +54,14 @@ struct LimitKeyTests {
 
         let attempts: [(String, () async throws -> Void)] = [
             ("maxKinds", { try await host.record(.registerKind(F.kind("maps"), at: now)) }),
+            (
+                "maxKindsPerApp",
+                {
+                    let second = try WidgetKindID(app: F.app("mail"), kind: "second")
+                    try await host.record(
+                        .registerKind(WidgetKind(id: second, displayName: "mail", families: [.systemMedium]), at: now))
+                }
+            ),
             (
                 "maxStacks",
                 {

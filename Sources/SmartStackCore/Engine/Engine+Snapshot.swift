@@ -146,7 +146,7 @@ extension ByteWriter {
             value.maxStacks, value.maxWidgetsPerStack, value.maxKinds, value.maxContexts, value.maxTimelineEntries,
             value.reloadBudget, value.maxRotationsPerWidgetPerDay, value.maxSuggestionCandidates,
             value.maxLiveActivitiesPerApp, value.maxRelevantContexts, value.maxUnplacedConfigurationsPerApp,
-            value.maxContextPairs,
+            value.maxContextPairs, value.maxKindsPerApp,
         ] {
             int(Int64(number))
         }
@@ -233,6 +233,7 @@ extension ByteReader {
         value.maxRelevantContexts = try integer()
         value.maxUnplacedConfigurationsPerApp = try integer()
         value.maxContextPairs = try integer()
+        value.maxKindsPerApp = try integer()
         value.swipeGracePeriod = try double()
         value.minimumTimeOnTop = try double()
         value.retention = try double()

@@ -78,6 +78,9 @@ public struct Engine: Sendable {
 
     mutating func register(_ kind: WidgetKind) throws(CoreError) {
         if kinds[kind.id] == nil {
+            guard (kindsByApp[kind.id.app]?.count ?? 0) < settings.maxKindsPerApp else {
+                throw .limitExceeded(limit: "maxKindsPerApp", maximum: settings.maxKindsPerApp)
+            }
             guard kinds.count < settings.maxKinds else {
                 throw .limitExceeded(limit: "maxKinds", maximum: settings.maxKinds)
             }

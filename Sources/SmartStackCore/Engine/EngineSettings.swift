@@ -6,6 +6,8 @@ public struct EngineSettings: Sendable, Hashable {
     public var maxWidgetsPerStack = 10
     /// Widget kinds registered at most, over all apps.
     public var maxKinds = 10_000
+    /// Widget kinds one app registers at most (so one app cannot take every place of `maxKinds`).
+    public var maxKindsPerApp = 256
     /// Context keys in force at most.
     public var maxContexts = 64
     /// Entries one timeline holds at most.
@@ -53,6 +55,7 @@ public struct EngineSettings: Sendable, Hashable {
         try positive(maxStacks, "maxStacks", 1...1_000_000)
         try positive(maxWidgetsPerStack, "maxWidgetsPerStack", 1...100)
         try positive(maxKinds, "maxKinds", 1...1_000_000)
+        try positive(maxKindsPerApp, "maxKindsPerApp", 1...1_000_000)
         try positive(maxContexts, "maxContexts", 1...4_096)
         try positive(maxTimelineEntries, "maxTimelineEntries", 1...100_000)
         _ = try ReloadBudget.validatedCapacity(reloadBudget)

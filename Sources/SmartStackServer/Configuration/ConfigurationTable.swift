@@ -134,6 +134,7 @@ extension ServerConfiguration {
         .integer("maxStacks", 1...1_000_000, \.engine.maxStacks, "stacks the service holds"),
         .integer("maxWidgetsPerStack", 1...100, \.engine.maxWidgetsPerStack, "widgets in one stack"),
         .integer("maxKinds", 1...1_000_000, \.engine.maxKinds, "registered widget kinds, over all apps"),
+        .integer("maxKindsPerApp", 1...1_000_000, \.engine.maxKindsPerApp, "registered widget kinds of one app"),
         .integer("maxContexts", 1...4_096, \.engine.maxContexts, "context keys in force"),
         .integer("maxTimelineEntries", 1...100_000, \.engine.maxTimelineEntries, "entries in one timeline"),
         .integer(
