@@ -192,14 +192,16 @@ let package = Package(
         // exit codes, usage-log replay over the socket. Testable without the executable.
         .target(
             name: "SmartStackCtlKit",
-            dependencies: ["SmartStackClient", "SmartStackProtocol", "SmartStackAnalysis", "SmartStackEval"],
+            dependencies: [
+                "SmartStackClient", "SmartStackProtocol", "SmartStackAnalysis", "SmartStackEval", "SmartStackCore",
+            ],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "smartstackctl",
             dependencies: [
                 "SmartStackClient", "SmartStackCtlKit", "SmartStackAnalysis", "SmartStackProtocol", "SmartStackEval",
-                "SmartStackSystemd",
+                "SmartStackSystemd", "SmartStackCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -231,7 +233,7 @@ let package = Package(
         .testTarget(
             name: "SmartStackServerTests",
             dependencies: [
-                "SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore",
+                "SmartStackServer", "SmartStackClient", "SmartStackProtocol", "SmartStackStore", "SmartStackCore",
                 "SmartStackSystemd", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -244,8 +246,11 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "SmartStackCoreTests", dependencies: ["SmartStackCore"], swiftSettings: strict),
-        .testTarget(name: "SmartStackEvalTests", dependencies: ["SmartStackEval"], swiftSettings: strict),
-        .testTarget(name: "SmartStackProtocolTests", dependencies: ["SmartStackProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "SmartStackEvalTests", dependencies: ["SmartStackEval", "SmartStackCore"], swiftSettings: strict),
+        .testTarget(
+            name: "SmartStackProtocolTests", dependencies: ["SmartStackProtocol", "SmartStackCore"],
+            swiftSettings: strict),
         // libsystemd through pkg-config; the module map and shim.h are all the C there is.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Thin Swift wrappers over libsystemd: notify and watchdog, listen fds, the journal, message IDs.
@@ -275,7 +280,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SmartStackCtlTests",
-            dependencies: ["SmartStackCtlKit", "SmartStackAnalysis", "SmartStackSystemd", "SmartStackProtocol"],
+            dependencies: [
+                "SmartStackCtlKit", "SmartStackAnalysis", "SmartStackSystemd", "SmartStackProtocol", "SmartStackClient",
+                "SmartStackCore", "SmartStackEval",
+            ],
             swiftSettings: strict
         ),
     ],

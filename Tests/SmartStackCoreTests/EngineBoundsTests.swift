@@ -8,21 +8,26 @@ struct EngineBoundsTests {
     typealias F = Fixture
 
     /// Weather (a city parameter) with Berlin placed, and a second app with the same kind of widget, Paris placed.
-    static func engine(limit: Int) throws -> Engine {
-        var settings = EngineSettings()
-        settings.maxUnplacedConfigurationsPerApp = limit
-        var engine = Engine(settings: settings)
+    static func setup() throws -> [EngineEvent] {
         let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
-        try engine.apply(.registerKind(F.kind("weather", intent: schema), at: F.t(0)))
-        try engine.apply(.registerKind(F.kind("forecast", intent: schema), at: F.t(0)))
         let widgets = [
             WidgetPlacement(
                 instance: F.instance("berlin"), kind: F.kindID("weather"), configuration: ["city": .string("Berlin")]),
             WidgetPlacement(
                 instance: F.instance("paris"), kind: F.kindID("forecast"), configuration: ["city": .string("Paris")]),
         ]
-        try engine.apply(
-            .configureStack(StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets), at: F.t(0)))
+        return [
+            .registerKind(F.kind("weather", intent: schema), at: F.t(0)),
+            .registerKind(F.kind("forecast", intent: schema), at: F.t(0)),
+            .configureStack(StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets), at: F.t(0)),
+        ]
+    }
+
+    static func engine(limit: Int) throws -> Engine {
+        var settings = EngineSettings()
+        settings.maxUnplacedConfigurationsPerApp = limit
+        var engine = Engine(settings: settings)
+        for event in try setup() { try engine.apply(event) }
         return engine
     }
 
@@ -137,6 +142,46 @@ struct EngineBoundsTests {
         #expect(engine.kind(F.kindID("mail", "a"))?.families == [.systemSmall])
         try engine.apply(.registerKind(F.kind("news", "a"), at: F.t(3)))
         #expect(engine.counts.kinds == 3)
+    }
+
+    @Test("admission limits refuse new calls only: a log replayed under lower limits keeps what it admitted")
+    func admissionLimitsDoNotApplyToTheLog() throws {
+        let events: [EngineEvent] = [
+            .registerKind(F.kind("mail", "a"), at: F.t(0)), .registerKind(F.kind("mail", "b"), at: F.t(1)),
+            .registerKind(F.kind("mail", "c"), at: F.t(2)),
+        ]
+        var lower = EngineSettings()
+        lower.maxKindsPerApp = 2
+        #expect(Engine.replayingLog(events, settings: lower).counts.kinds == 3)
+        #expect(Engine.replaying(events, settings: lower).counts.kinds == 2)  // as calls, the third is refused
+    }
+
+    @Test("retention's rebuild keeps an acknowledged timeline when the app is at its bound of unplaced configurations")
+    func retentionKeepsAnAdmittedTimeline() throws {
+        var engine = try Self.engine(limit: 1)
+        let day = 86_400.0
+        // Day 0: Oslo (no stack places it) becomes the app's one unplaced configuration; day 1: Lima finds no room;
+        // day 2: a timeline for Oslo, a configuration the engine keeps, is admitted.
+        let history =
+            try Self.setup() + [
+                Self.city("weather", "Oslo", at: 0), Self.city("weather", "Lima", at: day),
+                .submitTimeline(
+                    .configuration(F.kindID("weather"), ["city": .string("Oslo")]), F.timeline([(0, 0.7, 90 * day)]),
+                    at: F.t(2 * day)),
+            ]
+        for event in history.dropFirst(3) { try engine.apply(event) }
+        #expect(engine.unplacedKeyCount(of: F.app("weather")) == 1)
+        // Day 28.5: retention drops Oslo's donation. Lima's now takes the app's one place, and the timeline for Oslo,
+        // admitted on day 2, is taken again from the history all the same.
+        engine.advance(to: F.t(28.5 * day))
+        #expect(engine.rebuild(from: history).removed == 1)
+        #expect(engine.unplacedKeyCount(of: F.app("weather")) == 2)
+        var configuration = try #require(engine.configuration(of: F.stack()))
+        configuration.widgets.append(
+            WidgetPlacement(
+                instance: F.instance("oslo"), kind: F.kindID("weather"), configuration: ["city": .string("Oslo")]))
+        try engine.apply(.configureStack(configuration, at: F.t(28.6 * day)))
+        #expect(try engine.entry("oslo", at: 28.6 * day)?.contributions[.relevance] != nil)
     }
 
     @Test("the limits are part of the settings a snapshot was taken under")

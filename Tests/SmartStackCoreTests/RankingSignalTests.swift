@@ -89,6 +89,20 @@ private typealias F = Fixture
         #expect(model.transitions.sum(UsageModel.pair(12, 3)) > 0)
     }
 
+    @Test("a donation dated a few seconds before the latest came at the same moment: it takes the front, time runs on")
+    func aDonationAFewSecondsOutOfOrderTakesTheFront() {
+        var model = Self.model()
+        model.ensureKey(3)
+        model.recordDonation(app: 13, matched: [3], at: Self.time(31.5 - 9), contextPairs: [])
+        #expect(model.lastApp == 13 && model.previousApp == 12 && model.frontKeys == [3])
+        #expect(model.lastTime == Self.time(31.5).microseconds)  // never backwards
+        #expect(model.transitions.sum(UsageModel.pair(12, 3)) > 0)
+        #expect(model.lastUse(of: 3) == Self.time(31.5 - 9).microseconds)  // its own time for its key
+        // Dates far apart, either way, do not overflow.
+        model.recordDonation(app: 14, matched: [], at: Timestamp(microseconds: .min + 1), contextPairs: [])
+        #expect(model.lastApp == 13)
+    }
+
     @Test func featuresSayHowLongAgoAWidgetLeftTheFrontAndHowLongItStayed() {
         let model = Self.model()
         var matrix: [Double] = []

@@ -136,6 +136,27 @@ def test_one_apps_donations_are_limited_on_their_own_across_a_restart(make_daemo
     assert call(again.address, PROVIDER, "Donate", app="org.ex.flood", intent="open", id="f3") == {"id": "f3"}
     assert call(again.address, "io.smartstack.Admin", "GetStatistics")["storedDonations"] == 4
 
+
+def test_kinds_per_app_refuse_calls_and_a_restart_under_a_lower_limit_keeps_what_was_admitted(make_daemon):
+    daemon = make_daemon(subdirectory="d")
+    for kind in ("a", "b", "c"):
+        call(daemon.address, PROVIDER, "RegisterWidget", app="org.ex.many", kind=kind, families=["systemMedium"])
+    call(daemon.address, "io.smartstack.Shell", "ConfigureStack", stack="home", family="systemMedium", widgets=[
+        {"instance": "c", "app": "org.ex.many", "kind": "c"}])
+    assert daemon.stop() == 0, daemon.log()
+    # Lower than what the log holds: the three kinds and the stack placing the third come back.
+    again = make_daemon("maxKindsPerApp = 2\n", subdirectory="d")
+    assert call(again.address, "io.smartstack.Admin", "GetStatistics")["kinds"] == 3
+    assert [entry["instance"] for entry in call(again.address, "io.smartstack.Shell", "GetStack",
+                                                stack="home")["order"]] == ["c"]
+    reply = raw(again, PROVIDER + ".RegisterWidget",
+                {"app": "org.ex.many", "kind": "d", "families": ["systemMedium"]})
+    assert reply["error"] == PROVIDER + ".LimitExceeded", reply
+    assert reply["parameters"] == {"limit": "maxKindsPerApp", "maximum": 2}
+    # Replacing a registered kind's definition is not a new kind.
+    assert "error" not in raw(again, PROVIDER + ".RegisterWidget",
+                              {"app": "org.ex.many", "kind": "a", "families": ["systemSmall"]})
+
 def test_list_donations_never_returns_a_silently_short_page(make_daemon):
     daemon = make_daemon("maxListLimit = 3\n")
     for index in range(5):

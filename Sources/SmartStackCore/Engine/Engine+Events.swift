@@ -180,7 +180,10 @@ extension Engine {
     // MARK: Timelines, relevance and reloads
 
     /// The instances a timeline or declaration applies to (and the key, for a configuration target).
-    mutating func resolve(_ target: TimelineTarget) throws(CoreError) -> (instances: [InstanceID], key: Int32?) {
+    /// With `admitting`, a configuration no stack places gets a key only within `maxUnplacedConfigurationsPerApp`.
+    mutating func resolve(_ target: TimelineTarget, admitting: Bool) throws(CoreError) -> (
+        instances: [InstanceID], key: Int32?
+    ) {
         switch target {
         case .instance(let id):
             guard instances[id] != nil else { throw .notFound(kind: "instance", id: id.rawValue) }
@@ -188,7 +191,11 @@ extension Engine {
         case .configuration(let kindID, let values):
             guard let kind = kinds[kindID] else { throw .notFound(kind: "widgetKind", id: kindID.description) }
             let configuration = try kind.validateConfiguration(values)
-            guard let key = unplacedKey(kind: kindID, configuration: configuration) else {
+            guard
+                let key = admitting
+                    ? unplacedKey(kind: kindID, configuration: configuration)
+                    : widgetKey(kind: kindID, configuration: configuration)
+            else {
                 throw .limitExceeded(
                     limit: "maxUnplacedConfigurationsPerApp", maximum: settings.maxUnplacedConfigurationsPerApp)
             }
@@ -197,11 +204,13 @@ extension Engine {
         }
     }
 
-    mutating func submit(_ timeline: Timeline, to target: TimelineTarget, at time: Timestamp) throws(CoreError) {
+    mutating func submit(_ timeline: Timeline, to target: TimelineTarget, at time: Timestamp, admitting: Bool)
+        throws(CoreError)
+    {
         guard timeline.entries.count <= settings.maxTimelineEntries else {
             throw .limitExceeded(limit: "maxTimelineEntries", maximum: settings.maxTimelineEntries)
         }
-        let (targets, key) = try resolve(target)
+        let (targets, key) = try resolve(target, admitting: admitting)
         if let key { keyTimelines[key] = timeline }
         for id in targets {
             instances[id]?.relevance.replace(with: timeline, at: time)
@@ -211,12 +220,14 @@ extension Engine {
         }
     }
 
-    mutating func declare(_ declaration: RelevanceDeclaration, at time: Timestamp) throws(CoreError) {
+    mutating func declare(_ declaration: RelevanceDeclaration, at time: Timestamp, admitting: Bool)
+        throws(CoreError)
+    {
         try RelevantContext.validated(declaration.contexts, maxCount: settings.maxRelevantContexts)
         if let group = declaration.group, group.isEmpty || group.utf8.count > 255 {
             throw .invalidParameter(parameter: "group", reason: "must be 1-255 bytes")
         }
-        let (targets, key) = try resolve(declaration.target)
+        let (targets, key) = try resolve(declaration.target, admitting: admitting)
         if let key { keyRelevance[key] = declaration }
         for id in targets {
             instances[id]?.relevantContexts = declaration.contexts

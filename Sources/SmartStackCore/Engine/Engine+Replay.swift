@@ -3,12 +3,13 @@ extension Engine {
     ///
     /// Publishing after each event makes the engine's stability state (when the top last rotated) a function
     /// of the event history alone, so a replay gives the same decisions as the live run.
+    /// `admitting`: as `apply(_:admitting:)`; false for an event of a history of record.
     @discardableResult
-    public mutating func step(_ event: EngineEvent) -> Result<
+    public mutating func step(_ event: EngineEvent, admitting: Bool = true) -> Result<
         (decisions: [Decision], effects: [EngineEffect]), CoreError
     > {
         do {
-            let effects = try apply(event)
+            let effects = try apply(event, admitting: admitting)
             let published = publish(at: event.time)
             return .success((published.decisions, effects + published.effects))
         } catch {
@@ -29,7 +30,7 @@ extension Engine {
             return .success((published.decisions, published.effects))
         }
         do {
-            return .success(([], try apply(event)))
+            return .success(([], try apply(event, admitting: false)))
         } catch {
             return .failure(error)
         }
@@ -86,7 +87,8 @@ extension Engine {
                 removed += 1
                 continue
             }
-            if asLog { replay(event) } else { step(event) }
+            // A history of record: its events were admitted when they came.
+            if asLog { replay(event) } else { step(event, admitting: false) }
         }
         return removed
     }

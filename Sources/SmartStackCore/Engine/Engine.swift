@@ -45,16 +45,24 @@ public struct Engine: Sendable {
 
     /// Applies one event (after advancing time to it) and returns what the service should send on.
     /// A rejected event changes nothing.
+    ///
+    /// `admitting`: whether the event is new (a call) rather than one a log already holds. The per-app admission
+    /// limits (`maxKindsPerApp`, and `maxUnplacedConfigurationsPerApp` for timeline and declaration targets) refuse
+    /// new events only: an event in the log was admitted when it came, and a replay or rebuild of the log takes it
+    /// again, even where a rebuild that left donations out (retention, a deletion) or lower limits would have
+    /// refused it as a new call. Every other rule applies alike, so a replay of the log reaches the engine the
+    /// calls built.
     @discardableResult
-    public mutating func apply(_ event: EngineEvent) throws(CoreError) -> [EngineEffect] {
+    public mutating func apply(_ event: EngineEvent, admitting: Bool = true) throws(CoreError) -> [EngineEffect] {
         var effects = advance(to: event.time)
         switch event {
-        case .registerKind(let kind, _): try register(kind)
+        case .registerKind(let kind, _): try register(kind, admitting: admitting)
         case .configureStack(let configuration, let at): try configure(configuration, at: at)
         case .removeStack(let id, _): try removeStack(id)
         case .donate(let donation): donate(donation)
-        case .submitTimeline(let target, let timeline, let at): try submit(timeline, to: target, at: at)
-        case .declareRelevance(let declaration, let at): try declare(declaration, at: at)
+        case .submitTimeline(let target, let timeline, let at):
+            try submit(timeline, to: target, at: at, admitting: admitting)
+        case .declareRelevance(let declaration, let at): try declare(declaration, at: at, admitting: admitting)
         case .reloadTimelines(let app, let kind, let at): effects += try reloadTimelines(app: app, kind: kind, at: at)
         case .engage(let stack, let instance, let kind, _, let at):
             effects += try engage(stack: stack, instance: instance, kind: kind, at: at)
@@ -76,9 +84,9 @@ public struct Engine: Sendable {
         return effects
     }
 
-    mutating func register(_ kind: WidgetKind) throws(CoreError) {
+    mutating func register(_ kind: WidgetKind, admitting: Bool = true) throws(CoreError) {
         if kinds[kind.id] == nil {
-            guard (kindsByApp[kind.id.app]?.count ?? 0) < settings.maxKindsPerApp else {
+            guard !admitting || (kindsByApp[kind.id.app]?.count ?? 0) < settings.maxKindsPerApp else {
                 throw .limitExceeded(limit: "maxKindsPerApp", maximum: settings.maxKindsPerApp)
             }
             guard kinds.count < settings.maxKinds else {

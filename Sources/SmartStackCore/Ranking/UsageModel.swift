@@ -76,6 +76,10 @@ struct UsageModel: Sendable {
     /// half the widget's frequency share and a floor of 10⁻³ inside the logarithm, so dropping such a count
     /// moves a feature by at most about 0.02 — and that only for a widget barely used in months.
     static let negligibleCount = 1e-5
+    /// How far before the latest donation one may be dated and still take the front, in microseconds: donations
+    /// of one moment reach the service in any order (one provider dates an open by when the app started, another
+    /// by when it sent the call), so a few seconds apart they are the same moment, not history.
+    static let outOfOrderGrace: Int64 = 10_000_000
 
     var clock = DecayClock()
     /// The prior new stacks' rankers start from (configuration, not in snapshots: each stack keeps its own).
@@ -144,18 +148,23 @@ struct UsageModel: Sendable {
 
     /// Records a donation by `app` at `time` that matched `matched` keys, with `contextPairs` in force.
     ///
-    /// A donation dated before the latest one recorded (a client's backdated donation, a log out of order) is
-    /// history, not the present: it counts for its keys (frequency, hours, days, contexts, last use) but does not
-    /// become the app in front, a transition, or the start of the idle gap. Taken as the latest, it made its app
-    /// the one in front for every stack's features and moved the idle gap's start back in time.
+    /// A donation dated more than `outOfOrderGrace` before the latest one recorded (a client's backdated donation,
+    /// an old log replayed into a live service) is history, not the present: it counts for its keys (frequency,
+    /// hours, days, contexts, last use) but does not become the app in front, a transition, or the start of the
+    /// idle gap. Taken as the latest, it made its app the one in front for every stack's features and moved the
+    /// idle gap's start back in time. One dated less before it came at about the same moment and reached the service
+    /// out of order: it is taken as the latest, at the latest one's time.
     mutating func recordDonation(app: Int32, matched: [Int32], at time: Timestamp, contextPairs: [Int32]) {
-        let now = time.microseconds
-        prepareToRecord(at: now)
-        let inOrder = lastTime.map { now >= $0 } ?? true
-        guard inOrder else {
+        let donated = time.microseconds
+        prepareToRecord(at: donated)
+        let latest = lastTime ?? donated
+        let (behind, overflow) = latest.subtractingReportingOverflow(donated)
+        guard donated >= latest || (!overflow && behind <= Self.outOfOrderGrace) else {
             recordCounts(matched: matched, at: time, contextPairs: contextPairs, transitionWeight: 0)
             return
         }
+        // The sequence (the front, the reach, the idle gap) never runs backwards.
+        let now = max(donated, latest)
         let reached = ReachBucket.of(now: now, previous: lastTime, look: lastLookTime)
         if app != lastApp || reached != ReachBucket.direct { reach = reached }
         if app != lastApp {
@@ -168,7 +177,7 @@ struct UsageModel: Sendable {
         } else {
             for key in matched where !frontKeys.contains(key) { frontKeys.append(key) }
         }
-        let transitionWeight = clock.weight(at: now, tau: Self.transitionScale.tau)
+        let transitionWeight = clock.weight(at: donated, tau: Self.transitionScale.tau)
         recordCounts(matched: matched, at: time, contextPairs: contextPairs, transitionWeight: transitionWeight)
         if let lastApp {
             if Int(lastApp) >= transitionTotals.count {
