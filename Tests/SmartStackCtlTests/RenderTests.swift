@@ -123,9 +123,12 @@ struct RenderTests {
 
     @Test func statisticsAndBudget() throws {
         let statistics = StatisticsRenderer.render(
-            try Self.object(#"{"stacks":2,"widgets":12,"donations":21088,"uptimeSeconds":3725.5,"logLevel":"info"}"#))
-        #expect(statistics.contains("Donations: 21,088"))
-        #expect(statistics.contains("   Uptime: 1h 2min"))
+            try Self.object(
+                #"{"stacks":2,"widgets":12,"donations":21088,"uptimeSeconds":3725.5,"logLevel":"info","#
+                    + #""topApps":[{"app":"org.ex.a","donations":20000},{"app":"org.ex.b","donations":1088}]}"#))
+        #expect(statistics.contains("     Donations: 21,088"))
+        #expect(statistics.contains("Most donations: org.ex.a 20,000, org.ex.b 1,088"))
+        #expect(statistics.contains("        Uptime: 1h 2min"))
         let budget = BudgetRenderer.render(
             try Self.object(#"{"capacity":70,"used":2,"left":68,"nextAvailable":"2026-11-21T09:00:00.000Z"}"#),
             instance: "w")

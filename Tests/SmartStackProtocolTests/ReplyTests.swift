@@ -171,9 +171,13 @@ struct ReplyTests {
         let description = try decode(GetInterfaceDescriptionRequest.self, #"{"interface":"io.smartstack.Shell"}"#)
             .reply()
         Self.check(.getInterfaceDescription, description)
-        let statistics = ServiceStatistics(
+        var statistics = ServiceStatistics(
             stacks: 1, widgets: 3, donations: 3, subscribers: 0, connections: 2, uptimeSeconds: 12.5, kinds: 2,
             liveActivities: 1, reloadWatchers: 0, calls: 99, logLevel: .info)
+        statistics.topApps = [
+            AppDonationCount(app: try AppID("org.ex.a"), donations: 2),
+            AppDonationCount(app: try AppID("org.ex.b"), donations: 1),
+        ]
         Self.check(.getStatistics, statistics.wireObject)
         Self.check(
             .getStatistics,

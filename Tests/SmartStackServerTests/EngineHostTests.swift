@@ -1,4 +1,5 @@
 @testable import SmartStackCore
+import SmartStackProtocol
 import SmartStackStore
 import Synchronization
 import Testing
@@ -70,11 +71,21 @@ struct EngineHostTests {
         #expect(try await donate("news", "n0") == "n0")
         #expect(try await donate("news", "n1") == "n1")
         #expect(await host.snapshotStatistics().donations == 4)
+        #expect(
+            await host.snapshotStatistics().topApps == [
+                AppDonationCount(app: ServerFixture.app("mail"), donations: 2),
+                AppDonationCount(app: ServerFixture.app("news"), donations: 2),
+            ])
         let mail = ServerFixture.app("mail")
         #expect(try await host.deleteDonations(app: mail, filter: .ids(["d0"])) == 1)
         #expect(try await donate("mail", "d2") == "d2")
         await #expect(throws: HostError.self) { _ = try await donate("mail", "d3") }
         #expect(try await host.listDonations(app: mail, after: nil, limit: 10).map(\.id) == ["d1", "d2"])
+        _ = try await host.deleteDonations(app: ServerFixture.app("news"), filter: .ids(["n0"]))
+        #expect(await host.snapshotStatistics().topApps.map(\.donations) == [2, 1])
+        #expect(
+            EngineHost.topApps([mail: 1, ServerFixture.app("a"): 1, ServerFixture.app("b"): 3], count: 2).map(
+                \.app.rawValue) == ["com.example.b", "com.example.a"])
     }
 
     @Test("the hourly retention sweep drops donations past the retention period (listed and counted donations)")

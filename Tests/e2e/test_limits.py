@@ -134,7 +134,9 @@ def test_one_apps_donations_are_limited_on_their_own_across_a_restart(make_daemo
     assert reply["parameters"] == {"limit": "maxDonationsPerApp", "maximum": 3}, reply
     assert call(again.address, PROVIDER, "DeleteDonations", app="org.ex.flood", ids=["f0"])["deleted"] == 1
     assert call(again.address, PROVIDER, "Donate", app="org.ex.flood", intent="open", id="f3") == {"id": "f3"}
-    assert call(again.address, "io.smartstack.Admin", "GetStatistics")["storedDonations"] == 4
+    statistics = call(again.address, "io.smartstack.Admin", "GetStatistics")
+    assert statistics["storedDonations"] == 4
+    assert statistics["topApps"] == [{"app": "org.ex.flood", "donations": 3}, {"app": "org.ex.other", "donations": 1}]
 
 
 def test_kinds_per_app_refuse_calls_and_a_restart_under_a_lower_limit_keeps_what_was_admitted(make_daemon):

@@ -23,6 +23,13 @@ public enum StatisticsRenderer {
             ("stacks", "Stacks"), ("widgets", "Widgets"), ("kinds", "Kinds"), ("donations", "Donations"),
             ("liveActivities", "Live Activities"),
         ] { count(key, label) }
+        if let apps = reply["topApps"]?.arrayValue, !apps.isEmpty {
+            let parts = apps.compactMap(\.objectValue).compactMap { app -> String? in
+                guard let id = app.string("app"), let donations = app.int("donations") else { return nil }
+                return "\(id) \(Format.count(donations))"
+            }
+            rows.append(("Most donations", parts.joined(separator: ", ")))
+        }
         for (key, label) in [
             ("connections", "Connections"), ("subscribers", "Subscribers"), ("reloadWatchers", "Reload watchers"),
             ("calls", "Calls received"), ("connectionsRefused", "Connections refused"),
@@ -47,7 +54,7 @@ public enum StatisticsRenderer {
             rows.append(("Commit latency", parts.joined(separator: ", ") + samples))
         }
         let known: Set<String> = [
-            "stacks", "widgets", "kinds", "donations", "liveActivities", "connections", "subscribers",
+            "stacks", "widgets", "kinds", "donations", "topApps", "liveActivities", "connections", "subscribers",
             "reloadWatchers", "calls", "connectionsRefused", "connectionsClosedForInput", "inputBytes",
             "uptimeSeconds", "logLevel", "journalEntriesDropped", "storedEvents", "storedDonations", "databaseBytes",
             "lastSnapshot", "commits", "commitLatency",

@@ -63,11 +63,24 @@ public struct SetLogLevelRequest: VarlinkMethodRequest {
     }
 }
 
+/// An app and how many of its donations the service keeps (`AppDonations` of the Admin interface).
+public struct AppDonationCount: Sendable, Hashable {
+    public var app: AppID
+    public var donations: Int
+
+    public init(app: AppID, donations: Int) {
+        self.app = app
+        self.donations = donations
+    }
+}
+
 /// What `io.smartstack.Admin.GetStatistics` reports; the server fills it in.
 public struct ServiceStatistics: Sendable, Hashable {
     public var stacks: Int
     public var widgets: Int
     public var donations: Int
+    /// The apps keeping the most donations, most first; nil when unknown.
+    public var topApps: [AppDonationCount]?
     public var subscribers: Int
     public var connections: Int
     public var uptimeSeconds: Double
@@ -112,6 +125,10 @@ public struct ServiceStatistics: Sendable, Hashable {
             "subscribers": .int(Int64(subscribers)), "connections": .int(Int64(connections)),
             "uptimeSeconds": .double(uptimeSeconds),
         ]
+        if let topApps {
+            object["topApps"] = .array(
+                topApps.map { .object(["app": .string($0.app.rawValue), "donations": .int(Int64($0.donations))]) })
+        }
         if let kinds { object["kinds"] = .int(Int64(kinds)) }
         if let liveActivities { object["liveActivities"] = .int(Int64(liveActivities)) }
         if let reloadWatchers { object["reloadWatchers"] = .int(Int64(reloadWatchers)) }

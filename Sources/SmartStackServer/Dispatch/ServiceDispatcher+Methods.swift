@@ -284,6 +284,7 @@ extension ServiceDispatcher {
             kinds: counts.kinds, liveActivities: counts.liveActivities, reloadWatchers: counts.reloadWatchers,
             calls: connections.callCount, logLevel: LogLevel(levels.level),
             journalEntriesDropped: reporter.droppedEntries, storage: storage)
+        statistics.topApps = counts.topApps
         statistics.connectionsRefused = connections.rejectedCount
         statistics.connectionsClosedForInput = connections.closedForInputCount
         statistics.inputBytes = connections.inputBytes

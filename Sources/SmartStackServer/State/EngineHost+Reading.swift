@@ -1,5 +1,6 @@
 import CLinux
 public import SmartStackCore
+import SmartStackProtocol
 public import SmartStackStore
 
 extension EngineHost {
@@ -178,9 +179,20 @@ extension EngineHost {
         result.kinds = counts.kinds
         result.liveActivities = counts.liveActivities
         result.donations = donations.count
+        result.topApps = Self.topApps(donations.perApp, count: HostStatistics.topAppCount)
         result.subscribers = subscriptions.subscriberCount
         result.reloadWatchers = subscriptions.watcherCount
         result.uptimeSeconds = clock.now().seconds(since: started)
         return result
+    }
+}
+
+extension EngineHost {
+    /// The `count` apps with the most donations, most first, ties by app id.
+    static func topApps(_ perApp: [AppID: Int], count: Int) -> [AppDonationCount] {
+        let sorted = perApp.sorted { (a: (key: AppID, value: Int), b: (key: AppID, value: Int)) -> Bool in
+            a.value != b.value ? a.value > b.value : a.key < b.key
+        }
+        return sorted.prefix(count).map { AppDonationCount(app: $0.key, donations: $0.value) }
     }
 }

@@ -1,3 +1,6 @@
+import SmartStackCore
+public import SmartStackProtocol
+
 /// The host's limits beyond the engine's own (which `EngineSettings` holds).
 public struct HostLimits: Sendable, Hashable {
     /// The most donations stored at once, over all apps.
@@ -27,6 +30,9 @@ public struct HostStatistics: Sendable, Hashable {
     public var kinds = 0
     public var liveActivities = 0
     public var donations = 0
+    /// The apps keeping the most donations, most first (at most `topAppCount`, ties by app id).
+    public var topApps: [AppDonationCount] = []
+    public static let topAppCount = 10
     public var subscribers = 0
     public var reloadWatchers = 0
     public var uptimeSeconds = 0.0
