@@ -99,8 +99,10 @@ public struct LiveActivityRegistry: Hashable, Sendable {
     /// Starts activity `id` of `app` at `t`.
     ///
     /// An id may be reused once its earlier activity is removed; until then the start is a conflict.
+    /// `admitting`: whether `maxPerApp` applies (a new call), or the start is one a log already holds.
     public mutating func start(
-        app: AppID, id: String, attributes: [String: String], contentState: [String: String], at t: Timestamp
+        app: AppID, id: String, attributes: [String: String], contentState: [String: String], at t: Timestamp,
+        admitting: Bool = true
     ) throws(CoreError) {
         try Self.validate(id: id)
         try Self.validate(attributes, parameter: "attributes")
@@ -110,7 +112,9 @@ public struct LiveActivityRegistry: Hashable, Sendable {
                 kind: "liveActivity", id: id, reason: "an activity with this id is \(existing.phase(at: t))")
         }
         let visible = byApp[app]?.values.count { $0.phase(at: t) != .removed } ?? 0
-        guard visible < maxPerApp else { throw .limitExceeded(limit: "maxLiveActivitiesPerApp", maximum: maxPerApp) }
+        guard !admitting || visible < maxPerApp else {
+            throw .limitExceeded(limit: "maxLiveActivitiesPerApp", maximum: maxPerApp)
+        }
         byApp[app, default: [:]][id] = LiveActivity(
             id: id, app: app, attributes: attributes, contentState: contentState, started: t, updated: t)
     }

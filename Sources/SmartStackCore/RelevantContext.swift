@@ -58,9 +58,9 @@ public enum RelevantContext: Hashable, Sendable {
     /// Checks a declared list, naming entries as `parameter[i]`; returns it unchanged.
     @discardableResult
     public static func validated(
-        _ list: [RelevantContext], parameter: String = "contexts", maxCount: Int = defaultMaxCount
+        _ list: [RelevantContext], parameter: String = "contexts", maxCount: Int? = defaultMaxCount
     ) throws(CoreError) -> [RelevantContext] {
-        guard list.count <= maxCount else { throw .limitExceeded(limit: "maxRelevantContexts", maximum: maxCount) }
+        if let maxCount, list.count > maxCount { throw .limitExceeded(limit: "maxRelevantContexts", maximum: maxCount) }
         for (index, context) in list.enumerated() {
             try context.validate(parameter: "\(parameter)[\(index)]")
         }

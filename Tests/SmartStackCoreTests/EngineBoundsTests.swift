@@ -156,6 +156,65 @@ struct EngineBoundsTests {
         #expect(Engine.replaying(events, settings: lower).counts.kinds == 2)  // as calls, the third is refused
     }
 
+    @Test("every LimitExceeded limit, lowered, refuses calls and keeps what a log admitted under a higher one")
+    func everyLimitKeepsWhatTheLogAdmitted() throws {
+        let apps = ["a", "b", "c"]
+        var events: [EngineEvent] = apps.map { .registerKind(F.kind($0), at: F.t(0)) }
+        let widgets = apps.map { WidgetPlacement(instance: F.instance($0), kind: F.kindID($0)) }
+        for (index, name) in ["home", "work", "car", "bike"].enumerated() {
+            events.append(
+                .configureStack(
+                    StackConfiguration(id: F.stack(name), family: .systemMedium, widgets: index == 0 ? widgets : []),
+                    at: F.t(1)))
+        }
+        for key in ["k1", "k2", "k3"] { events.append(.setContext(key: key, value: "on", at: F.t(2))) }
+        events.append(
+            .submitTimeline(
+                .instance(F.instance("a")), F.timeline([(0, 0.5, 60), (60, 0.6, 60), (120, 0.7, 60)]), at: F.t(3)))
+        events.append(
+            .declareRelevance(
+                RelevanceDeclaration(
+                    target: .instance(F.instance("b")),
+                    contexts: [
+                        .context(key: "k1", value: "on"), .context(key: "k2", value: "on"),
+                        .context(key: "k3", value: "on"),
+                    ]),
+                at: F.t(4)))
+        for id in ["l1", "l2", "l3"] {
+            events.append(.startLiveActivity(app: F.app("a"), id: id, attributes: [:], contentState: [:], at: F.t(5)))
+        }
+        var lower = EngineSettings()
+        lower.maxKinds = 2
+        lower.maxStacks = 2
+        lower.maxWidgetsPerStack = 2
+        lower.maxContexts = 2
+        lower.maxTimelineEntries = 2
+        lower.maxRelevantContexts = 2
+        lower.maxLiveActivitiesPerApp = 2
+        // The log, as the service wrote it under the defaults, replayed under lower limits: everything is there.
+        var replayed = Engine.replayingLog(events, settings: lower)
+        let counts = replayed.counts
+        #expect(counts.kinds == 3 && counts.stacks == 4 && counts.widgets == 3 && counts.liveActivities == 3)
+        #expect(replayed.contexts.count == 3)
+        #expect(try replayed.entry("a", at: 6)?.contributions[.relevance] != nil)
+        #expect(try replayed.entry("b", at: 6)?.reason == .relevance)
+        // The same events as calls under the lower limits: each limit refuses its third.
+        var refused: [String] = []
+        var called = Engine(settings: lower)
+        for event in events {
+            if case .failure(.limitExceeded(let limit, _)) = called.step(event) { refused.append(limit) }
+        }
+        #expect(
+            Set(refused) == [
+                "maxKinds", "maxStacks", "maxWidgetsPerStack", "maxContexts", "maxTimelineEntries",
+                "maxRelevantContexts", "maxLiveActivitiesPerApp",
+            ])
+        // A new call past a lowered limit is refused on the replayed engine too.
+        #expect(throws: CoreError.limitExceeded(limit: "maxContexts", maximum: 2)) {
+            try replayed.apply(.setContext(key: "k4", value: "on", at: F.t(7)))
+        }
+    }
+
     @Test("retention's rebuild keeps an acknowledged timeline when the app is at its bound of unplaced configurations")
     func retentionKeepsAnAdmittedTimeline() throws {
         var engine = try Self.engine(limit: 1)

@@ -207,7 +207,7 @@ extension Engine {
     mutating func submit(_ timeline: Timeline, to target: TimelineTarget, at time: Timestamp, admitting: Bool)
         throws(CoreError)
     {
-        guard timeline.entries.count <= settings.maxTimelineEntries else {
+        guard !admitting || timeline.entries.count <= settings.maxTimelineEntries else {
             throw .limitExceeded(limit: "maxTimelineEntries", maximum: settings.maxTimelineEntries)
         }
         let (targets, key) = try resolve(target, admitting: admitting)
@@ -223,7 +223,7 @@ extension Engine {
     mutating func declare(_ declaration: RelevanceDeclaration, at time: Timestamp, admitting: Bool)
         throws(CoreError)
     {
-        try RelevantContext.validated(declaration.contexts, maxCount: settings.maxRelevantContexts)
+        try RelevantContext.validated(declaration.contexts, maxCount: admitting ? settings.maxRelevantContexts : nil)
         if let group = declaration.group, group.isEmpty || group.utf8.count > 255 {
             throw .invalidParameter(parameter: "group", reason: "must be 1-255 bytes")
         }

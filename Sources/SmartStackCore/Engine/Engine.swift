@@ -46,18 +46,20 @@ public struct Engine: Sendable {
     /// Applies one event (after advancing time to it) and returns what the service should send on.
     /// A rejected event changes nothing.
     ///
-    /// `admitting`: whether the event is new (a call) rather than one a log already holds. The per-app admission
-    /// limits (`maxKindsPerApp`, and `maxUnplacedConfigurationsPerApp` for timeline and declaration targets) refuse
-    /// new events only: an event in the log was admitted when it came, and a replay or rebuild of the log takes it
-    /// again, even where a rebuild that left donations out (retention, a deletion) or lower limits would have
-    /// refused it as a new call. Every other rule applies alike, so a replay of the log reaches the engine the
-    /// calls built.
+    /// `admitting`: whether the event is new (a call) rather than one a log already holds. The limits that answer
+    /// `LimitExceeded` (`maxKinds`, `maxKindsPerApp`, `maxStacks`, `maxWidgetsPerStack`, `maxContexts`,
+    /// `maxTimelineEntries`, `maxLiveActivitiesPerApp`, `maxRelevantContexts`, and `maxUnplacedConfigurationsPerApp`
+    /// for timeline and declaration targets) refuse new events only: an event in the log was admitted when it came,
+    /// and a replay or rebuild of the log takes it again, even where a rebuild that left donations out (retention,
+    /// a deletion) or lower limits would have refused it as a new call. Every other rule applies alike (the bound
+    /// on configurations implied by donations and `maxContextPairs` shape the state, they refuse nothing), so a
+    /// replay of the log reaches the engine the calls built.
     @discardableResult
     public mutating func apply(_ event: EngineEvent, admitting: Bool = true) throws(CoreError) -> [EngineEffect] {
         var effects = advance(to: event.time)
         switch event {
         case .registerKind(let kind, _): try register(kind, admitting: admitting)
-        case .configureStack(let configuration, let at): try configure(configuration, at: at)
+        case .configureStack(let configuration, let at): try configure(configuration, at: at, admitting: admitting)
         case .removeStack(let id, _): try removeStack(id)
         case .donate(let donation): donate(donation)
         case .submitTimeline(let target, let timeline, let at):
@@ -67,9 +69,10 @@ public struct Engine: Sendable {
         case .engage(let stack, let instance, let kind, _, let at):
             effects += try engage(stack: stack, instance: instance, kind: kind, at: at)
         case .look(let stack, let at): try look(at: stack, time: at)
-        case .setContext(let key, let value, _): try setContext(key: key, value: value)
+        case .setContext(let key, let value, _): try setContext(key: key, value: value, admitting: admitting)
         case .startLiveActivity(let app, let id, let attributes, let contentState, let at):
-            try liveActivities.start(app: app, id: id, attributes: attributes, contentState: contentState, at: at)
+            try liveActivities.start(
+                app: app, id: id, attributes: attributes, contentState: contentState, at: at, admitting: admitting)
             liveActivitiesChanged()
         case .updateLiveActivity(let app, let id, let contentState, let at):
             try liveActivities.update(app: app, id: id, contentState: contentState, at: at)
@@ -89,7 +92,7 @@ public struct Engine: Sendable {
             guard !admitting || (kindsByApp[kind.id.app]?.count ?? 0) < settings.maxKindsPerApp else {
                 throw .limitExceeded(limit: "maxKindsPerApp", maximum: settings.maxKindsPerApp)
             }
-            guard kinds.count < settings.maxKinds else {
+            guard !admitting || kinds.count < settings.maxKinds else {
                 throw .limitExceeded(limit: "maxKinds", maximum: settings.maxKinds)
             }
             kindsByApp[kind.id.app, default: []].append(kind.id)
@@ -98,12 +101,14 @@ public struct Engine: Sendable {
         kinds[kind.id] = kind
     }
 
-    mutating func configure(_ configuration: StackConfiguration, at time: Timestamp) throws(CoreError) {
+    mutating func configure(_ configuration: StackConfiguration, at time: Timestamp, admitting: Bool = true)
+        throws(CoreError)
+    {
         let existing = stacks[configuration.id]
-        if existing == nil, stacks.count >= settings.maxStacks {
+        if admitting, existing == nil, stacks.count >= settings.maxStacks {
             throw .limitExceeded(limit: "maxStacks", maximum: settings.maxStacks)
         }
-        guard configuration.widgets.count <= settings.maxWidgetsPerStack else {
+        guard !admitting || configuration.widgets.count <= settings.maxWidgetsPerStack else {
             throw .limitExceeded(limit: "maxWidgetsPerStack", maximum: settings.maxWidgetsPerStack)
         }
         // Validate everything before changing anything.
@@ -190,7 +195,7 @@ public struct Engine: Sendable {
         if keys[Int(instance.key)].placed == 0 { noteCandidate(instance.key) }
     }
 
-    mutating func setContext(key: String, value: String?) throws(CoreError) {
+    mutating func setContext(key: String, value: String?, admitting: Bool = true) throws(CoreError) {
         guard !key.isEmpty, key.utf8.count <= 255 else {
             throw .invalidParameter(parameter: "key", reason: "must be 1-255 bytes")
         }
@@ -198,7 +203,7 @@ public struct Engine: Sendable {
             guard value.utf8.count <= 4_096 else {
                 throw .invalidParameter(parameter: "value", reason: "longer than 4096 bytes")
             }
-            if contexts[key] == nil, contexts.count >= settings.maxContexts {
+            if admitting, contexts[key] == nil, contexts.count >= settings.maxContexts {
                 throw .limitExceeded(limit: "maxContexts", maximum: settings.maxContexts)
             }
         }
