@@ -87,7 +87,7 @@ public struct Engine: Sendable {
         return effects
     }
 
-    mutating func register(_ kind: WidgetKind, admitting: Bool = true) throws(CoreError) {
+    mutating func register(_ kind: WidgetKind, admitting: Bool) throws(CoreError) {
         if kinds[kind.id] == nil {
             guard !admitting || (kindsByApp[kind.id.app]?.count ?? 0) < settings.maxKindsPerApp else {
                 throw .limitExceeded(limit: "maxKindsPerApp", maximum: settings.maxKindsPerApp)
@@ -101,7 +101,7 @@ public struct Engine: Sendable {
         kinds[kind.id] = kind
     }
 
-    mutating func configure(_ configuration: StackConfiguration, at time: Timestamp, admitting: Bool = true)
+    mutating func configure(_ configuration: StackConfiguration, at time: Timestamp, admitting: Bool)
         throws(CoreError)
     {
         let existing = stacks[configuration.id]
@@ -195,7 +195,7 @@ public struct Engine: Sendable {
         if keys[Int(instance.key)].placed == 0 { noteCandidate(instance.key) }
     }
 
-    mutating func setContext(key: String, value: String?, admitting: Bool = true) throws(CoreError) {
+    mutating func setContext(key: String, value: String?, admitting: Bool) throws(CoreError) {
         guard !key.isEmpty, key.utf8.count <= 255 else {
             throw .invalidParameter(parameter: "key", reason: "must be 1-255 bytes")
         }

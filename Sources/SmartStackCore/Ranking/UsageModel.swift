@@ -160,7 +160,7 @@ struct UsageModel: Sendable {
         let latest = lastTime ?? donated
         let (behind, overflow) = latest.subtractingReportingOverflow(donated)
         guard donated >= latest || (!overflow && behind <= Self.outOfOrderGrace) else {
-            recordCounts(matched: matched, at: time, contextPairs: contextPairs, transitionWeight: 0)
+            recordCounts(matched: matched, at: time, contextPairs: contextPairs, transition: nil)
             return
         }
         // The sequence (the front, the reach, the idle gap) never runs backwards.
@@ -178,7 +178,9 @@ struct UsageModel: Sendable {
             for key in matched where !frontKeys.contains(key) { frontKeys.append(key) }
         }
         let transitionWeight = clock.weight(at: donated, tau: Self.transitionScale.tau)
-        recordCounts(matched: matched, at: time, contextPairs: contextPairs, transitionWeight: transitionWeight)
+        recordCounts(
+            matched: matched, at: time, contextPairs: contextPairs,
+            transition: lastApp.map { (from: $0, weight: transitionWeight) })
         if let lastApp {
             if Int(lastApp) >= transitionTotals.count {
                 transitionTotals.append(contentsOf: repeatElement(0, count: Int(lastApp) + 1 - transitionTotals.count))
@@ -192,9 +194,9 @@ struct UsageModel: Sendable {
         lastTime = now
     }
 
-    /// A donation's counts for the keys it matched; with a `transitionWeight`, the transition from the last app.
+    /// A donation's counts for the keys it matched; with a `transition`, the transition to them from that app.
     private mutating func recordCounts(
-        matched: [Int32], at time: Timestamp, contextPairs: [Int32], transitionWeight: Double
+        matched: [Int32], at time: Timestamp, contextPairs: [Int32], transition: (from: Int32, weight: Double)?
     ) {
         let now = time.microseconds
         if !matched.isEmpty {
@@ -221,7 +223,7 @@ struct UsageModel: Sendable {
                 counters[row + KeyCounter.totalHours + hour] += 1
                 counters[row + KeyCounter.frecency] += frecencyWeight
                 for pair in contextPairs { contextCounts.add(contextWeight, to: Self.pair(pair, key)) }
-                if transitionWeight > 0, let lastApp { transitions.add(transitionWeight, to: Self.pair(lastApp, key)) }
+                if let transition { transitions.add(transition.weight, to: Self.pair(transition.from, key)) }
             }
         }
     }
