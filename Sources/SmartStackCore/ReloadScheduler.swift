@@ -57,14 +57,16 @@ public struct ReloadScheduler: Hashable, Sendable {
         return (withheldUntil, withheldReason)
     }
 
-    /// Takes the due date from a newly submitted timeline's policy.
+    /// Takes the due date from a newly submitted timeline's policy, submitted at `t`.
     ///
     /// A new timeline is the answer to any reload asked for before it, so a pending withheld reload is dropped.
+    /// A due date before `t` is due at `t`: the reload it asks for happens now, and is counted now, not in a past
+    /// window of the budget (a provider could otherwise gather a day's budget for every day it dates back).
     public mutating func timelineSubmitted(_ timeline: Timeline, at t: Timestamp) {
         clearWithheld()
         switch timeline.policy {
-        case .atEnd: setDue(timeline.lastEntryDate, .timelineEnded)
-        case .after(let date): setDue(date, .policyDate)
+        case .atEnd: setDue(max(timeline.lastEntryDate, t), .timelineEnded)
+        case .after(let date): setDue(max(date, t), .policyDate)
         case .never: setDue(nil, nil)
         }
     }

@@ -243,6 +243,44 @@ struct EngineTests {
         #expect(engine.order(at: 10 + 12 * 3_600 + 1).count == 2)
     }
 
+    /// The budget runs on the engine's time: `ReloadTimelines` dated back day after day (each day's window long
+    /// past) is counted at the engine's time, so it gathers no more than one budget.
+    @Test func backdatedReloadRequestsShareTheCurrentWindow() throws {
+        var settings = EngineSettings()
+        settings.reloadBudget = 40
+        var engine = try F.engine(apps: ["a"], settings: settings)
+        try engine.apply(
+            .submitTimeline(.instance(F.instance("a")), F.timeline([(0, 1, 0)], policy: .never), at: F.t(1)))
+        let now = 10 * 86_400.0
+        try engine.apply(.look(stack: F.stack(), at: F.t(now)))
+        var requested: [Timestamp] = []
+        for daysBack in [3.0, 2, 1, 0] {
+            for i in 0..<40 {
+                let time = F.t(now - daysBack * 86_400 + Double(i))
+                for case .reloadRequested(_, _, _, let at) in try engine.apply(
+                    .reloadTimelines(app: F.app("a"), kind: nil, at: time))
+                {
+                    requested.append(at)
+                }
+            }
+        }
+        #expect(requested.count == 40)
+        #expect(requested.allSatisfy { $0 == F.t(now) })
+        #expect(try engine.budget(of: F.instance("a"), at: F.t(now)).left == 0)
+    }
+
+    /// A backdated swipe is history: it does not undo a later rotation's minimum time on top.
+    @Test func backdatedSwipeDoesNotMoveTheLastRotationBack() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        try engine.apply(
+            .engage(stack: F.stack(), instance: F.instance("b"), kind: .swipeTo, duration: nil, at: F.t(3_600)))
+        try engine.apply(
+            .engage(stack: F.stack(), instance: F.instance("a"), kind: .swipeTo, duration: nil, at: F.t(60)))
+        let explained = try engine.explain(stack: F.stack(), instance: nil, at: F.t(3_601))
+        #expect(explained.lastRotation == F.t(3_600))
+        #expect(engine.order(at: 3_601).first == "b")
+    }
+
     @Test func reloadBudgetWithholdsOverBudgetRequestsAndExemptsTaps() throws {
         var settings = EngineSettings()
         settings.reloadBudget = 40

@@ -176,7 +176,27 @@ private func exhausted() -> ReloadScheduler {
         scheduler.timelineSubmitted(timeline(["08:00"]), at: at("09:00"))
         #expect(scheduler.nextEvent(after: at("09:00")) == at("09:00"))
         let outcomes = scheduler.advance(to: at("09:00"))
-        #expect(outcomes == [.requested(at: at("08:00"), reason: .timelineEnded)])
+        #expect(outcomes == [.requested(at: at("09:00"), reason: .timelineEnded)])
+    }
+
+    /// A timeline whose policy date has passed asks for its reload at the submission, and the budget counts it
+    /// then: submitting again and again with dates further back gathers no more than the capacity.
+    @Test func pastPolicyDatesAreDueAtTheSubmission() {
+        var scheduler = ReloadScheduler(budget: ReloadBudget(capacity: 3))
+        var granted = 0
+        for back in 1...10 {
+            let past = at("09:00").adding(seconds: -Double(back) * 86_400)
+            let timeline = try! Timeline.validated(entries: [TimelineEntry(date: past)], policy: .after(past)).timeline
+            scheduler.timelineSubmitted(timeline, at: at("09:00"))
+            #expect(scheduler.due?.date == at("09:00"))
+            for outcome in scheduler.advance(to: at("09:00")) {
+                if case .requested(let time, _) = outcome {
+                    #expect(time == at("09:00"))
+                    granted += 1
+                }
+            }
+        }
+        #expect(granted == 3)
     }
 
     /// Thousands of random submissions, requests and advances: budget-consuming reloads never exceed the capacity

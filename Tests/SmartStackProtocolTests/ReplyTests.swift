@@ -25,10 +25,10 @@ struct ReplyTests {
                 #"{"app":"com.example.weather","intent":"ViewForecastIntent","parameters":{"place":"\#(place)"}}"#)
             try apply(donate.event(defaultTime: Fixed.t(Double(180 + index * 60)), generatedID: "d\(index)"))
         }
+        let placed = engine
         try apply(
             try decode(SubmitTimelineRequest.self, try #require(Examples.calls[.submitTimeline])).event(
-                defaultTime: Fixed.t(0)
-            ) { _ in nil })
+                defaultTime: Fixed.t(0), kinds: { _ in nil }, placedKind: { placed.kind(ofInstance: $0) }))
         try apply(
             try decode(StartLiveActivityRequest.self, try #require(Examples.calls[.startLiveActivity])).event(
                 defaultTime: Fixed.t(0)))

@@ -102,15 +102,27 @@ struct RequestTests {
         #expect(request.timeline.policy == .after(try Timestamp(rfc3339: "2024-03-04T12:00:00-08:00")))
         #expect(request.warnings.count == 1)
         #expect(request.warnings.first?.contains("entries[0] and entries[1]") == true)
-        let event = try request.event(defaultTime: Fixed.t(0)) { _ in
+        let noKinds: (WidgetKindID) -> WidgetKind? = { _ in
             Issue.record("an instance target needs no kind")
             return nil
         }
+        let event = try request.event(defaultTime: Fixed.t(0), kinds: noKinds) { _ in request.kind }
         guard case .submitTimeline(.instance(let instance), let timeline, let at) = event else {
             Issue.record("wrong event \(event)")
             return
         }
         #expect(instance.rawValue == "w1" && timeline == request.timeline)
+        // An instance of another app's kind, or none placed, is not found: no app feeds another's widgets.
+        let other = try WidgetKindID(app: try AppID("org.example.other"), kind: request.kind.kind)
+        for placed in [other, nil] {
+            let refused = varlinkError { () throws(VarlinkError) in
+                _ = try request.event(defaultTime: Fixed.t(0), kinds: noKinds) { _ in placed }
+            }
+            #expect(
+                refused
+                    == VarlinkError(
+                        name: "io.smartstack.Provider.NotFound", parameters: ["kind": "instance", "id": "w1"]))
+        }
         #expect(at == (try Timestamp(rfc3339: "2024-03-04T08:10:00-08:00")))
         #expect(SubmitTimelineRequest.reply(warnings: ["w"]) == ["warnings": ["w"]])
     }
@@ -124,7 +136,7 @@ struct RequestTests {
         let request = try decode(SubmitTimelineRequest.self, text)
         #expect(request.timeline.policy == .never)
         #expect(request.warnings.isEmpty)
-        let event = try request.event(defaultTime: Fixed.t(7)) { kinds[$0] }
+        let event = try request.event(defaultTime: Fixed.t(7), kinds: { kinds[$0] }) { _ in nil }
         guard case .submitTimeline(.configuration(let kind, let values), _, let at) = event else {
             Issue.record("wrong event \(event)")
             return
@@ -134,7 +146,7 @@ struct RequestTests {
         #expect(at == Fixed.t(7))
 
         let noKind = varlinkError { () throws(VarlinkError) in
-            _ = try request.event(defaultTime: Fixed.t(0)) { _ in nil }
+            _ = try request.event(defaultTime: Fixed.t(0), kinds: { _ in nil }) { _ in nil }
         }
         #expect(
             noKind
@@ -144,7 +156,7 @@ struct RequestTests {
 
         let bad = try decode(SubmitTimelineRequest.self, text.replacingOccurrences(of: #""3""#, with: "true"))
         let badValue = varlinkError { () throws(VarlinkError) in
-            _ = try bad.event(defaultTime: Fixed.t(0)) { kinds[$0] }
+            _ = try bad.event(defaultTime: Fixed.t(0), kinds: { kinds[$0] }) { _ in nil }
         }
         #expect(badValue?.parameter == "configuration.days")
 
@@ -221,7 +233,7 @@ struct RequestTests {
                 .context(key: "location", value: "home"),
             ])
         #expect(request.group == "weather")
-        let event = try request.event(defaultTime: Fixed.t(3)) { kinds[$0] }
+        let event = try request.event(defaultTime: Fixed.t(3), kinds: { kinds[$0] }) { _ in nil }
         guard case .declareRelevance(let declaration, let at) = event else {
             Issue.record("wrong event \(event)")
             return

@@ -15,12 +15,12 @@ struct TypedRequestTests {
         switch request {
         case .registerWidget(let r): event = r.event(defaultTime: now)
         case .donate(let r): event = r.event(defaultTime: now, generatedID: "made-up")
-        case .submitTimeline(let r): event = try r.event(defaultTime: now, kinds: kinds)
+        case .submitTimeline(let r): event = try r.event(defaultTime: now, kinds: kinds, placedKind: { _ in r.kind })
         case .reloadTimelines(let r): event = r.event(defaultTime: now)
         case .startLiveActivity(let r): event = r.event(defaultTime: now)
         case .updateLiveActivity(let r): event = r.event(defaultTime: now)
         case .endLiveActivity(let r): event = r.event(defaultTime: now)
-        case .declareRelevance(let r): event = try r.event(defaultTime: now, kinds: kinds)
+        case .declareRelevance(let r): event = try r.event(defaultTime: now, kinds: kinds, placedKind: { _ in r.kind })
         case .configureStack(let r): event = try r.event(defaultTime: now, kinds: kinds)
         case .changeStack(let r):
             return [AnyHashable(r.stack), AnyHashable(try r.change(kinds: kinds)), AnyHashable(r.date)]

@@ -156,6 +156,40 @@ struct ServiceJournalTests {
                 at: clock.now()))
     }
 
+    @Test("a donation a few seconds late is journaled at its time; a later change of the stack is journaled too")
+    func lateDonationDoesNotSilenceTheStack() async throws {
+        let (host, journal, recorder, instant, clock) = try await Self.setUp()
+        let widgets = try ["mail", "news", "maps"].map {
+            WidgetPlacement(
+                instance: ServerFixture.instance($0), kind: try WidgetKindID(app: ServerFixture.app($0), kind: "main"))
+        }
+        try await host.record(
+            .configureStack(
+                StackConfiguration(
+                    id: ServerFixture.stack(), family: .systemMedium, widgets: widgets, smartRotate: true),
+                at: clock.now()))
+        clock.advance(seconds: 10)
+        // Backfilled: dated 5 s before the service's time (a queued donation, a unit's start).
+        _ = try await host.donate(
+            ServerFixture.donation("news", id: "late", at: clock.now().adding(seconds: -5)), idGiven: true)
+        // Another app's timeline makes maps relevant ten minutes later; nothing else happens to the stack.
+        let soon = clock.now().adding(seconds: 600)
+        _ = try await host.record(
+            .submitTimeline(
+                .instance(ServerFixture.instance("maps")),
+                try Timeline.validated(
+                    entries: [TimelineEntry(date: soon, relevance: Relevance(score: 1, duration: 3_600))],
+                    policy: .never
+                ).timeline, at: clock.now()))
+        clock.advance(seconds: 601)
+        instant.advance(.seconds(601))
+        let decision = try await host.stack(ServerFixture.stack())
+        #expect(decision.top == "maps")
+        await journal.queue.flush()
+        let entries = recorder.entries(.orderChanged)
+        #expect(entries.last?.value(of: .order)?.hasPrefix("maps,") == true, "\(entries.map { $0.value(of: .order) })")
+    }
+
     @Test("a removed stack is forgotten: a stack made again under its id has no previous order, nothing is kept")
     func removedStack() async throws {
         let (host, journal, recorder, instant, clock) = try await Self.setUp()

@@ -164,9 +164,14 @@ extension Engine {
                 scheduleTimers(for: instance)
             }
         case .swipeTo:
-            stacks[id]?.manualSwipe = ManualSwipe(instance: instance, time: time)
-            stacks[id]?.lastRotation = time
-            timers.schedule(.stack(id), at: time.adding(seconds: settings.swipeGracePeriod))
+            // A swipe dated before the stack's latest swipe or rotation is history: it neither replaces the later
+            // swipe nor moves the last rotation back (which would let a rotation through inside the minimum time
+            // on top).
+            if state.manualSwipe.map({ $0.time <= time }) ?? true {
+                stacks[id]?.manualSwipe = ManualSwipe(instance: instance, time: time)
+                timers.schedule(.stack(id), at: time.adding(seconds: settings.swipeGracePeriod))
+            }
+            stacks[id]?.lastRotation = max(state.lastRotation ?? time, time)
         case .swipeAway:
             if state.manualSwipe?.instance == instance { stacks[id]?.manualSwipe = nil }
             timers.schedule(.stack(id), at: time.adding(seconds: WidgetEngagement.swipeAwayDemotion))
@@ -214,7 +219,7 @@ extension Engine {
         if let key { keyTimelines[key] = timeline }
         for id in targets {
             instances[id]?.relevance.replace(with: timeline, at: time)
-            instances[id]?.reload.timelineSubmitted(timeline, at: time)
+            instances[id]?.reload.timelineSubmitted(timeline, at: now)
             scheduleTimers(for: id)
             if let stack = instances[id]?.stack { stacks[stack]?.dirty = true }
         }
@@ -250,7 +255,9 @@ extension Engine {
             else {
                 continue
             }
-            if let effect = reloadEffect(id, instances[id]?.reload.request(at: time, reason: reason), at: time) {
+            // Spent at the engine's time, never the call's own date: a request dated in the past cannot count in a
+            // window that has already passed (the budget runs on the service's clock).
+            if let effect = reloadEffect(id, instances[id]?.reload.request(at: now, reason: reason), at: now) {
                 effects.append(effect)
             }
             scheduleTimers(for: id)

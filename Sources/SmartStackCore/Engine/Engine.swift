@@ -44,7 +44,9 @@ public struct Engine: Sendable {
     // MARK: Applying events
 
     /// Applies one event (after advancing time to it) and returns what the service should send on.
-    /// A rejected event changes nothing.
+    /// A rejected event changes nothing but time: the timers due by its date have fired and their effects are lost
+    /// with the error, so the service fires what is due (a logged publish) before it applies a call
+    /// (`EngineHost.apply`).
     ///
     /// `admitting`: whether the event is new (a call) rather than one a log already holds. The limits that answer
     /// `LimitExceeded` (`maxKinds`, `maxKindsPerApp`, `maxStacks`, `maxWidgetsPerStack`, `maxContexts`,
@@ -158,7 +160,7 @@ public struct Engine: Sendable {
                 reload: ReloadScheduler(budget: ReloadBudget(capacity: settings.reloadBudget)))
             if let timeline = keyTimelines[key] {
                 instance.relevance.replace(with: timeline, at: time)
-                instance.reload.timelineSubmitted(timeline, at: time)
+                instance.reload.timelineSubmitted(timeline, at: now)
             }
             if let declaration = keyRelevance[key] {
                 instance.relevantContexts = declaration.contexts
@@ -307,6 +309,9 @@ public struct Engine: Sendable {
 
     /// A widget instance's configuration, as its stack configured it; `nil` when no stack has the instance.
     public func configuration(ofInstance id: InstanceID) -> Configuration? { instances[id]?.configuration }
+
+    /// A widget instance's kind; `nil` when no stack has the instance.
+    public func kind(ofInstance id: InstanceID) -> WidgetKindID? { instances[id]?.kind }
 
     /// Counts for statistics.
     public var counts: (stacks: Int, widgets: Int, kinds: Int, liveActivities: Int) {

@@ -21,12 +21,18 @@ public enum WireTarget: Sendable, Hashable {
         }
     }
 
-    /// Core's target; a configuration target needs the kind's schema from `kinds`.
+    /// Core's target; a configuration target needs the kind's schema from `kinds`. An instance target must be a
+    /// placed instance of `kind` (`placedKind` gives an instance's kind): `NotFound(instance)` otherwise, so one
+    /// app cannot feed another app's widgets by naming their instance.
     func timelineTarget(
-        kind: WidgetKindID, kinds: (WidgetKindID) -> WidgetKind?, interface: String
+        kind: WidgetKindID, kinds: (WidgetKindID) -> WidgetKind?, placedKind: (InstanceID) -> WidgetKindID?,
+        interface: String
     ) throws(VarlinkError) -> TimelineTarget {
         switch self {
         case .instance(let id):
+            guard placedKind(id) == kind else {
+                throw VarlinkError(.notFound(kind: "instance", id: id.rawValue), interface: interface)
+            }
             return .instance(id)
         case .configuration(let object):
             guard let definition = kinds(kind) else {
@@ -44,8 +50,8 @@ public enum WireTarget: Sendable, Hashable {
 
 /// `io.smartstack.Provider.SubmitTimeline`: the timeline is validated and sorted when decoded.
 ///
-/// For an `instance` target the server should check that the instance's kind is `kind` of `app` (the engine
-/// only checks that the instance exists), so one app cannot feed another's widgets.
+/// An `instance` target must be a placed instance of `kind` of `app` (checked when the event is made, against
+/// the instances placed then), so one app cannot feed another's widgets.
 public struct SubmitTimelineRequest: ProviderRequest {
     public static let method = SmartStackMethod.submitTimeline
     public static let access = MethodAccess.provider
@@ -106,11 +112,12 @@ public struct SubmitTimelineRequest: ProviderRequest {
     }
 
     /// The event that submits the timeline; a configuration target is read against the kind from `kinds`
-    /// (`NotFound(widgetKind)` when there is none).
+    /// (`NotFound(widgetKind)` when there is none), an instance target checked against `placedKind`.
     public func event(
-        defaultTime: Timestamp, kinds: (WidgetKindID) -> WidgetKind?
+        defaultTime: Timestamp, kinds: (WidgetKindID) -> WidgetKind?, placedKind: (InstanceID) -> WidgetKindID?
     ) throws(VarlinkError) -> EngineEvent {
-        let resolved = try target.timelineTarget(kind: kind, kinds: kinds, interface: Self.method.interface)
+        let resolved = try target.timelineTarget(
+            kind: kind, kinds: kinds, placedKind: placedKind, interface: Self.method.interface)
         return .submitTimeline(resolved, timeline, at: date ?? defaultTime)
     }
 
@@ -236,11 +243,13 @@ public struct DeclareRelevanceRequest: ProviderRequest {
         date = try p.optionalTimestamp("date")
     }
 
-    /// The event that declares the relevance; a configuration target is read against the kind from `kinds`.
+    /// The event that declares the relevance; a configuration target is read against the kind from `kinds`, an
+    /// instance target checked against `placedKind`.
     public func event(
-        defaultTime: Timestamp, kinds: (WidgetKindID) -> WidgetKind?
+        defaultTime: Timestamp, kinds: (WidgetKindID) -> WidgetKind?, placedKind: (InstanceID) -> WidgetKindID?
     ) throws(VarlinkError) -> EngineEvent {
-        let resolved = try target.timelineTarget(kind: kind, kinds: kinds, interface: Self.method.interface)
+        let resolved = try target.timelineTarget(
+            kind: kind, kinds: kinds, placedKind: placedKind, interface: Self.method.interface)
         return .declareRelevance(
             RelevanceDeclaration(target: resolved, contexts: contexts, group: group), at: date ?? defaultTime)
     }

@@ -36,7 +36,7 @@ extension ServiceDispatcher {
         case .donate(let request):
             // The host makes the id of a donation sent without one (`donateNow`), as it does for every caller.
             let (id, ticket) = try run { () throws(HostError) in
-                try host.donateNow(request.donation(defaultTime: host.now()), idGiven: request.id != nil)
+                try host.donateNow(request.donation(defaultTime: host.serviceTime()), idGiven: request.id != nil)
             }
             return acknowledge(ticket, context, on: host, reply: DonateRequest.reply(id: id))
         case .deleteDonations(let request):
@@ -67,7 +67,10 @@ extension ServiceDispatcher {
         case .submitTimeline(let request):
             let kinds = host.kinds([request.kind])
             return try record(
-                context, on: host, { now throws(VarlinkError) in try request.event(defaultTime: now) { kinds[$0] } }
+                context, on: host,
+                { now throws(VarlinkError) in
+                    try request.event(defaultTime: now, kinds: { kinds[$0] }, placedKind: host.kind(ofInstance:))
+                }
             ) {
                 _ in SubmitTimelineRequest.reply(warnings: request.warnings)
             }
@@ -87,7 +90,10 @@ extension ServiceDispatcher {
         case .declareRelevance(let request):
             let kinds = host.kinds([request.kind])
             return try record(
-                context, on: host, { now throws(VarlinkError) in try request.event(defaultTime: now) { kinds[$0] } }
+                context, on: host,
+                { now throws(VarlinkError) in
+                    try request.event(defaultTime: now, kinds: { kinds[$0] }, placedKind: host.kind(ofInstance:))
+                }
             ) {
                 _ in [:]
             }
@@ -184,7 +190,7 @@ extension ServiceDispatcher {
         _ context: CallContext, on host: isolated EngineHost, _ build: (Timestamp) throws(VarlinkError) -> EngineEvent,
         reply: ([EngineEffect]) -> JSONObject
     ) throws(VarlinkError) -> ImmediateOutcome {
-        let event = try build(host.now())
+        let event = try build(host.serviceTime())
         let recorded: (effects: [EngineEffect], ticket: CommitTicket)
         do throws(HostError) { recorded = try host.recordNow(event) } catch { throw context.error(error) }
         let effects = recorded.effects
@@ -197,7 +203,7 @@ extension ServiceDispatcher {
         _ stack: StackID, _ context: CallContext, on host: isolated EngineHost,
         _ build: (Timestamp) throws(VarlinkError) -> EngineEvent, reply: (Int) -> JSONObject
     ) throws(VarlinkError) -> ImmediateOutcome {
-        let event = try build(host.now())
+        let event = try build(host.serviceTime())
         let recorded: (effects: [EngineEffect], ticket: CommitTicket)
         do throws(HostError) { recorded = try host.recordNow(event) } catch { throw context.error(error) }
         let published = host.publishForRead()

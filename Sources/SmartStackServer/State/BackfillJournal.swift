@@ -1,42 +1,45 @@
 import SmartStackCore
 
-/// The stacks whose latest events are backfilled (dated before the service's time: a replay), and the order last
-/// journaled for each: their decisions are journaled as the engine decides them at the events' own times, one per
-/// event that changes an order, and publishing at the service's time leaves them out until a live event about the
-/// stack ends its backfill.
+/// The stacks with backfilled events (dated before the service's time: a replay, a queued donation) and the order
+/// last journaled for each: their decisions are journaled as the engine decides them at the events' own times, one
+/// per event that changes an order, and the publish at the service's time that follows such events leaves those
+/// stacks out (what it would report was journaled at the events' times). Only that publish: a later one (a timeline
+/// entry coming due, another app's relevance) is reported as usual, so one late donation does not silence a stack.
 struct BackfillJournal {
-    /// Per stack, the latest date of the backfilled events about it (its configuration, looks, engagement, its
+    /// The stacks with backfilled events since the last publish (their configuration, looks, engagement, their
     /// apps' donations).
-    private var until: [StackID: Timestamp] = [:]
-    /// Per backfilled stack, the order last journaled for it at an event's time.
+    private var sincePublish: Set<StackID> = []
+    /// Per stack being backfilled, the order last journaled for it at an event's time; kept until a live event
+    /// about the stack or a publish reports it.
     private var journaledOrder: [StackID: [String]] = [:]
 
     /// No stack is being backfilled: a live event needs no journaling of its own.
-    var isEmpty: Bool { until.isEmpty }
+    var isEmpty: Bool { sincePublish.isEmpty && journaledOrder.isEmpty }
 
     /// The stacks an event's journaling concerns: those it affects and, for a backfilled donation (any app's
     /// donation moves every stack's signals: the app in front, the idle gap), every stack being backfilled.
     func stacks(affected: [StackID], by event: EngineEvent, backfilled: Bool) -> [StackID] {
         guard backfilled, event.donation != nil else { return affected }
         var stacks = affected
-        for stack in until.keys.sorted() where !stacks.contains(stack) { stacks.append(stack) }
+        let backfilling = sincePublish.union(journaledOrder.keys)
+        for stack in backfilling.sorted() where !stacks.contains(stack) { stacks.append(stack) }
         return stacks
     }
 
-    /// Notes an event about `stack` at `time`: a backfilled one extends the stack's backfill, a live one ends it
-    /// (and the order journaled for it is no longer needed).
-    mutating func note(_ stack: StackID, at time: Timestamp, backfilled: Bool) {
+    /// Notes an event about `stack`: a backfilled one leaves the stack out of the next publish, a live one ends
+    /// its backfill (and the order journaled for it is no longer needed).
+    mutating func note(_ stack: StackID, backfilled: Bool) {
         if backfilled {
-            until[stack] = max(until[stack] ?? time, time)
+            sincePublish.insert(stack)
         } else {
-            until[stack] = nil
+            sincePublish.remove(stack)
             journaledOrder[stack] = nil
         }
     }
 
     /// A removed stack is no longer backfilled.
     mutating func forget(_ stack: StackID) {
-        until[stack] = nil
+        sincePublish.remove(stack)
         journaledOrder[stack] = nil
     }
 
@@ -47,11 +50,20 @@ struct BackfillJournal {
         return true
     }
 
-    /// Of the decisions published at `time`, those the journal reports: stacks backfilled past `time` were
-    /// journaled at their events' times. `nil` when every decision is reported.
-    func reported(_ decisions: [Decision], at time: Timestamp) -> [Decision]? {
-        guard !until.isEmpty, !decisions.isEmpty else { return nil }
-        return decisions.filter { until[$0.stack].map { $0 >= time } ?? true }
+    /// Of the decisions a publish made, those the journal reports: every one but those of stacks with backfilled
+    /// events since the last publish (journaled at their events' times). A stack reported is no longer being
+    /// backfilled. `nil` when every decision is reported.
+    mutating func reported(_ decisions: [Decision]) -> [Decision]? {
+        guard !isEmpty else { return nil }
+        let excluded = sincePublish
+        sincePublish = []
+        guard !decisions.isEmpty else { return nil }
+        var reported: [Decision] = []
+        for decision in decisions where !excluded.contains(decision.stack) {
+            journaledOrder[decision.stack] = nil
+            reported.append(decision)
+        }
+        return reported.count == decisions.count ? nil : reported
     }
 }
 

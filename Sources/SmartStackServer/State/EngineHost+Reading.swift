@@ -130,11 +130,14 @@ extension EngineHost {
 
     /// A widget's reload budget at a time (now when `nil`).
     public func budget(of instance: InstanceID, at time: Timestamp?) throws(HostError) -> BudgetState {
-        do { return try engine.budget(of: instance, at: time ?? clock.now()) } catch { throw .core(error) }
+        do { return try engine.budget(of: instance, at: time ?? serviceTime()) } catch { throw .core(error) }
     }
 
     /// A widget instance's configuration (for `WatchReloads` replies); `nil` when no stack has the instance.
     public func configuration(ofInstance id: InstanceID) -> Configuration? { engine.configuration(ofInstance: id) }
+
+    /// A widget instance's kind; `nil` when no stack has the instance.
+    public func kind(ofInstance id: InstanceID) -> WidgetKindID? { engine.kind(ofInstance: id) }
 
     /// The registered kinds among `ids` (for requests that read configurations against their kind).
     public func kinds(_ ids: [WidgetKindID]) -> [WidgetKindID: WidgetKind] {

@@ -310,6 +310,9 @@ public actor EngineHost {
         try refuseWhenStopping()
         try checkStorage()
         let event = checked != nil ? event : try admitted(event)
+        // What time made due by the call's date is fired first, by a logged publish: a call the engine then
+        // refuses cannot take a due reload (or any other timer's effect) down with it, and a replay fires it alike.
+        if let due = engine.nextWakeUp, due <= event.time { publishNow() }
         let effects: [EngineEffect]
         do { effects = try engine.apply(event) } catch { throw .core(error) }
         engineChanged()
@@ -373,7 +376,7 @@ public actor EngineHost {
     private func journalBackfill(_ event: EngineEvent, backfilled: Bool) {
         var journaled: [Decision] = []
         for stack in backfill.stacks(affected: engine.stacks(affectedBy: event), by: event, backfilled: backfilled) {
-            backfill.note(stack, at: event.time, backfilled: backfilled)
+            backfill.note(stack, backfilled: backfilled)
             // A backfilled event (a replay) is journaled as the engine decides the stack at the event's own time,
             // one decision per event as the engine makes them, when the order changed.
             guard backfilled, var decision = try? engine.evaluate(stack: stack, at: event.time) else { continue }
@@ -426,8 +429,8 @@ public actor EngineHost {
         }
         let (decisions, effects) = engine.publish(at: time)
         engineChanged()
-        // Stacks whose latest events are backfilled were journaled at those events' times (`apply`).
-        let reported = backfill.reported(decisions, at: time)
+        // Stacks with backfilled events since the last publish were journaled at those events' times (`apply`).
+        let reported = backfill.reported(decisions)
         let mark = EngineEvent.publish(at: time)
         captured?.append(mark)
         let ticket = log.enqueue([mark])

@@ -166,7 +166,7 @@ extension EngineHost {
             guard engine.configuration(of: id) != nil else { throw .core(.notFound(kind: "stack", id: id.rawValue)) }
             if let decision = engine.published(id) {
                 initial.append(decision)
-            } else if let decision = try? engine.evaluate(stack: id, at: clock.now()) {
+            } else if let decision = try? engine.evaluate(stack: id, at: serviceTime()) {
                 initial.append(decision)
             }
         }
