@@ -64,6 +64,9 @@ public struct Donation: Sendable, Hashable {
     public static let maximumParameters = 64
     /// The longest parameter name or value, in UTF-8 bytes.
     public static let maximumParameterBytes = 4096
+    /// The most UTF-8 bytes of all parameter names and values together: a donation is a few identifiers, and a
+    /// `ListDonations` page of 1,000 stays within about 17 MB (64 values of 4,096 bytes made half a megabyte each).
+    public static let maximumParametersBytes = 16_384
 
     /// A donation with these fields, unchecked (for trusted sources such as storage and tests).
     public init(
@@ -94,7 +97,7 @@ public struct Donation: Sendable, Hashable {
     ///
     /// `id` and `intent` are 1–255 bytes, `groupId` when present 1–255 bytes; there are at most 64
     /// `parameters`, each name 1–4096 bytes (a bad name is reported as `parameters`) and each value
-    /// at most 4096 bytes (reported as `parameters.NAME`).
+    /// at most 4096 bytes (reported as `parameters.NAME`), 16,384 bytes of names and values in all (`parameters`).
     public static func validated(
         id: String, app: AppID, intent: String, parameters: [String: String] = [:], date: Timestamp,
         groupId: String? = nil
@@ -110,14 +113,23 @@ public struct Donation: Sendable, Hashable {
             (1...maximumParameterBytes).contains(parameter.key.utf8.count)
                 && parameter.value.utf8.count <= maximumParameterBytes
         }
+        var total = 0
+        var allFit = true
+        for parameter in parameters {
+            total += parameter.key.utf8.count + parameter.value.utf8.count
+            allFit = allFit && fits(parameter)
+        }
         // Sorted only to name the first bad one by name (the same one whatever the dictionary's order).
-        if !parameters.allSatisfy(fits),
-            let bad = parameters.sorted(by: { $0.key < $1.key }).first(where: { !fits($0) })
-        {
+        if !allFit, let bad = parameters.sorted(by: { $0.key < $1.key }).first(where: { !fits($0) }) {
             guard (1...maximumParameterBytes).contains(bad.key.utf8.count) else {
                 throw .invalidParameter(parameter: "parameters", reason: "a parameter name must be 1–4096 bytes")
             }
             throw .invalidParameter(parameter: "parameters.\(bad.key)", reason: "longer than 4096 bytes")
+        }
+        guard total <= maximumParametersBytes else {
+            throw .invalidParameter(
+                parameter: "parameters",
+                reason: "names and values are \(total) bytes in all; at most \(maximumParametersBytes)")
         }
         return Donation(id: id, app: app, intent: intent, parameters: parameters, date: date, groupId: groupId)
     }

@@ -74,6 +74,11 @@ import Testing
         let donation = try Donation.validated(
             id: longest, app: app, intent: longest, parameters: parameters, date: date, groupId: longest)
         #expect(donation.parameters.count == 64)
+        let atBound = Dictionary(
+            uniqueKeysWithValues: (0..<4).map { ("p\($0)", String(repeating: "v", count: 4_096 - 2)) })
+        #expect(
+            try Donation.validated(id: "d", app: app, intent: "I", parameters: atBound, date: date).parameters.count
+                == 4)
     }
 
     @Test func invalidDonationsNameTheField() {
@@ -109,6 +114,11 @@ import Testing
         #expect(throws: bad("parameters", "a parameter name must be 1–4096 bytes")) {
             try Donation.validated(
                 id: "d", app: app, intent: "I", parameters: [String(repeating: "n", count: 4097): "x"], date: date)
+        }
+        // Each within its bound, but more than 16,384 bytes together.
+        let large = Dictionary(uniqueKeysWithValues: (0..<5).map { ("p\($0)", String(repeating: "v", count: 4_000)) })
+        #expect(throws: bad("parameters", "names and values are 20010 bytes in all; at most 16384")) {
+            try Donation.validated(id: "d", app: app, intent: "I", parameters: large, date: date)
         }
         let many = Dictionary(uniqueKeysWithValues: (0..<65).map { ("p\($0)", "v") })
         #expect(throws: bad("parameters", "has 65 parameters; at most 64")) {

@@ -47,6 +47,37 @@ struct RequestTests {
         #expect(minimal.event(defaultTime: Fixed.t(5)).time == Fixed.t(5))
     }
 
+    /// A kind's lists are bounded (kinds stay in memory and in every snapshot): one entry past a bound is
+    /// InvalidParameter naming the list; at the bound it is taken.
+    @Test func registerWidgetListsAreBounded() throws {
+        func kind(parameters: Int = 1, cases: Int = 1, entities: Int = 0, mappings: Int = 0, mapped: Int = 0)
+            -> String
+        {
+            let caseList = (0..<cases).map { #"{"id":"c\#($0)"}"# }.joined(separator: ",")
+            let entityList = (0..<entities).map { #"{"id":"e\#($0)"}"# }.joined(separator: ",")
+            var list = [#"{"name":"p0","type":"enum","cases":[\#(caseList)]}"#]
+            if entities > 0 { list = [#"{"name":"p0","type":"entity","suggestedEntities":[\#(entityList)]}"#] }
+            list += (1..<max(parameters, 1)).map { #"{"name":"p\#($0)","type":"string","optional":true}"# }
+            let map = (0..<mapped).map { #""d\#($0)":"p0""# }.joined(separator: ",")
+            let mappingList = (0..<mappings).map { #"{"intent":"I\#($0)","parameters":{\#(map)}}"# }
+                .joined(separator: ",")
+            return #"{"app":"a.b","kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":["#
+                + list.joined(separator: ",") + #"]},"predictionMapping":["# + mappingList + "]}"
+        }
+        for (text, path) in [
+            (kind(parameters: 65), "intent.parameters"), (kind(cases: 257), "intent.parameters[0].cases"),
+            (kind(entities: 257), "intent.parameters[0].suggestedEntities"),
+            (kind(mappings: 65), "predictionMapping"),
+            (kind(mappings: 1, mapped: 65), "predictionMapping[0].parameters"),
+        ] {
+            let error = try decodeError(RegisterWidgetRequest.self, text)
+            #expect(error?.parameter == path, "\(path): \(String(describing: error))")
+        }
+        for text in [kind(parameters: 64), kind(cases: 256), kind(entities: 256), kind(mappings: 64)] {
+            #expect(try decodeError(RegisterWidgetRequest.self, text) == nil)
+        }
+    }
+
     @Test func donate() throws {
         let request = try decode(DonateRequest.self, #"{"app":"a.b","intent":"I","parameters":{"x":"1"}}"#)
         var generated = 0

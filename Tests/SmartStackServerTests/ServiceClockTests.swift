@@ -75,7 +75,7 @@ struct ServiceClockTests {
     }
 
     @Test("a question about a time before the latest recorded event is answered from the history up to it")
-    func pastQueriesSeeOnlyTheirPast() async throws {
+    func historyReadsSeeOnlyTheirPast() async throws {
         let clock = ManualClock()
         let host = try await F.host(apps: ["mail", "news", "maps"], clock: clock)
         let early = clock.now().adding(seconds: 60)
@@ -96,6 +96,43 @@ struct ServiceClockTests {
         let explained = try await host.explain(stack: F.stack(), instance: nil, at: early.adding(seconds: 200))
         #expect(explained.decision.order == then.order)
         #expect(explained.lastRotation.map { $0 <= early.adding(seconds: 200) } ?? true)
+    }
+
+    @Test("history reads (past questions, ListDonations pages) run at most maxHistoryReads at once, each correct")
+    func historyReadsWaitTheirTurn() async throws {
+        var limits = HostLimits()
+        limits.maxHistoryReads = 2
+        let clock = ManualClock()
+        let host = try await F.host(apps: ["mail", "news", "maps"], limits: limits, clock: clock)
+        let early = clock.now().adding(seconds: 10)
+        for index in 0..<300 {
+            clock.advance(seconds: 20)
+            let app = index < 30 ? "maps" : "news"
+            _ = try await host.donate(F.donation(app, id: "d\(index)", at: clock.now()), idGiven: true)
+        }
+        let tops = try await withThrowingTaskGroup(of: String?.self) { group in
+            for offset in 0..<8 {
+                group.addTask { try await host.stack(F.stack(), at: early.adding(seconds: 400 + Double(offset))).top }
+            }
+            var tops: [String?] = []
+            for try await top in group { tops.append(top) }
+            return tops
+        }
+        #expect(tops == Array(repeating: "maps", count: 8))
+        // ListDonations pages are reads of the history too, with the same bound.
+        let pages = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<6 {
+                group.addTask { try await host.listDonations(app: F.app("news"), after: nil, limit: 1_000).count }
+            }
+            var pages: [Int] = []
+            for try await page in group { pages.append(page) }
+            return pages
+        }
+        #expect(pages == Array(repeating: 270, count: 6))
+        let (most, running, waiting) = await host.perform {
+            ($0.historyReads.mostRunning, $0.historyReads.running, $0.historyReads.waiting.count)
+        }
+        #expect(most == 2 && running == 0 && waiting == 0)
     }
 
     /// A seeded sequence of calls by three apps with arbitrary dates (far past, far future, equal, out of order):

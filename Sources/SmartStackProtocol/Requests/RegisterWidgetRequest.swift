@@ -14,6 +14,13 @@ public struct RegisterWidgetRequest: ProviderRequest {
 
     public var app: AppID { kind.id.app }
 
+    /// The most intent parameters, prediction mappings, and parameters of one mapping a kind may declare: a
+    /// donation carries at most as many parameters (`Donation.maximumParameters`).
+    public static let maximumParameters = Donation.maximumParameters
+    /// The most `cases` or `suggestedEntities` of one intent parameter. Kinds are kept in memory and in every
+    /// snapshot, so one app's 256 kinds (`maxKindsPerApp`) stay small.
+    public static let maximumOptions = 256
+
     public init(parameters: JSONObject) throws(VarlinkError) {
         let p = try Parameters(
             parameters,
@@ -33,11 +40,13 @@ public struct RegisterWidgetRequest: ProviderRequest {
             (intent) throws(VarlinkError) in try Self.intentSchema(intent)
         }
         var mappings: [PredictionMapping] = []
-        for mapping in try p.structs("predictionMapping", allowed: ["intent", "parameters"], optional: true) {
+        for mapping in try p.structs(
+            "predictionMapping", allowed: ["intent", "parameters"], optional: true, maxCount: Self.maximumParameters)
+        {
             mappings.append(
                 PredictionMapping(
                     intentType: try mapping.string("intent"),
-                    parameters: try mapping.optionalStringMap("parameters") ?? [:]))
+                    parameters: try mapping.optionalStringMap("parameters", maxCount: Self.maximumParameters) ?? [:]))
         }
         do throws(CoreError) {
             kind = try WidgetKind(
@@ -58,19 +67,21 @@ public struct RegisterWidgetRequest: ProviderRequest {
         let type = try intent.string("type")
         var schemas: [ParameterSchema] = []
         let allowed = ["name", "type", "title", "optional", "default", "cases", "suggestedEntities"]
-        for parameter in try intent.structs("parameters", allowed: allowed) {
+        for parameter in try intent.structs("parameters", allowed: allowed, maxCount: maximumParameters) {
             var schema = ParameterSchema(
                 name: try parameter.string("name"),
                 type: try parameter.enumeration("type", ParameterType.self),
                 title: try parameter.optionalString("title"),
                 optional: try parameter.optionalBool("optional") ?? false,
-                cases: try parameter.structs("cases", allowed: ["id", "displayName"], optional: true).map {
+                cases: try parameter.structs(
+                    "cases", allowed: ["id", "displayName"], optional: true, maxCount: maximumOptions
+                ).map {
                     (option) throws(VarlinkError) in
                     let id = try option.string("id")
                     return EnumCase(id: id, displayName: try option.optionalString("displayName") ?? id)
                 },
                 suggestedEntities: try parameter.structs(
-                    "suggestedEntities", allowed: ["id", "displayName"], optional: true
+                    "suggestedEntities", allowed: ["id", "displayName"], optional: true, maxCount: maximumOptions
                 ).map { (option) throws(VarlinkError) in
                     let id = try option.string("id")
                     return EntityOption(id: id, displayName: try option.optionalString("displayName") ?? id)

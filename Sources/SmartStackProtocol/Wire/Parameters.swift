@@ -155,8 +155,15 @@ struct Parameters {
     }
 
     /// Each element of an array of structs, read with `allowed` members, path `key[i]`.
-    func structs(_ key: String, allowed: [String], optional: Bool = false) throws(VarlinkError) -> [Parameters] {
+    /// The array `key` of structs, each read with the members `allowed`; at most `maxCount` of them (more is
+    /// `InvalidParameter` naming the array).
+    func structs(_ key: String, allowed: [String], optional: Bool = false, maxCount: Int = .max) throws(VarlinkError)
+        -> [Parameters]
+    {
         guard let array = optional ? try optionalArray(key) : try array(key) else { return [] }
+        guard array.count <= maxCount else {
+            throw .invalidParameter(path(key), reason: "at most \(maxCount) entries; got \(array.count)")
+        }
         var result: [Parameters] = []
         result.reserveCapacity(array.count)
         for (index, element) in array.enumerated() {
@@ -183,8 +190,11 @@ struct Parameters {
     }
 
     /// A `[string]string` map.
-    func optionalStringMap(_ key: String) throws(VarlinkError) -> [String: String]? {
+    func optionalStringMap(_ key: String, maxCount: Int = .max) throws(VarlinkError) -> [String: String]? {
         guard let object = try optionalObject(key) else { return nil }
+        guard object.count <= maxCount else {
+            throw .invalidParameter(path(key), reason: "at most \(maxCount) entries; got \(object.count)")
+        }
         var result: [String: String] = [:]
         result.reserveCapacity(object.count)
         for (name, element) in object {

@@ -131,6 +131,10 @@ extension ServerConfiguration {
             // Up to the protocol's largest page: a larger setting could never be asked for.
             "maxListLimit", 1...ListDonationsRequest.maximumLimit, \.host.maxListLimit,
             "donations one ListDonations page may return; a larger limit is InvalidParameter"),
+        .integer(
+            "maxHistoryReads", 1...64, \.host.maxHistoryReads,
+            "reads of the stored history at once (ListDonations pages, GetStack/Explain at an earlier time); more wait their turn"
+        ),
         .integer("maxStacks", 1...1_000_000, \.engine.maxStacks, "stacks the service holds"),
         .integer("maxWidgetsPerStack", 1...100, \.engine.maxWidgetsPerStack, "widgets in one stack"),
         .integer("maxKinds", 1...1_000_000, \.engine.maxKinds, "registered widget kinds, over all apps"),

@@ -67,6 +67,17 @@ struct BackfillJournal {
     }
 }
 
+/// The reads of the stored history running (at most `maxHistoryReads`: `ListDonations` pages, rebuilds for questions
+/// about a past time), and those waiting, first first.
+struct HistoryReads {
+    var running = 0 {
+        didSet { mostRunning = max(mostRunning, running) }
+    }
+    /// The most that ran at once since start.
+    private(set) var mostRunning = 0
+    var waiting: [CheckedContinuation<Void, Never>] = []
+}
+
 /// When time-driven work is next due, as told to the time service (`HostTimeService`), and the stream that tells it.
 struct WakeUpSchedule {
     /// The moment last handed to the time service; `nil` once it fired or before one was handed.

@@ -103,6 +103,10 @@ extension EngineHost {
         guard time < latestEventTime else { return engine }
         // Everything logged so far, read back once stored.
         let through = log.lastSequence
+        // At most `maxHistoryReads` reads of the history at once (a rebuild holds an engine and reads the whole
+        // log); the others wait their turn.
+        await enterHistoryRead()
+        defer { leaveHistoryRead() }
         await settled()
         let settings = engine.settings
         let log = self.log
@@ -119,6 +123,25 @@ extension EngineHost {
         switch replayed {
         case .success(let past): return past
         case .failure(let failure): throw .store(failure)
+        }
+    }
+
+    /// Takes a place among the `maxHistoryReads` reads of the history running, waiting in call order when all are
+    /// taken.
+    private func enterHistoryRead() async {
+        if historyReads.running < limits.maxHistoryReads {
+            historyReads.running += 1
+            return
+        }
+        await withCheckedContinuation { historyReads.waiting.append($0) }
+    }
+
+    /// Hands the place to the read waiting longest, or frees it.
+    private func leaveHistoryRead() {
+        if historyReads.waiting.isEmpty {
+            historyReads.running -= 1
+        } else {
+            historyReads.waiting.removeFirst().resume()
         }
     }
 
@@ -159,7 +182,9 @@ extension EngineHost {
     public func listDonations(app: AppID, after: String?, limit: Int) async throws(HostError) -> [Donation] {
         // Reads go on while storage fails: from what is stored (rolled back to first).
         await settled()
-        // Read off the loop: the page is a scan of the log from `after` on.
+        // Read off the loop: the page is a scan of the log from `after` on; one of `maxHistoryReads`.
+        await enterHistoryRead()
+        defer { leaveHistoryRead() }
         let log = self.log
         let read = await Self.offLoop(lowPriority: false) { () -> Result<[Donation]?, StoreFailure> in
             Result { () throws(StoreFailure) in try log.donations(app: app, after: after, limit: limit) }

@@ -19,6 +19,10 @@ public struct HostLimits: Sendable, Hashable {
     public var maxFutureSkew = 300.0
     /// Seconds between two looks for donations past the retention period.
     public var retentionSweepInterval = 3_600.0
+    /// The most reads of the stored history answered at once: `ListDonations` pages (up to 1,000 donations each)
+    /// and questions about a past time (`GetStack`/`Explain` with an earlier `at`, each rebuilding an engine from
+    /// the log). They run off the event loop and hold what they read; more wait their turn, in call order.
+    public var maxHistoryReads = 4
 
     public init() {}
 }
