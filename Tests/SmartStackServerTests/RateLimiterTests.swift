@@ -35,6 +35,17 @@ struct RateLimiterTests {
         for _ in 0..<10_000 { #expect(off.take(a, now: Self.second) == nil) }
     }
 
+    @Test("a uid's bucket (the shell's calls) is its own, apart from every app's and every other uid's")
+    func perUID() throws {
+        let limiter = RateLimiter(rate: 1, burst: 2)
+        let app = try AppID("org.example.a")
+        #expect(limiter.take(uid: 1_000, now: Self.second) == nil)
+        #expect(limiter.take(uid: 1_000, now: Self.second) == nil)
+        #expect(limiter.take(uid: 1_000, now: Self.second) != nil)
+        #expect(limiter.take(uid: 1_001, now: Self.second) == nil)
+        #expect(limiter.take(app, now: Self.second) == nil)
+    }
+
     @Test("many apps: idle full buckets are dropped, a limited app keeps its state")
     func pruning() throws {
         let limiter = RateLimiter(rate: 1, burst: 2)

@@ -14,9 +14,10 @@ import pytest
 import varlink
 
 from conftest import DAEMON
-from helpers import FrameReader, call, encode
+from helpers import FrameReader, call, encode, setup_stack
 
 PROVIDER = "io.smartstack.Provider"
+SHELL = "io.smartstack.Shell"
 SETPRIV = shutil.which("setpriv")
 SYSTEM_PYTHON = "/usr/bin/python3"
 PERMISSION_DENIED = "org.varlink.service.PermissionDenied"
@@ -208,6 +209,29 @@ def test_rate_limit_per_app_refuses_with_when_to_retry_and_stores_nothing(make_d
     assert again == [{"parameters": {"id": "d3"}}]
     for index in range(10):
         call(daemon.address, PROVIDER, "Donate", app="org.ex.a", intent="open", id=f"root{index}")
+
+
+@needs_other_users
+def test_shell_recording_calls_are_rate_limited_per_uid(make_daemon, workdir, scripts):
+    """The shell's recording calls act for no app: they count against the caller's uid, so no shell can flood the
+    log; reads are not limited, another uid has its own bucket, and nothing of a refused call is applied."""
+    os.chmod(workdir, 0o755)
+    daemon = make_daemon(extra_args=("--system",), config="rateLimitPerApp = 2\nrateLimitBurst = 3\n")
+    setup_stack(daemon.address)
+    caller = os.path.join(scripts, "caller.py")
+    look = {"method": SHELL + ".RecordLook", "parameters": {"stack": "home"}}
+    context = {"method": SHELL + ".SetContext", "parameters": {"key": "location", "value": "office"}}
+    get = {"method": SHELL + ".GetStack", "parameters": {"stack": "home"}}
+    replies = as_user(65534, caller, daemon.socket_path, json.dumps([look, look, look, context, get, get]))
+    assert [reply.get("error") for reply in replies[:3]] == [None, None, None], replies
+    limited = replies[3]
+    assert limited["error"] == SHELL + ".RateLimited", limited
+    assert limited["parameters"]["limit"] == "rateLimitPerApp"
+    assert 0 < limited["parameters"]["retryAfterSeconds"] <= 0.5
+    assert all("error" not in reply for reply in replies[4:]), replies[4:]  # reads are not limited
+    # Another uid has a bucket of its own.
+    other = as_user(65533, caller, daemon.socket_path, json.dumps([look, context]))
+    assert all("error" not in reply for reply in other), other
 
 
 @needs_other_users

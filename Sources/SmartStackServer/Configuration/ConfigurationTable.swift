@@ -114,7 +114,7 @@ extension ServerConfiguration {
             "app ids one uid may claim in system mode (root and the service's own uid aside); more are LimitExceeded"),
         .integer(
             "rateLimitPerApp", 0...1_000_000, \.rateLimitPerApp,
-            "recording calls and deletions a second per app on average (0: no limit; root and the service's uid are not limited)"
+            "recording calls and deletions a second per app on average, and the shell's per uid (0: no limit; root and the service's uid are not limited)"
         ),
         .integer(
             "rateLimitBurst", 1...10_000_000, \.rateLimitBurst,

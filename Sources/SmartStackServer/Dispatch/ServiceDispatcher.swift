@@ -132,15 +132,23 @@ public struct ServiceDispatcher: CallHandler {
             if let method, method.records || method == .deleteDonations, !access.isSuperuser(peer),
                 let wait = rateLimiter.take(app)
             {
-                return .answered(
-                    failed(
-                        call,
-                        VarlinkError(
-                            name: "\(call.interface).RateLimited",
-                            parameters: ["limit": .string("rateLimitPerApp"), "retryAfterSeconds": .double(wait)])))
+                return .answered(rateLimited(call, wait))
             }
+        } else if let method, method.records, !access.isSuperuser(peer), let wait = rateLimiter.take(uid: peer.uid) {
+            // The shell's recording calls act for no app: they count against the caller's uid, at the same rate, so
+            // no shell can flood the log either.
+            return .answered(rateLimited(call, wait))
         }
         return .admitted(request)
+    }
+
+    /// `RateLimited {limit, retryAfterSeconds}`, naming the configuration key.
+    private func rateLimited(_ call: VarlinkCall, _ wait: Double) -> CallOutcome {
+        failed(
+            call,
+            VarlinkError(
+                name: "\(call.interface).RateLimited",
+                parameters: ["limit": .string("rateLimitPerApp"), "retryAfterSeconds": .double(wait)]))
     }
 
     /// A call's typed error, logged at debug level.
