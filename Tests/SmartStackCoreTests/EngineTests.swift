@@ -269,6 +269,14 @@ struct EngineTests {
         #expect(try engine.budget(of: F.instance("a"), at: F.t(now)).left == 0)
     }
 
+    /// A refused event's own date moves nothing: a replay of the log, which does not hold it, reaches the same clock.
+    @Test func refusedEventDoesNotMoveTheClock() throws {
+        var engine = try F.engine(apps: ["a"])
+        try engine.apply(.look(stack: F.stack(), at: F.t(100)))
+        #expect(throws: CoreError.self) { try engine.apply(.look(stack: try StackID("nowhere"), at: F.t(5_000))) }
+        #expect(engine.now == F.t(100))
+    }
+
     /// A backdated swipe is history: it does not undo a later rotation's minimum time on top.
     @Test func backdatedSwipeDoesNotMoveTheLastRotationBack() throws {
         var engine = try F.engine(apps: ["a", "b"])

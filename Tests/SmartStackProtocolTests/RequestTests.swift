@@ -73,6 +73,14 @@ struct RequestTests {
             let error = try decodeError(RegisterWidgetRequest.self, text)
             #expect(error?.parameter == path, "\(path): \(String(describing: error))")
         }
+        // Within every count, but more than 64 KiB of text: 200 cases with 400-byte names.
+        let long = String(repeating: "x", count: 400)
+        let cases = (0..<200).map { #"{"id":"c\#($0)","displayName":"\#(long)"}"# }.joined(separator: ",")
+        let large =
+            #"{"app":"a.b","kind":"k","families":["systemSmall"],"intent":{"type":"T","parameters":["#
+            + #"{"name":"p0","type":"enum","cases":[\#(cases)]}]}}"#
+        let error = try decodeError(RegisterWidgetRequest.self, large)
+        #expect(error?.parameter == "intent")
         for text in [kind(parameters: 64), kind(cases: 256), kind(entities: 256), kind(mappings: 64)] {
             #expect(try decodeError(RegisterWidgetRequest.self, text) == nil)
         }

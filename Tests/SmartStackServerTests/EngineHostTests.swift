@@ -407,6 +407,12 @@ struct HostStatePartTests {
         journal.note(home, backfilled: true)
         #expect(journal.reported([decisions[1]]) == nil)
         #expect(journal.reported(decisions) == nil)
+        // A replay (events more than an hour back) leaves the stack out of every publish until a live event.
+        journal.note(home, backfilled: true, lateness: 86_400)
+        #expect(journal.reported(decisions)?.map(\.stack) == [work])
+        #expect(journal.reported(decisions)?.map(\.stack) == [work])
+        journal.note(home, backfilled: false)
+        #expect(journal.reported(decisions) == nil)
     }
 
     /// A moment is handed to the time service once; after it fired, or to a new service, it is handed again.

@@ -80,6 +80,26 @@ struct ServiceTimeRuleTests {
         #expect(Self.failure(own) == nil, "\(own)")
     }
 
+    @Test("a reload request dated in the past happens at the service's time, and is logged so")
+    func reloadRequestsHappenAtTheServiceTime() async throws {
+        let clock = ManualClock()
+        let host = try await F.host(apps: ["mail"], clock: clock)
+        _ = try await host.record(
+            .submitTimeline(
+                .instance(F.instance("mail")),
+                try Timeline.validated(entries: [TimelineEntry(date: clock.now())], policy: .never).timeline,
+                at: clock.now()))
+        clock.advance(seconds: 3_600)
+        let effects = try await host.record(
+            .reloadTimelines(app: F.app("mail"), kind: nil, at: clock.now().adding(seconds: -3 * 86_400)))
+        let now = await host.serviceTime()
+        #expect(
+            effects == [
+                .reloadRequested(
+                    instance: F.instance("mail"), kind: F.kind("mail").id, reason: .providerRequest, at: now)
+            ])
+    }
+
     @Test("a call that fails after a reload came due does not take the reload with it")
     func failedCallKeepsTheDueReload() async throws {
         let clock = ManualClock()

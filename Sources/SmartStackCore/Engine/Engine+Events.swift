@@ -164,9 +164,8 @@ extension Engine {
                 scheduleTimers(for: instance)
             }
         case .swipeTo:
-            // A swipe dated before the stack's latest swipe or rotation is history: it neither replaces the later
-            // swipe nor moves the last rotation back (which would let a rotation through inside the minimum time
-            // on top).
+            // A swipe dated before the stack's latest swipe does not replace it, and no swipe moves the last
+            // rotation back (which would let a rotation through inside the minimum time on top).
             if state.manualSwipe.map({ $0.time <= time }) ?? true {
                 stacks[id]?.manualSwipe = ManualSwipe(instance: instance, time: time)
                 timers.schedule(.stack(id), at: time.adding(seconds: settings.swipeGracePeriod))
@@ -292,6 +291,13 @@ extension Engine {
     /// are due or whose budget freed up, and stacks whose relevance, Live Activities or stability changed.
     @discardableResult
     public mutating func advance(to time: Timestamp) -> [EngineEffect] {
+        let effects = fireTimers(through: time)
+        if time > now { now = time }
+        return effects
+    }
+
+    /// Fires the timers due by `time`, in time order, each at its own due time (`now` follows them).
+    mutating func fireTimers(through time: Timestamp) -> [EngineEffect] {
         var effects: [EngineEffect] = []
         while let (due, target) = timers.popDue(atOrBefore: time.microseconds) {
             let dueTime = Timestamp(microseconds: due, utcOffsetSeconds: time.utcOffsetSeconds)
@@ -308,7 +314,6 @@ extension Engine {
                 liveActivitiesChanged()
             }
         }
-        if time > now { now = time }
         return effects
     }
 

@@ -44,9 +44,9 @@ public struct Engine: Sendable {
     // MARK: Applying events
 
     /// Applies one event (after advancing time to it) and returns what the service should send on.
-    /// A rejected event changes nothing but time: the timers due by its date have fired and their effects are lost
-    /// with the error, so the service fires what is due (a logged publish) before it applies a call
-    /// (`EngineHost.apply`).
+    /// A rejected event changes nothing but the timers due by its date: they have fired (each at its own time, as a
+    /// replay fires them at the next event) and their effects are lost with the error, so the service fires what
+    /// is due (a logged publish) before it applies a call (`EngineHost.apply`). The event's own date moves nothing.
     ///
     /// `admitting`: whether the event is new (a call) rather than one a log already holds. The limits that answer
     /// `LimitExceeded` (`maxKinds`, `maxKindsPerApp`, `maxStacks`, `maxWidgetsPerStack`, `maxContexts`,
@@ -58,33 +58,43 @@ public struct Engine: Sendable {
     /// replay of the log reaches the engine the calls built.
     @discardableResult
     public mutating func apply(_ event: EngineEvent, admitting: Bool = true) throws(CoreError) -> [EngineEffect] {
-        var effects = advance(to: event.time)
-        switch event {
-        case .registerKind(let kind, _): try register(kind, admitting: admitting)
-        case .configureStack(let configuration, let at): try configure(configuration, at: at, admitting: admitting)
-        case .removeStack(let id, _): try removeStack(id)
-        case .donate(let donation): donate(donation)
-        case .submitTimeline(let target, let timeline, let at):
-            try submit(timeline, to: target, at: at, admitting: admitting)
-        case .declareRelevance(let declaration, let at): try declare(declaration, at: at, admitting: admitting)
-        case .reloadTimelines(let app, let kind, let at): effects += try reloadTimelines(app: app, kind: kind, at: at)
-        case .engage(let stack, let instance, let kind, _, let at):
-            effects += try engage(stack: stack, instance: instance, kind: kind, at: at)
-        case .look(let stack, let at): try look(at: stack, time: at)
-        case .setContext(let key, let value, _): try setContext(key: key, value: value, admitting: admitting)
-        case .startLiveActivity(let app, let id, let attributes, let contentState, let at):
-            try liveActivities.start(
-                app: app, id: id, attributes: attributes, contentState: contentState, at: at, admitting: admitting)
-            liveActivitiesChanged()
-        case .updateLiveActivity(let app, let id, let contentState, let at):
-            try liveActivities.update(app: app, id: id, contentState: contentState, at: at)
-            liveActivitiesChanged()
-        case .endLiveActivity(let app, let id, let contentState, let dismissAfter, let at):
-            try liveActivities.end(app: app, id: id, contentState: contentState, dismissAfter: dismissAfter, at: at)
-            liveActivitiesChanged()
-        case .publish:
-            // Applying a publish mark changes nothing; `step` and `replay` publish at it.
-            break
+        var effects = fireTimers(through: event.time)
+        let timersFired = now
+        if event.time > now { now = event.time }
+        do throws(CoreError) {
+            switch event {
+            case .registerKind(let kind, _): try register(kind, admitting: admitting)
+            case .configureStack(let configuration, let at): try configure(configuration, at: at, admitting: admitting)
+            case .removeStack(let id, _): try removeStack(id)
+            case .donate(let donation): donate(donation)
+            case .submitTimeline(let target, let timeline, let at):
+                try submit(timeline, to: target, at: at, admitting: admitting)
+            case .declareRelevance(let declaration, let at): try declare(declaration, at: at, admitting: admitting)
+            case .reloadTimelines(let app, let kind, let at):
+                effects += try reloadTimelines(app: app, kind: kind, at: at)
+            case .engage(let stack, let instance, let kind, _, let at):
+                effects += try engage(stack: stack, instance: instance, kind: kind, at: at)
+            case .look(let stack, let at): try look(at: stack, time: at)
+            case .setContext(let key, let value, _): try setContext(key: key, value: value, admitting: admitting)
+            case .startLiveActivity(let app, let id, let attributes, let contentState, let at):
+                try liveActivities.start(
+                    app: app, id: id, attributes: attributes, contentState: contentState, at: at, admitting: admitting)
+                liveActivitiesChanged()
+            case .updateLiveActivity(let app, let id, let contentState, let at):
+                try liveActivities.update(app: app, id: id, contentState: contentState, at: at)
+                liveActivitiesChanged()
+            case .endLiveActivity(let app, let id, let contentState, let dismissAfter, let at):
+                try liveActivities.end(app: app, id: id, contentState: contentState, dismissAfter: dismissAfter, at: at)
+                liveActivitiesChanged()
+            case .publish:
+                // Applying a publish mark changes nothing; `step` and `replay` publish at it.
+                break
+            }
+        } catch {
+            // Refused: the event's own date moved nothing (a replay of the log, which does not hold it, must reach
+            // the same clock).
+            now = timersFired
+            throw error
         }
         return effects
     }

@@ -17,9 +17,12 @@ public struct RegisterWidgetRequest: ProviderRequest {
     /// The most intent parameters, prediction mappings, and parameters of one mapping a kind may declare: a
     /// donation carries at most as many parameters (`Donation.maximumParameters`).
     public static let maximumParameters = Donation.maximumParameters
-    /// The most `cases` or `suggestedEntities` of one intent parameter. Kinds are kept in memory and in every
-    /// snapshot, so one app's 256 kinds (`maxKindsPerApp`) stay small.
+    /// The most `cases` or `suggestedEntities` of one intent parameter.
     public static let maximumOptions = 256
+    /// The most UTF-8 bytes of a kind's names and texts together (display name, intent type, parameter names,
+    /// titles, defaults, cases, suggested entities, prediction mappings). Kinds are kept in memory and in every
+    /// snapshot, so one app's 256 kinds (`maxKindsPerApp`) stay within 16 MiB.
+    public static let maximumTextBytes = 65_536
 
     public init(parameters: JSONObject) throws(VarlinkError) {
         let p = try Parameters(
@@ -54,7 +57,30 @@ public struct RegisterWidgetRequest: ProviderRequest {
         } catch {
             throw Self.wire(Self.renamingMappingPaths(error))
         }
+        let bytes = Self.textBytes(of: kind)
+        guard bytes <= Self.maximumTextBytes else {
+            throw .invalidParameter(
+                intent == nil ? "predictionMapping" : "intent",
+                reason: "the kind's names and texts are \(bytes) bytes in all; at most \(Self.maximumTextBytes)")
+        }
         date = try p.optionalTimestamp("date")
+    }
+
+    /// The UTF-8 bytes of a kind's names and texts.
+    static func textBytes(of kind: WidgetKind) -> Int {
+        var total = kind.displayName.utf8.count
+        for parameter in kind.intent?.parameters ?? [] {
+            total += parameter.name.utf8.count + (parameter.title?.utf8.count ?? 0)
+            total += parameter.defaultValue?.matchKey.utf8.count ?? 0
+            for option in parameter.cases { total += option.id.utf8.count + option.displayName.utf8.count }
+            for option in parameter.suggestedEntities { total += option.id.utf8.count + option.displayName.utf8.count }
+        }
+        total += kind.intent?.type.utf8.count ?? 0
+        for mapping in kind.predictionMappings {
+            total += mapping.intentType.utf8.count
+            for (donated, target) in mapping.parameters { total += donated.utf8.count + target.utf8.count }
+        }
+        return total
     }
 
     /// The event that registers the kind.

@@ -154,9 +154,8 @@ struct Parameters {
         return array
     }
 
-    /// Each element of an array of structs, read with `allowed` members, path `key[i]`.
-    /// The array `key` of structs, each read with the members `allowed`; at most `maxCount` of them (more is
-    /// `InvalidParameter` naming the array).
+    /// The array `key` of structs, each read with the members `allowed` (path `key[i]`); at most `maxCount` of them
+    /// (more is `InvalidParameter` naming the array).
     func structs(_ key: String, allowed: [String], optional: Bool = false, maxCount: Int = .max) throws(VarlinkError)
         -> [Parameters]
     {

@@ -118,7 +118,7 @@ extension ServerConfiguration {
         ),
         .integer(
             "rateLimitBurst", 1...10_000_000, \.rateLimitBurst,
-            "recording calls an app may make at once after being idle"),
+            "recording calls an app (or a shell's uid) may make at once after being idle"),
         .integer("maxSubscriptions", 1...65_536, \.host.maxSubscriptions, "open Subscribe/WatchReloads streams"),
         .integer(
             "subscriberQueue", 1...65_536, \.host.subscriberQueue,

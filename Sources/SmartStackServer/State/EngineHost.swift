@@ -122,9 +122,16 @@ public actor EngineHost {
 
     /// A recording call's event at a time the service accepts: a date more than `maxFutureSkew` ahead of the
     /// service's time is refused (naming `date`, nothing stored); one ahead by less (a client whose clock runs a
-    /// little fast) is taken as the service's time, keeping the client's UTC offset. Past dates stay as sent.
+    /// little fast) is taken as the service's time, keeping the client's UTC offset. Past dates stay as sent, but
+    /// for a reload request, which happens at the service's time whatever its date.
     func admitted(_ event: EngineEvent) throws(HostError) -> EngineEvent {
         let time = try admittedTime(event.time)
+        if case .reloadTimelines = event {
+            // A reload request spends the budget, which runs on the service's clock: it happens when it comes,
+            // whatever its date (a date in the past would count in a window that has passed). Logged so.
+            let now = serviceTime()
+            return event.withTime(Timestamp(microseconds: now.microseconds, utcOffsetSeconds: time.utcOffsetSeconds))
+        }
         return time == event.time ? event : event.withTime(time)
     }
 
@@ -321,8 +328,9 @@ public actor EngineHost {
         captured?.append(event)
         if event.time > latestEventTime { latestEventTime = event.time }
         // Backfilled events (a replay) are journaled at their own times; the check costs nothing otherwise.
-        let backfilled = event.time.seconds(since: serviceTime()) < -1
-        if backfilled || !backfill.isEmpty { journalBackfill(event, backfilled: backfilled) }
+        let lateness = -event.time.seconds(since: serviceTime())
+        let backfilled = lateness > 1
+        if backfilled || !backfill.isEmpty { journalBackfill(event, backfilled: backfilled, lateness: lateness) }
         if case .removeStack(let stack, _) = event {
             backfill.forget(stack)
             reporter.stackRemoved(stack)
@@ -375,10 +383,10 @@ public actor EngineHost {
     /// Journals what a backfilled event (dated in the past: a replay) changed, as the engine decides each stack it
     /// concerns at the event's own time, one decision per event that changes an order; a live event ends the
     /// backfill of the stacks it concerns.
-    private func journalBackfill(_ event: EngineEvent, backfilled: Bool) {
+    private func journalBackfill(_ event: EngineEvent, backfilled: Bool, lateness: Double) {
         var journaled: [Decision] = []
         for stack in backfill.stacks(affected: engine.stacks(affectedBy: event), by: event, backfilled: backfilled) {
-            backfill.note(stack, backfilled: backfilled)
+            backfill.note(stack, backfilled: backfilled, lateness: lateness)
             // A backfilled event (a replay) is journaled as the engine decides the stack at the event's own time,
             // one decision per event as the engine makes them, when the order changed.
             guard backfilled, var decision = try? engine.evaluate(stack: stack, at: event.time) else { continue }
