@@ -133,6 +133,9 @@ struct ServiceClockTests {
             ($0.historyReads.mostRunning, $0.historyReads.running, $0.historyReads.waiting.count)
         }
         #expect(most == 2 && running == 0 && waiting == 0)
+        // Once the host stops, a read of the history is ServiceStopping.
+        await host.stop()
+        await #expect(throws: HostError.stopping) { _ = try await host.stack(F.stack(), at: early) }
     }
 
     /// A seeded sequence of calls by three apps with arbitrary dates (far past, far future, equal, out of order):

@@ -88,7 +88,8 @@ struct HistoryReads {
     }
     /// The most that ran at once since start.
     private(set) var mostRunning = 0
-    var waiting: [CheckedContinuation<Void, Never>] = []
+    /// Resumed with whether the read got a place (`false`: the host stopped).
+    var waiting: [CheckedContinuation<Bool, Never>] = []
 }
 
 /// When time-driven work is next due, as told to the time service (`HostTimeService`), and the stream that tells it.

@@ -105,7 +105,7 @@ extension EngineHost {
         let through = log.lastSequence
         // At most `maxHistoryReads` reads of the history at once (a rebuild holds an engine and reads the whole
         // log); the others wait their turn.
-        await enterHistoryRead()
+        try await enterHistoryRead()
         defer { leaveHistoryRead() }
         await settled()
         let settings = engine.settings
@@ -127,13 +127,15 @@ extension EngineHost {
     }
 
     /// Takes a place among the `maxHistoryReads` reads of the history running, waiting in call order when all are
-    /// taken.
-    private func enterHistoryRead() async {
+    /// taken; `ServiceStopping` once the host stops (a read waiting then is answered so at once).
+    private func enterHistoryRead() async throws(HostError) {
+        try refuseWhenStopping()
         if historyReads.running < limits.maxHistoryReads {
             historyReads.running += 1
             return
         }
-        await withCheckedContinuation { historyReads.waiting.append($0) }
+        let placed = await withCheckedContinuation { historyReads.waiting.append($0) }
+        guard placed else { throw .stopping }
     }
 
     /// Hands the place to the read waiting longest, or frees it.
@@ -141,7 +143,7 @@ extension EngineHost {
         if historyReads.waiting.isEmpty {
             historyReads.running -= 1
         } else {
-            historyReads.waiting.removeFirst().resume()
+            historyReads.waiting.removeFirst().resume(returning: true)
         }
     }
 
@@ -183,7 +185,7 @@ extension EngineHost {
         // Reads go on while storage fails: from what is stored (rolled back to first).
         await settled()
         // Read off the loop: the page is a scan of the log from `after` on; one of `maxHistoryReads`.
-        await enterHistoryRead()
+        try await enterHistoryRead()
         defer { leaveHistoryRead() }
         let log = self.log
         let read = await Self.offLoop(lowPriority: false) { () -> Result<[Donation]?, StoreFailure> in

@@ -100,5 +100,8 @@ extension EngineHost {
         phase = .stopping
         wakeUp.finish()
         subscriptions.finishAll()
+        // Reads of the history waiting their turn are answered ServiceStopping; those running finish.
+        for waiting in historyReads.waiting { waiting.resume(returning: false) }
+        historyReads.waiting = []
     }
 }
