@@ -67,7 +67,13 @@ public struct AppUnit: Sendable, Hashable {
             launcher = parts[0]
             application = rest[parts[1].startIndex...]
         }
-        guard let applicationID = Self.unescape(application), !applicationID.isEmpty else { return nil }
+        var applicationPart = application
+        if launcher == "dbus", application.hasPrefix(":"), let dash = application.firstIndex(of: "-") {
+            // A D-Bus activated service (dbus-broker): app-dbus-:1.2-org.gnome.Nautilus@0.service. The bus
+            // connection's unique name comes first; the application id is after it.
+            applicationPart = application[application.index(after: dash)...]
+        }
+        guard let applicationID = Self.unescape(applicationPart), !applicationID.isEmpty else { return nil }
         self.name = unitName
         self.launcher = launcher.flatMap { Self.unescape($0) }
         self.applicationID = applicationID

@@ -71,6 +71,9 @@ public struct DesktopTracker: Sendable {
     public mutating func unitStarted(_ unit: UnitStart) -> LaunchOutcome {
         guard let appUnit = AppUnit(unitName: unit.name) else { return .notAnApp }
         if configuration.ignores(appUnit.applicationID) { return .ignored(applicationID: appUnit.applicationID) }
+        // XDG autostart entries (systemd's generator: app-<id>@autostart.service) start at every login, not when the
+        // user chose the app.
+        if appUnit.random == "autostart" { return .ignored(applicationID: appUnit.applicationID) }
         let app = AppUnit.smartStackAppID(appUnit.applicationID)
         if !unit.invocationID.isEmpty, invocationSet.contains(unit.invocationID) { return .sameInvocation(app: app) }
         // An invocation is seen once, whether it counts or not: seen again, it never counts.

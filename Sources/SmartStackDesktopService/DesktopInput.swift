@@ -26,6 +26,8 @@ public enum WallClock {
     public static func at(microseconds: Int64) -> Timestamp {
         var seconds = time_t(microseconds / 1_000_000)
         var local = tm()
+        // `tzset` first: `localtime_r` alone keeps the zone it read first, after `timedatectl set-timezone` too.
+        tzset()
         localtime_r(&seconds, &local)
         return Timestamp(microseconds: microseconds, utcOffsetSeconds: Int32(local.tm_gmtoff))
     }

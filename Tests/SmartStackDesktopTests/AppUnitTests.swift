@@ -13,6 +13,9 @@ struct AppUnitTests {
             ("app-KDE-org.kde.okular@12345.service", "KDE", "org.kde.okular", "12345"),
             // Unescaped dashes in the id (a desktop that skips escaping): launcher first, the rest the id.
             ("app-gnome-my-app-7.scope", "gnome", "my-app", "7"),
+            // D-Bus activated (dbus-broker): the bus connection's unique name before the id.
+            ("app-dbus-:1.2-org.gnome.Nautilus@0.service", "dbus", "org.gnome.Nautilus", "0"),
+            ("app-dbus-:1.120-org.freedesktop.portal.Desktop@3.service", "dbus", "org.freedesktop.portal.Desktop", "3"),
         ] as [(String, String?, String, String?)])
     func parsesApplicationUnits(name: String, launcher: String?, id: String, random: String?) throws {
         let unit = try #require(AppUnit(unitName: name))

@@ -80,6 +80,20 @@ struct DesktopTrackerTests {
         #expect(tracker.state.launches["org.mozilla.firefox"] == 2)
     }
 
+    /// XDG autostart entries start at every login, not when the user chose the app: never a launch.
+    @Test func autostartEntriesAreNotLaunches() {
+        var tracker = DesktopTracker(configuration: Self.configuration())
+        #expect(
+            tracker.unitStarted(Self.start("app-org.kde.kdeconnect.daemon@autostart.service", "a1", at: 0))
+                == .ignored(applicationID: "org.kde.kdeconnect.daemon"))
+        #expect(tracker.state.launches.isEmpty)
+        guard case .launch = tracker.unitStarted(Self.start("app-org.kde.kdeconnect.app@a2b3.service", "a2", at: 1))
+        else {
+            Issue.record("the same app chosen by the user is a launch")
+            return
+        }
+    }
+
     @Test func stackIsTheMostLaunchedAndReconfiguresOnlyWhenItsSetChanges() {
         var tracker = DesktopTracker(configuration: Self.configuration(size: 2))
         var configurations: [[String]] = []

@@ -61,6 +61,9 @@ final class LocalOffsetCache: Sendable {
     static func localOffset(at second: Int) -> Int64 {
         var seconds = second
         var local = tm()
+        // `localtime_r` reads the zone once; `tzset` reads it again when it changed (`timedatectl set-timezone`, a
+        // laptop's automatic zone), so the offset follows within a second. Once per second: a `stat` at most.
+        tzset()
         localtime_r(&seconds, &local)
         return Int64(local.tm_gmtoff)
     }
