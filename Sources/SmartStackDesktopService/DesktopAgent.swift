@@ -48,12 +48,14 @@ public struct DesktopAgent: Sendable {
                 let finished: Bool = try await VarlinkClient.withConnection(path: socket) { client in
                     if connectedBefore { log(.desktopReconnected, "reconnected to smartstackd at \(socket)") }
                     connectedBefore = true
-                    backoff = 0.2
                     while true {
                         // Everything decided so far, in order, before the next input.
                         while let call = contents.pending.first {
                             switch try await CallSender.send(call, over: &client) {
-                            case .accepted: break
+                            case .accepted:
+                                // Served again: the back-off starts over (a connection alone is not enough, a
+                                // service that refuses every call for a while is retried ever less often).
+                                backoff = 0.2
                             case .refused(let error):
                                 log(
                                     nil, "smartstackd refused \(call.method): \(error.name)", priority: .warning,
@@ -68,9 +70,21 @@ public struct DesktopAgent: Sendable {
                 }
                 if finished { return }
             } catch {
-                log(
-                    .desktopDisconnected, "cannot reach smartstackd at \(socket): \(error); retrying in \(backoff) s",
-                    priority: .warning)
+                if case .remote(let refused) = error as? VarlinkClientError {
+                    // Reached, but it cannot take the call now (stopping, storage failing, over the rate limit):
+                    // the call stays first in line; wait at least as long as the service asked.
+                    if case .double(let seconds)? = refused.parameters["retryAfterSeconds"] {
+                        backoff = max(backoff, min(seconds, 60))
+                    }
+                    log(
+                        .desktopDisconnected,
+                        "smartstackd at \(socket) cannot take calls now (\(refused.name)); retrying in \(backoff) s",
+                        priority: .warning)
+                } else {
+                    log(
+                        .desktopDisconnected,
+                        "cannot reach smartstackd at \(socket): \(error); retrying in \(backoff) s", priority: .warning)
+                }
                 try await Task.sleep(for: .seconds(backoff))
                 backoff = min(backoff * 2, 5)
             }
