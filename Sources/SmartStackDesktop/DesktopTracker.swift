@@ -110,6 +110,25 @@ public struct DesktopTracker: Sendable {
         return .launch(app: app, calls: calls)
     }
 
+    /// smartstackd refused `call` for good (`errorName`): what the tracker believed done is not, so the next launch
+    /// plans it again. A refused registration leaves its app unregistered; a refused configuration leaves the
+    /// stack unconfigured (the next launch configures it, registering what is missing); a look at a stack
+    /// smartstackd does not know (`NotFound`: its state was wiped) leaves nothing registered or configured. Not
+    /// at once: a call refused for good would be refused again, so the retry waits for the next launch.
+    public mutating func refused(_ call: DesktopCall, errorName: String) {
+        switch call {
+        case .registerWidget(let app, _, _, _, _):
+            state.registered.remove(app)
+        case .configureStack:
+            state.stackApps = []
+        case .recordLook where errorName.hasSuffix(".NotFound"):
+            state.registered = []
+            state.stackApps = []
+        case .donate, .recordLook:
+            break
+        }
+    }
+
     /// At start-up (and a replay's first row): with a fixed list of `apps`, the stack is known before any
     /// launch, so its kinds are registered and it is configured now; otherwise nothing (the stack comes with
     /// the first launch).

@@ -164,7 +164,11 @@ public final class BusWatcher: Sendable {
             let date = entered > 0 ? WallClock.at(microseconds: Int64(entered)) : WallClock.now()
             return UnitStart(name: unit, invocationID: invocation.map { Self.hex($0) }.joined(), date: date)
         } catch {
-            // Gone already (a unit that ended at once): a launch all the same, dated now.
+            // The bus itself failed (no D-Bus error name): nothing is known of the unit; the catch-up after the
+            // reconnect lists it if it is still there, with its own start.
+            guard !error.name.isEmpty else { return nil }
+            // Gone already (a unit that ended at once, the manager answers an error): a launch all the same, dated
+            // now.
             return UnitStart(name: unit, invocationID: "", date: WallClock.now())
         }
     }

@@ -60,6 +60,10 @@ public struct DesktopAgent: Sendable {
                                 log(
                                     nil, "smartstackd refused \(call.method): \(error.name)", priority: .warning,
                                     fields: [.method: call.method, .error: error.name])
+                                // Planned again at the next launch (a refused registration or configuration, a
+                                // stack smartstackd no longer knows).
+                                tracker.refused(call, errorName: error.name)
+                                contents.state = tracker.state
                             }
                             contents.pending.removeFirst()
                             save(contents)

@@ -80,6 +80,38 @@ struct DesktopTrackerTests {
         #expect(tracker.state.launches["org.mozilla.firefox"] == 2)
     }
 
+    /// What smartstackd refused for good is planned again at the next launch: a refused registration and the
+    /// configuration refused after it, and everything once a look finds smartstackd no longer knows the stack.
+    @Test func refusedCallsArePlannedAgainAtTheNextLaunch() {
+        var tracker = DesktopTracker(configuration: Self.configuration())
+        func calls(_ unit: String, _ invocation: String, at seconds: Double) -> [DesktopCall] {
+            if case .launch(_, let calls) = tracker.unitStarted(Self.start(unit, invocation, at: seconds)) {
+                calls
+            } else {
+                []
+            }
+        }
+        let first = calls("app-gnome-org.example.a-1.scope", "i1", at: 0)
+        for call in first where call.method != "io.smartstack.Provider.Donate" {
+            tracker.refused(call, errorName: "org.varlink.service.PermissionDenied")
+        }
+        let again = calls("app-gnome-org.example.a-2.scope", "i2", at: 60).map(\.method)
+        #expect(
+            again == [
+                "io.smartstack.Provider.RegisterWidget", "io.smartstack.Shell.ConfigureStack",
+                "io.smartstack.Provider.Donate",
+            ])
+        // Accepted now: a further launch plans only its donation.
+        #expect(
+            calls("app-gnome-org.example.a-3.scope", "i3", at: 120).map(\.method) == ["io.smartstack.Provider.Donate"])
+        // A look at a stack smartstackd does not know (its state was wiped): everything is planned again.
+        let looks = tracker.unlocked(at: Self.base.adding(seconds: 130))
+        #expect(looks.count == 1)
+        for look in looks { tracker.refused(look, errorName: "io.smartstack.Shell.NotFound") }
+        #expect(tracker.unlocked(at: Self.base.adding(seconds: 140)).isEmpty, "no look at a stack not configured")
+        #expect(calls("app-gnome-org.example.a-4.scope", "i4", at: 180).count == 3)
+    }
+
     /// XDG autostart entries start at every login, not when the user chose the app: never a launch.
     @Test func autostartEntriesAreNotLaunches() {
         var tracker = DesktopTracker(configuration: Self.configuration())
