@@ -13,7 +13,7 @@ SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 RELEASE_UNCHECKED := -Xswiftc -enforce-exclusivity=unchecked
 RELEASE_FLAGS := -c release $(RELEASE_UNCHECKED)
 
-.PHONY: run test lint format build release deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store bench-socket bench-floor ctl-docs install-ctl soak fuzz fuzz-build fuzz-test
+.PHONY: run test lint format build release deps build-deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store bench-socket bench-floor ctl-docs install-ctl soak fuzz fuzz-build fuzz-test
 
 ## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
@@ -30,6 +30,20 @@ deps:
 	fi
 	@python3 -c 'import varlink, asyncvarlink, pytest' 2>/dev/null && python3 -c 'import importlib.metadata as m; assert m.version("varlink") == "31.0.0"' 2>/dev/null \
 		|| python3 -m pip install -q $(PYTHON_PACKAGES)
+
+## build-deps: only what building needs (SQLite's and libsystemd's headers, pkg-config), found with pkg-config so it
+## works beyond Debian; installed with apt-get where there is one, else named for the system's package manager.
+## `make install` needs no more (no Python test clients, no test-only packages).
+build-deps:
+	@pkg-config --exists sqlite3 libsystemd 2>/dev/null || { \
+		if command -v apt-get >/dev/null; then \
+			if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+			$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+				libsqlite3-dev libsystemd-dev pkg-config; \
+		else \
+			echo "smartstackd needs SQLite's and libsystemd's development files and pkg-config (Fedora:" \
+				"dnf install sqlite-devel systemd-devel pkgconf-pkg-config)" >&2; exit 1; \
+		fi; }
 
 build: deps
 	$(SWIFT) build $(SWIFT_FLAGS)
@@ -125,7 +139,7 @@ bench-floor: release
 PREFIX ?= /usr/local
 LIBDIR := $(DESTDIR)$(PREFIX)/lib
 BINDIR := $(DESTDIR)$(PREFIX)/bin
-install: deps
+install: build-deps
 	$(SWIFT) build $(RELEASE_FLAGS) --static-swift-stdlib $(SWIFT_FLAGS) --product smartstackd
 	$(SWIFT) build $(RELEASE_FLAGS) --static-swift-stdlib $(SWIFT_FLAGS) --product smartstackctl
 	$(SWIFT) build $(RELEASE_FLAGS) --static-swift-stdlib $(SWIFT_FLAGS) --product smartstack-desktop
