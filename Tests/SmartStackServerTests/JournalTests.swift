@@ -144,7 +144,9 @@ struct ServiceJournalTests {
         return (host, journal, recorder, instant, clock)
     }
 
-    static func configure(_ host: EngineHost, _ order: [String], clock: ManualClock) async throws {
+    static func configure(_ host: EngineHost, _ order: [String], clock: ManualClock, smartRotate: Bool = false)
+        async throws
+    {
         let widgets = try order.map {
             WidgetPlacement(
                 instance: ServerFixture.instance($0), kind: try WidgetKindID(app: ServerFixture.app($0), kind: "main"))
@@ -152,22 +154,14 @@ struct ServiceJournalTests {
         try await host.record(
             .configureStack(
                 StackConfiguration(
-                    id: ServerFixture.stack(), family: .systemMedium, widgets: widgets, smartRotate: false),
+                    id: ServerFixture.stack(), family: .systemMedium, widgets: widgets, smartRotate: smartRotate),
                 at: clock.now()))
     }
 
     @Test("a donation a few seconds late is journaled at its time; a later change of the stack is journaled too")
     func lateDonationDoesNotSilenceTheStack() async throws {
         let (host, journal, recorder, instant, clock) = try await Self.setUp()
-        let widgets = try ["mail", "news", "maps"].map {
-            WidgetPlacement(
-                instance: ServerFixture.instance($0), kind: try WidgetKindID(app: ServerFixture.app($0), kind: "main"))
-        }
-        try await host.record(
-            .configureStack(
-                StackConfiguration(
-                    id: ServerFixture.stack(), family: .systemMedium, widgets: widgets, smartRotate: true),
-                at: clock.now()))
+        try await Self.configure(host, ["mail", "news", "maps"], clock: clock, smartRotate: true)
         clock.advance(seconds: 10)
         // Backfilled: dated 5 s before the service's time (a queued donation, a unit's start).
         _ = try await host.donate(
