@@ -80,7 +80,7 @@ public actor EngineHost {
     var latestEventTime = Timestamp(microseconds: .min)
     /// The stacks being backfilled (their latest events dated before the service's time) and what was journaled.
     var backfill = BackfillJournal()
-    /// The questions about a past time being answered (`engine(asOf:)`), and those waiting their turn.
+    /// The reads of the stored history running (`ListDonations` pages, `engine(asOf:)`), and those waiting their turn.
     var historyReads = HistoryReads()
     private var idCounter: UInt64 = 0
     private let idPrefix: String
