@@ -241,7 +241,8 @@ extension Engine {
         }
     }
 
-    mutating func reloadTimelines(app: AppID, kind: String?, at time: Timestamp) throws(CoreError) -> [EngineEffect] {
+    /// Asks for a reload of the app's placed instances (of `kind`, or every kind), at the engine's time `now`.
+    mutating func reloadTimelines(app: AppID, kind: String?) throws(CoreError) -> [EngineEffect] {
         if let kind, !(kindsByApp[app] ?? []).contains(where: { $0.kind == kind }) {
             throw .notFound(kind: "widgetKind", id: "\(app)/\(kind)")
         }

@@ -70,8 +70,8 @@ public struct Engine: Sendable {
             case .submitTimeline(let target, let timeline, let at):
                 try submit(timeline, to: target, at: at, admitting: admitting)
             case .declareRelevance(let declaration, let at): try declare(declaration, at: at, admitting: admitting)
-            case .reloadTimelines(let app, let kind, let at):
-                effects += try reloadTimelines(app: app, kind: kind, at: at)
+            case .reloadTimelines(let app, let kind, _):
+                effects += try reloadTimelines(app: app, kind: kind)
             case .engage(let stack, let instance, let kind, _, let at):
                 effects += try engage(stack: stack, instance: instance, kind: kind, at: at)
             case .look(let stack, let at): try look(at: stack, time: at)

@@ -80,18 +80,6 @@ struct BackfillJournal {
     }
 }
 
-/// The reads of the stored history running (at most `maxHistoryReads`: `ListDonations` pages, rebuilds for questions
-/// about a past time), and those waiting, first first.
-struct HistoryReads {
-    var running = 0 {
-        didSet { mostRunning = max(mostRunning, running) }
-    }
-    /// The most that ran at once since start.
-    private(set) var mostRunning = 0
-    /// Resumed with whether the read got a place (`false`: the host stopped).
-    var waiting: [CheckedContinuation<Bool, Never>] = []
-}
-
 /// When time-driven work is next due, as told to the time service (`HostTimeService`), and the stream that tells it.
 struct WakeUpSchedule {
     /// The moment last handed to the time service; `nil` once it fired or before one was handed.
