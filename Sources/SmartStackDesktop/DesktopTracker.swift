@@ -30,6 +30,14 @@ public enum LaunchOutcome: Sendable, Equatable {
     case repeatedWithin(app: String, seconds: Double)
 }
 
+/// A signal of logind about a session.
+public enum SessionSignal: Sendable, Equatable {
+    /// `org.freedesktop.login1.Session.Unlock`: the session was asked to unlock.
+    case unlock
+    /// `LockedHint` changed to this value (the screen locker locked or unlocked).
+    case lockedHint(Bool)
+}
+
 /// The pure core of smartstack-desktop: turns unit starts and unlocks into smartstackd calls, and keeps the
 /// launch counts behind the stack of most-launched apps.
 ///
@@ -60,6 +68,9 @@ public struct DesktopTracker: Sendable {
     public let configuration: DesktopConfiguration
     public private(set) var state: State
     private var invocationSet: Set<String>
+    /// Whether each session's lock hint was last seen true; not kept between runs (a session locks and unlocks
+    /// while the agent is stopped).
+    private var locked: [String: Bool] = [:]
 
     public init(configuration: DesktopConfiguration, state: State = State()) {
         self.configuration = configuration
@@ -153,6 +164,30 @@ public struct DesktopTracker: Sendable {
     /// The session was unlocked (or became active): a look at the stack, once it exists.
     public mutating func unlocked(at date: Timestamp) -> [DesktopCall] {
         state.stackApps.isEmpty ? [] : [.recordLook(stack: configuration.stack, date: date)]
+    }
+
+    /// What logind said about `session`: a look (``unlocked(at:)``) when it is an unlock the user made, once per
+    /// unlock. logind sends `Unlock` when asked to unlock (`loginctl unlock-session`), and the screen locker turns
+    /// `LockedHint` false when it has unlocked, so one unlock through loginctl on a desktop with a locker sends both.
+    /// `LockedHint` false is a look when the session was locked or its lock was not known yet (the first signal
+    /// after start-up); `Unlock` is a look unless the session is locked, when the locker's `LockedHint` false that
+    /// follows is the look. Either way the session counts as unlocked afterwards, and `LockedHint` true locks it.
+    public mutating func sessionSignal(_ signal: SessionSignal, session: String, at date: Timestamp)
+        -> [DesktopCall]
+    {
+        let wasLocked = locked[session]
+        switch signal {
+        case .lockedHint(true):
+            locked[session] = true
+            return []
+        case .lockedHint(false):
+            locked[session] = false
+            return wasLocked == false ? [] : unlocked(at: date)
+        case .unlock:
+            if wasLocked == true { return [] }
+            locked[session] = false
+            return unlocked(at: date)
+        }
     }
 
     /// The K most-launched apps, most first, ties by first launch.

@@ -7,9 +7,10 @@ import SmartStackSystemd
 #endif
 
 /// The sd-bus side of smartstack-desktop, kept thin: subscribes to the service manager and to logind, turns
-/// `JobRemoved` of `app-*` units into ``UnitStart``s and logind unlocks into looks, and reconnects when a
-/// bus goes away. Runs on a thread of its own (sd-bus connections are single-threaded); everything it sees
-/// goes to the agent through `output`.
+/// `JobRemoved` of `app-*` units into ``UnitStart``s, passes on logind's `Unlock` and `LockedHint` of the
+/// sessions it listens to (the tracker decides which are looks), and reconnects when a bus goes away. Runs on a
+/// thread of its own (sd-bus connections are single-threaded); everything it sees goes to the agent through
+/// `output`.
 public final class BusWatcher: Sendable {
     let bus: DesktopConfiguration.Bus
     let session: String
@@ -101,7 +102,7 @@ public final class BusWatcher: Sendable {
             if let start = started(unit, manager: manager) { output.yield(.unitStarted(start)) }
         case (Self.sessionInterface, "Unlock"):
             if let session = accepted(message.path, login: login) {
-                output.yield(.unlocked(WallClock.now(), session: session))
+                output.yield(.session(.unlock, WallClock.now(), session: session))
             }
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard let session = accepted(message.path, login: login), try message.readString() == Self.sessionInterface
@@ -113,7 +114,7 @@ public final class BusWatcher: Sendable {
                     try message.enter("v", "b")
                     let locked = try message.readBool()
                     try message.exit()
-                    if !locked { output.yield(.unlocked(WallClock.now(), session: session)) }
+                    output.yield(.session(.lockedHint(locked), WallClock.now(), session: session))
                 } else {
                     try message.skip("v")
                 }

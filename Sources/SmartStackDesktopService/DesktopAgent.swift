@@ -128,8 +128,8 @@ public struct DesktopAgent: Sendable {
                     fields: [.app: app, .unit: unit.name])
                 return
             }
-        case .unlocked(let date, let session):
-            let calls = tracker.unlocked(at: date)
+        case .session(let signal, let date, let session):
+            let calls = tracker.sessionSignal(signal, session: session, at: date)
             guard !calls.isEmpty else { return }
             contents.pending += calls
             log(

@@ -5,8 +5,8 @@ public import SmartStackDesktop
 public enum DesktopInput: Sendable {
     /// A unit of the watched manager became active.
     case unitStarted(UnitStart)
-    /// The session was unlocked or its lock hint went false.
-    case unlocked(Timestamp, session: String)
+    /// logind signalled about a session: `Unlock`, or `LockedHint` changed.
+    case session(SessionSignal, Timestamp, session: String)
     /// Connected (again) to the buses and subscribed.
     case busConnected(String)
     /// A bus connection was lost; the watcher reconnects.

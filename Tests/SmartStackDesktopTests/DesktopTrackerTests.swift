@@ -150,6 +150,34 @@ struct DesktopTrackerTests {
         #expect(tracker.unlocked(at: Self.base) == [.recordLook(stack: "desktop.apps", date: Self.base)])
     }
 
+    /// One unlock is one look, whichever of logind's signals carry it: `loginctl unlock-session` on a desktop with
+    /// a screen locker sends `Unlock`, then the locker turns `LockedHint` false.
+    @Test func oneUnlockIsOneLookWhateverSignalsCarryIt() {
+        var configuration = Self.configuration()
+        configuration.apps = ["x"]
+        var tracker = DesktopTracker(configuration: configuration)
+        _ = tracker.prepare(at: Self.base)
+        func looks(_ signals: [SessionSignal], session: String = "2") -> Int {
+            signals.reduce(0) { count, signal in
+                count + tracker.sessionSignal(signal, session: session, at: Self.base).count
+            }
+        }
+        // Locked, then unlocked through loginctl: Unlock, then the locker's LockedHint false. One look.
+        #expect(looks([.lockedHint(true), .unlock, .lockedHint(false)]) == 1)
+        // Locked and unlocked at the locker (typing the password): LockedHint alone.
+        #expect(looks([.lockedHint(true), .lockedHint(false)]) == 1)
+        // No locker: Unlock alone is the look, each time.
+        #expect(looks([.unlock]) == 1)
+        #expect(looks([.unlock]) == 1)
+        // The lock not known yet (the agent just started): LockedHint false counts, and Unlock after it again.
+        #expect(looks([.lockedHint(false)], session: "3") == 1)
+        #expect(looks([.unlock, .lockedHint(false)], session: "4") == 1)
+        // Locking is no look; sessions are apart.
+        #expect(looks([.lockedHint(true)], session: "3") == 0)
+        #expect(looks([.unlock], session: "5") == 1)
+        #expect(looks([.lockedHint(false)], session: "3") == 1)
+    }
+
     @Test func fixedAppsAreRegisteredAndConfiguredOnce() {
         var configuration = Self.configuration()
         configuration.apps = ["x", "y"]

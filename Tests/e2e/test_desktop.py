@@ -120,16 +120,28 @@ def scenario(machine):
     assert len(donations(machine, "org.gnome.Nautilus")) == 4
     assert eventually(lambda: service_call(machine, "io.smartstack.Shell", "Explain", stack="desktop.apps")[
         "learnedFromLooks"] > looks_before, 10)
-    machine.run("busctl", "emit", "/org/freedesktop/login1/session/_31", "org.freedesktop.DBus.Properties",
-                "PropertiesChanged", "sa{sv}as", "org.freedesktop.login1.Session", "1", "LockedHint", "b", "false",
-                "0")
-    assert eventually(lambda: len(entries(machine, "desktopLook")) == 2, 10)
-    # LockedHint turning true is no look.
-    machine.run("busctl", "emit", "/org/freedesktop/login1/session/_31", "org.freedesktop.DBus.Properties",
-                "PropertiesChanged", "sa{sv}as", "org.freedesktop.login1.Session", "1", "LockedHint", "b", "true",
-                "0")
+    def locked_hint(value):
+        machine.run("busctl", "emit", "/org/freedesktop/login1/session/_31", "org.freedesktop.DBus.Properties",
+                    "PropertiesChanged", "sa{sv}as", "org.freedesktop.login1.Session", "1", "LockedHint", "b",
+                    value, "0")
+
+    # The screen locker's LockedHint false after that Unlock is the same unlock: no second look.
+    locked_hint("false")
     time.sleep(1.0)
-    assert len(entries(machine, "desktopLook")) == 2
+    assert len(entries(machine, "desktopLook")) == 1
+    # LockedHint turning true is no look; turning false again is the next unlock.
+    locked_hint("true")
+    time.sleep(1.0)
+    assert len(entries(machine, "desktopLook")) == 1
+    locked_hint("false")
+    assert eventually(lambda: len(entries(machine, "desktopLook")) == 2, 10)
+    # Locked, then Unlock (loginctl unlock-session) and the locker's LockedHint false: one look.
+    locked_hint("true")
+    machine.run("busctl", "emit", "/org/freedesktop/login1/session/_31", "org.freedesktop.login1.Session", "Unlock")
+    locked_hint("false")
+    assert eventually(lambda: len(entries(machine, "desktopLook")) == 3, 10)
+    time.sleep(1.0)
+    assert len(entries(machine, "desktopLook")) == 3
 
     counts = {app: len(donations(machine, app)) for app in ("org.gnome.Nautilus", "org.mozilla.firefox")}
 
