@@ -20,7 +20,9 @@ RELEASE_FLAGS := -c release $(RELEASE_UNCHECKED)
 ## fleet test (journal-upload to journal-remote); dbus (dbus-daemon, busctl's peer) for smartstack-desktop's test
 ## under a real systemd and system bus (Tests/e2e/test_desktop.py); util-linux for unshare and nsenter; libpam-systemd
 ## and dbus-user-session for its user-session scenario (a PAM login registered with logind, the user's bus); iproute2
-## for ss, which reads a listening socket's backlog (the socket-activation test).
+## for ss, which reads a listening socket's backlog (the socket-activation test). The Python clients go where pip
+## puts them; Debian 12's own Python (no pip, "externally managed") gets python3-pip and the clients installed with
+## --break-system-packages, as the test clients they are.
 deps:
 	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -29,7 +31,10 @@ deps:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 	@python3 -c 'import varlink, asyncvarlink, pytest' 2>/dev/null && python3 -c 'import importlib.metadata as m; assert m.version("varlink") == "31.0.0"' 2>/dev/null \
-		|| python3 -m pip install -q $(PYTHON_PACKAGES)
+		|| { python3 -m pip --version >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+			$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-pip; }; \
+			python3 -m pip install -q $(PYTHON_PACKAGES) \
+			|| python3 -m pip install -q --break-system-packages $(PYTHON_PACKAGES); }
 
 ## build-deps: only what building needs (SQLite's and libsystemd's headers, pkg-config), found with pkg-config so it
 ## works beyond Debian; installed with apt-get where there is one, else named for the system's package manager.
@@ -45,10 +50,12 @@ build-deps:
 				"dnf install sqlite-devel systemd-devel pkgconf-pkg-config)" >&2; exit 1; \
 		fi; }
 
-build: deps
+## build and release (so make run) need only what building needs: Debian 12's own Python refuses a `pip install`
+## into the system (externally managed), and nothing but the tests uses the Python clients.
+build: build-deps
 	$(SWIFT) build $(SWIFT_FLAGS)
 
-release: deps
+release: build-deps
 	$(SWIFT) build $(RELEASE_FLAGS) $(SWIFT_FLAGS)
 
 ## run: the main job: builds and starts smartstackd in the foreground on its default socket and state
@@ -93,17 +100,17 @@ eval: release
 ## fit-prior: fits the engine's prior on the development logs (every person weighing the same) and writes it to
 ## Sources/SmartStackCore/Ranking/FittedPrior.swift; rebuild to ship it. See docs/engine.md, "The prior".
 PRIOR_LOGS ?= ../shared/data/usage/desktop.tsv ../shared/data/usage/phone.tsv
-fit-prior: deps
+fit-prior: build-deps
 	$(SWIFT) build $(RELEASE_FLAGS) $(SWIFT_FLAGS) --product smartstack-eval
 	.build/release/smartstack-eval --fit-prior Sources/SmartStackCore/Ranking/FittedPrior.swift $(PRIOR_LOGS)
 
 ## cross-fit: every person of the development logs scored under a prior fitted without them (leave one out).
-cross-fit: deps
+cross-fit: build-deps
 	$(SWIFT) build $(RELEASE_FLAGS) $(SWIFT_FLAGS) --product smartstack-eval
 	.build/release/smartstack-eval --cross-fit $(PRIOR_LOGS)
 
 ## e2e: only the end-to-end suite (after a debug build).
-e2e: build
+e2e: deps build
 	python3 -m pytest -q Tests/e2e
 
 ## bench: the engine benchmark, what decoding a call costs and the event loop's own work per call (release build,

@@ -109,6 +109,11 @@ struct Call: AsyncParsableCommand {
     func run() async throws {
         let object = try Arguments.object(parameters, option: "the parameters")
         let method = self.method
+        guard VarlinkCall.isQualifiedMethodName(method) else {
+            throw ValidationError(
+                "'\(method)' is not an interface-qualified method name (interface.Method, such as "
+                    + "io.smartstack.Shell.GetStack)")
+        }
         do {
             if more {
                 let limit = count

@@ -11,7 +11,11 @@ import SmartStackProtocol
 
 /// Options every command takes, and the calls they make.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "The service's address, unix:PATH (default: the user's or the system's socket).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The service's address, unix:PATH (default: $SMARTSTACK_ADDRESS, else the user's socket when it exists, "
+                + "else the system's)."))
     var address: String?
 
     @Flag(name: .long, help: "Print one JSON document (watch: one per line) instead of tables.")
@@ -40,13 +44,21 @@ struct GlobalOptions: ParsableArguments {
         return Array(arguments[index...]) + leading
     }
 
-    /// The socket path to connect to.
+    /// The socket path to connect to: `--address`, else `$SMARTSTACK_ADDRESS`, else ``DefaultSocket``.
     func socketPath() throws -> String {
-        guard let address else {
-            return ServiceDefaults(environment: processEnvironment(), uid: getuid()).socketPath
+        if let address { return try Self.path(of: address, option: "--address") }
+        if let value = getenv("SMARTSTACK_ADDRESS"), value.pointee != 0 {
+            return try Self.path(of: String(cString: value), option: "SMARTSTACK_ADDRESS")
         }
+        return DefaultSocket.path(
+            userSocket: ServiceDefaults(environment: processEnvironment(), uid: getuid()).socketPath,
+            exists: { access($0, F_OK) == 0 })
+    }
+
+    /// The path of a `unix:PATH` address.
+    static func path(of address: String, option: String) throws -> String {
         guard address.hasPrefix("unix:"), address.count > 5 else {
-            throw ValidationError("--address must look like unix:PATH, got '\(address)'")
+            throw ValidationError("\(option) must look like unix:PATH, got '\(address)'")
         }
         return String(address.dropFirst(5))
     }

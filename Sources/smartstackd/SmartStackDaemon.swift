@@ -108,6 +108,8 @@ struct SmartStackDaemon: AsyncParsableCommand {
                 reporter: journal,
                 announce: { target in
                     ServiceAssembly.printAddress(target)
+                    print("state in \(stateDirectory)")
+                    fflush(nil)
                     listening.fire()
                 }, serveAfter: ready)
         } catch let failure as StoreFailure {

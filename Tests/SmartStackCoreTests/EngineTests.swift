@@ -243,6 +243,19 @@ struct EngineTests {
         #expect(engine.order(at: 10 + 12 * 3_600 + 1).count == 2)
     }
 
+    /// Every entry's position is its place in the order, Live Activities' too (two activities were both at 0).
+    @Test func positionsCountLiveActivities() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        for id in ["game", "ride"] {
+            try engine.apply(
+                .startLiveActivity(app: F.app("b"), id: id, attributes: [:], contentState: ["n": "1"], at: F.t(10)))
+        }
+        let entries = try engine.evaluate(stack: F.stack(), at: F.t(20)).entries
+        #expect(entries.count == 4)
+        #expect(entries.prefix(2).allSatisfy { $0.reason == .liveActivity })
+        #expect(entries.map(\.position) == Array(0..<4))
+    }
+
     /// The budget runs on the engine's time: `ReloadTimelines` dated back day after day (each day's window long
     /// past) is counted at the engine's time, so it gathers no more than one budget.
     @Test func backdatedReloadRequestsShareTheCurrentWindow() throws {

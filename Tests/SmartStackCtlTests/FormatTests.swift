@@ -112,3 +112,20 @@ struct FormatTests {
                 == (try Timestamp(rfc3339: "2025-07-01T08:00:00Z").microseconds))
     }
 }
+
+/// Without `--address`: the user's socket when it exists, else the system service's when that exists.
+struct DefaultSocketTests {
+    static let user = "/run/user/1000/smartstack/io.smartstack"
+    static let system = "/run/smartstack/io.smartstack"
+
+    @Test(arguments: [
+        ([user, system], user), ([user], user), ([system], system), ([], user),
+    ])
+    func choice(existing: [String], chosen: String) {
+        #expect(DefaultSocket.path(userSocket: Self.user, exists: existing.contains) == chosen)
+    }
+
+    @Test func rootsSocketIsTheSystemOne() {
+        #expect(DefaultSocket.path(userSocket: Self.system, exists: { _ in false }) == Self.system)
+    }
+}

@@ -76,3 +76,43 @@ def test_permission_denied_carries_the_services_reason(make_daemon, workdir, rea
          "look", "home"], capture_output=True, text=True)
     assert result.returncode == 2, result
     assert "org.varlink.service.PermissionDenied" in result.stderr and "reason=" in result.stderr, result.stderr
+
+
+def test_address_from_the_environment_and_method_names_checked(daemon):
+    """$SMARTSTACK_ADDRESS names the socket when --address does not; a method name the service would close the
+    connection on is refused before connecting (exit 64), not reported as an unreachable service."""
+    served = ctl(None, "--json", "stats", env={"SMARTSTACK_ADDRESS": daemon.address})
+    assert "uptimeSeconds" in served.stdout or "donations" in served.stdout, served.stdout
+    # --address wins over the environment.
+    ctl(daemon, "stats", env={"SMARTSTACK_ADDRESS": "unix:/nonexistent/io.smartstack"})
+    bad = ctl(None, "stats", check=False, env={"SMARTSTACK_ADDRESS": "/run/smartstack/io.smartstack"})
+    assert bad.returncode == 64, bad
+    assert "SMARTSTACK_ADDRESS must look like unix:PATH" in bad.stderr, bad.stderr
+    for method in ("NoSuch", "io.smartstack.Shell.getStack", "io.smartstack.Shell."):
+        refused = ctl(daemon, "call", method, check=False)
+        assert refused.returncode == 64, (method, refused)
+        assert "is not an interface-qualified method name" in refused.stderr, refused.stderr
+        assert "cannot reach" not in refused.stderr
+    unknown = ctl(daemon, "call", "io.smartstack.Shell.NoSuch", check=False)
+    assert unknown.returncode == 2 and "org.varlink.service.MethodNotFound" in unknown.stderr, unknown
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv to call as another uid")
+def test_a_socket_the_user_may_not_open_says_how_to_get_access(workdir, readable_copy):
+    """EACCES on connect is not "is the service running?": it names the group of the system service's socket."""
+    os.chmod(workdir, 0o755)
+    path = pathlib.Path(workdir) / "io.smartstack"
+    import socket
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(str(path))
+        listener.listen(1)
+        os.chmod(path, 0o600)
+        result = subprocess.run(
+            [SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups", str(readable_copy(CTL)), "--address",
+             f"unix:{path}", "stats"], capture_output=True, text=True, timeout=60)
+    finally:
+        listener.close()
+    assert result.returncode == 69, result
+    assert "Permission denied" in result.stderr, result.stderr
+    assert "usermod -aG smartstack" in result.stderr and "Is the service running?" not in result.stderr, result.stderr

@@ -300,7 +300,8 @@ extension Engine {
             for activity in activities where apps.contains(activity.app) {
                 entries.append(
                     DecisionEntry(
-                        instance: "liveActivity:\(activity.app)/\(activity.id)", kind: nil, position: 0, score: 0,
+                        instance: "liveActivity:\(activity.app)/\(activity.id)", kind: nil, position: entries.count,
+                        score: 0,
                         suggested: false, pinned: false, reason: .liveActivity, contributions: SignalShares(),
                         liveActivity: LiveActivityEntry(activity: activity, state: activity.phase(at: time))))
             }

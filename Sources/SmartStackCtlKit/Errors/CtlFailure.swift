@@ -78,6 +78,11 @@ public enum CtlFailure: Error, Sendable, Equatable {
     public func message(style: Style = .plain) -> String {
         let prefix = "smartstackctl: "
         switch self {
+        case .unreachable(let address, let reason) where reason.contains("Permission denied"):
+            return style.bad(prefix + "cannot reach smartstackd at \(address): \(reason)") + "\n"
+                + "This user may not open the socket. The system service's socket is for the group smartstack: "
+                + "add the user (usermod -aG smartstack USER) and log in again, or name another socket with "
+                + "--address unix:PATH."
         case .unreachable(let address, let reason):
             return style.bad(prefix + "cannot reach smartstackd at \(address): \(reason)") + "\n"
                 + "Is the service running? Check with: systemctl status smartstackd.socket smartstackd.service\n"

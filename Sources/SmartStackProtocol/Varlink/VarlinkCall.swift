@@ -132,6 +132,12 @@ public struct VarlinkCall: Sendable {
     }
 }
 
+extension VarlinkCall {
+    /// Whether `method` is an interface-qualified method name (`interface.Method`): the service closes a connection
+    /// that sends another, so a client checks first.
+    public static func isQualifiedMethodName(_ method: String) -> Bool { VarlinkNames.isQualifiedMethodName(method) }
+}
+
 /// The Varlink grammar's names (varlink.org "Interface Definition").
 enum VarlinkNames {
     /// `interface.Method`: a valid interface name, a dot and a valid member name.
