@@ -173,7 +173,7 @@ let package = Package(
         .executableTarget(
             name: "smartstack-desktop",
             dependencies: [
-                "SmartStackDesktopService", "SmartStackDesktop", "SmartStackSystemd", "SmartStackEval",
+                "SmartStackDesktopService", "SmartStackDesktop", "SmartStackSystemd", "SmartStackEval", "SmartStackProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

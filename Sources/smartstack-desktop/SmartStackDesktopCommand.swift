@@ -15,12 +15,14 @@ import SmartStackDesktop
 import SmartStackDesktopService
 import SmartStackEval
 import SmartStackSystemd
+import SmartStackProtocol
 
 @main
 struct SmartStackDesktopCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "smartstack-desktop",
-        abstract: "Donates the applications a desktop launches to smartstackd and keeps a stack of the most-launched.")
+        abstract: "Donates the applications a desktop launches to smartstackd and keeps a stack of the most-launched.",
+        version: ServiceVersion.current)
 
     @Option(name: .long, help: "A configuration file of 'key = value' lines.")
     var config: String?

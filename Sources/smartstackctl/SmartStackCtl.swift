@@ -5,6 +5,7 @@
 
 import ArgumentParser
 import SmartStackCtlKit
+import SmartStackProtocol
 
 @main
 enum SmartStackCtlMain {
@@ -74,13 +75,15 @@ struct SmartStackCtl: AsyncParsableCommand {
         commandName: "smartstackctl",
         abstract: "Control and inspect smartstackd, the Smart Stack widget ranking service.",
         discussion: """
-            Talks to smartstackd over its Varlink socket: by default $XDG_RUNTIME_DIR/smartstack/io.smartstack \
-            for a user, /run/smartstack/io.smartstack for root; --address unix:PATH names another. Output is \
+            Talks to smartstackd over its Varlink socket: --address unix:PATH, else $SMARTSTACK_ADDRESS, else \
+            $XDG_RUNTIME_DIR/smartstack/io.smartstack for a user (the system's /run/smartstack/io.smartstack when \
+            the user has none) and /run/smartstack/io.smartstack for root. Output is \
             tables for people (colour only on a terminal, never with NO_COLOR set) and one JSON document with \
             --json (watch: one per line).
 
             Exit status: \(ExitStatus.allCases.map { "\($0.rawValue) \($0.meaning)" }.joined(separator: "; ")).
             """,
+        version: ServiceVersion.current,
         groupedSubcommands: [
             CommandGroup(
                 name: "Stacks",

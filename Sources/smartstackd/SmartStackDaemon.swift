@@ -26,7 +26,8 @@ import SmartStackSystemd
 struct SmartStackDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "smartstackd",
-        abstract: "Ranks the widgets of every Smart Stack and serves them over Varlink on a Unix socket.")
+        abstract: "Ranks the widgets of every Smart Stack and serves them over Varlink on a Unix socket.",
+        version: ServiceVersion.current)
 
     @Option(name: .long, help: "The Unix socket to listen on (default: the user's or the system's path).")
     var listen: String?

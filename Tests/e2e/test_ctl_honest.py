@@ -1,5 +1,6 @@
 """Issue 12, an honest command line: messages that say what happened, errors with the service's reason, specific
 errors for malformed options, relative paths for the daemon, and one readable status table."""
+import json
 import os
 import pathlib
 import shutil
@@ -116,3 +117,12 @@ def test_a_socket_the_user_may_not_open_says_how_to_get_access(workdir, readable
     assert result.returncode == 69, result
     assert "Permission denied" in result.stderr, result.stderr
     assert "usermod -aG smartstack" in result.stderr and "Is the service running?" not in result.stderr, result.stderr
+
+
+def test_version_is_the_services(daemon):
+    """--version of smartstackd, smartstackctl and smartstack-desktop is the version GetInfo reports."""
+    info = ctl(daemon, "--json", "call", "org.varlink.service.GetInfo").stdout
+    version = json.loads(info)["version"]
+    for binary in (DAEMON, CTL, DAEMON.parent / "smartstack-desktop"):
+        result = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0 and result.stdout.strip() == version, (binary, result)

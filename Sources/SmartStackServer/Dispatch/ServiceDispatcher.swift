@@ -201,11 +201,6 @@ struct CallContext: Sendable {
     }
 }
 
-/// The service's version, reported by `GetInfo`.
-public enum ServiceVersion {
-    public static let current = "0.3.0"
-}
-
 extension EngineHost {
     /// The host's answer to a call, from its event loop: `onLoop`'s isolation cast, on a closure that captures nothing
     /// (what it needs comes as arguments). `onLoop` with a capturing closure allocated its context and a thunk, twice
