@@ -173,7 +173,8 @@ let package = Package(
         .executableTarget(
             name: "smartstack-desktop",
             dependencies: [
-                "SmartStackDesktopService", "SmartStackDesktop", "SmartStackSystemd", "SmartStackEval", "SmartStackProtocol",
+                "SmartStackDesktopService", "SmartStackDesktop", "SmartStackSystemd", "SmartStackEval",
+                "SmartStackProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
