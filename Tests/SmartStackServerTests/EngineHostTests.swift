@@ -294,6 +294,33 @@ struct EngineHostTests {
         await timeService.value
     }
 
+    /// After a failed commit and the rollback, the failed commit is not waited for again: a deletion and a retry of
+    /// a stored donation go through once the store works, without another write first.
+    @Test func afterARollbackTheFailedCommitIsNotWaitedForAgain() async throws {
+        let clock = ManualClock()
+        let log = HeldEventLog()
+        let host = EngineHost(settings: EngineSettings(), clock: clock, log: log, logger: ServerFixture.logger)
+        _ = try await host.recordNow(.registerKind(ServerFixture.kind("mail"), at: clock.now()))
+        let stored = ServerFixture.donation("mail", at: clock.now())
+        _ = try await host.donateNow(stored, idGiven: true)
+        log.commitAll()
+        // A later donation's commit fails, and the store asks for the state to be read again.
+        let failure = StoreFailure(reason: "disk full")
+        _ = try await host.donateNow(ServerFixture.donation("mail", at: clock.now()), idGiven: false)
+        log.failing.withLock { $0 = failure }
+        log.reloadNeeded.withLock { $0 = true }
+        log.commitAll(failure)
+        await #expect(throws: HostError.store(failure)) {
+            try await host.donate(ServerFixture.donation("mail", at: clock.now()), idGiven: false)
+        }
+        // The store works again.
+        log.failing.withLock { $0 = nil }
+        log.reloadNeeded.withLock { $0 = false }
+        let (_, ticket) = try await host.donateNow(stored, idGiven: true)
+        #expect(ticket.outcome.map { (try? $0.get()) != nil } == true, "a retry of a stored donation is stored")
+        #expect(try await host.deleteDonations(app: stored.app, filter: .ids([stored.id])) == 1)
+    }
+
     /// Whether `condition` holds within 3 s.
     static func eventually(_ condition: () async -> Bool) async -> Bool {
         for _ in 0..<300 {
@@ -344,16 +371,21 @@ final class HeldEventLog: MemoryBackedEventLog {
         return .pending(waiter.withLock { $0 })
     }
 
-    func commitAll() {
+    /// Resolves the commit of everything enqueued so far: stored, or failed with `failure`.
+    func commitAll(_ failure: StoreFailure? = nil) {
         let current = waiter.withLock { waiter in
             defer { waiter = CommitWaiter() }
             return waiter
         }
-        current.resolve(nil)
+        current.resolve(failure)
     }
 
+    /// Set with `failing`: the store asks for the stored state to be read again (`status`).
+    let reloadNeeded = Mutex(false)
+
     var status: EventLogStatus {
-        failing.withLock { failure in failure.map { .failed($0, reloadNeeded: false) } ?? .accepting }
+        let reload = reloadNeeded.withLock { $0 }
+        return failing.withLock { failure in failure.map { .failed($0, reloadNeeded: reload) } ?? .accepting }
     }
 }
 

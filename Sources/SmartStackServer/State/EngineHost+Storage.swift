@@ -157,6 +157,9 @@ extension EngineHost {
             return
         }
         rollbacks += 1
+        // Everything the engine holds now is stored: the failed commit is no longer the one to wait for (a
+        // deletion, the retention sweep or a retried donation would otherwise fail on it until another write).
+        lastTicket = .committed
         donations.unconfirmed.removeAll()
         var changed: [Decision] = []
         for (id, old) in before {
