@@ -17,6 +17,8 @@ struct Batch: Sendable {
 /// What a committed transaction changed, for the counters.
 struct CommitResult {
     var insertedEvents = 0
+    /// The bytes of the inserted events' bodies.
+    var insertedBytes = 0
     var insertedDonations = 0
     var deletedEvents = 0
     var snapshot: StoredSnapshot?
@@ -149,16 +151,21 @@ extension SQLiteEventLog {
         // donations, so the tail stops growing.
         if tailCount >= 2 * options.donationKeyBatch { copyKeySlice(atLeast: result.insertedDonations) }
         writer.recordsSinceCheckpoint += result.insertedEvents
+        writer.bytesSinceCheckpoint += result.insertedBytes
         if result.deletedEvents > 0
             || (truncateRequested.load(ordering: .relaxed) && end &- writer.lastTruncateAttempt >= 500_000_000)
         {
             // Deleted donations may still be in old log frames: checkpoint and truncate the log (again, when the
             // last truncation found a reader on old frames).
             writer.recordsSinceCheckpoint = 0
+            writer.bytesSinceCheckpoint = 0
             writer.lastTruncateAttempt = end
             requestCheckpoint(truncate: true)
-        } else if writer.recordsSinceCheckpoint >= options.checkpointRecords, requestCheckpoint(truncate: false) {
+        } else if writer.recordsSinceCheckpoint >= options.checkpointRecords
+            || writer.bytesSinceCheckpoint >= options.checkpointBytes, requestCheckpoint(truncate: false)
+        {
             writer.recordsSinceCheckpoint = 0
+            writer.bytesSinceCheckpoint = 0
         }
         if checkpointResidue.exchange(false, ordering: .acquiring) {
             checkpointResidueNow()

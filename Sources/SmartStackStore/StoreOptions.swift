@@ -23,6 +23,10 @@ public struct StoreOptions: Sendable, Hashable {
     public var snapshotEverySeconds = 600.0
     /// The write-ahead log is checkpointed into the database (off the writer thread) after this many records.
     public var checkpointRecords = 16_384
+    /// ...or after this many bytes of records, whichever comes first: large records (a 1,000-entry timeline is
+    /// 26 KB) would otherwise grow the log to hundreds of megabytes before 16,384 of them came. Donations (about
+    /// 100 bytes) reach the record count first.
+    public var checkpointBytes = 4 << 20
     /// The write-ahead log's file is cut back to this many bytes when the log starts again from its beginning
     /// (`PRAGMA journal_size_limit`). Between checkpoints the log holds what was committed since the last one (about
     /// 15 MB after 16,384 donations committed 10 to a transaction, each transaction writing its pages afresh).

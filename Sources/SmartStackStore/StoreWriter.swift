@@ -22,6 +22,7 @@ final class StoreWriter: @unchecked Sendable {
     private var claim: RawStatement?
     private var buffer = ByteWriter(capacity: 512)
     var recordsSinceCheckpoint = 0
+    var bytesSinceCheckpoint = 0
     /// When a truncating checkpoint was last asked for (monotonic nanoseconds).
     var lastTruncateAttempt: UInt64 = 0
 
@@ -119,6 +120,7 @@ final class StoreWriter: @unchecked Sendable {
             try runInsert(insert)
         }
         result.insertedEvents += 1
+        result.insertedBytes += buffer.bytes.count
     }
 
     private func runInsert(_ insert: RawStatement) throws {

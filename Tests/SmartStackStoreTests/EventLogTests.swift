@@ -257,6 +257,24 @@ struct EventLogTests {
         await reopened.close()
     }
 
+    /// Large records are checkpointed by their bytes, not only by their count: 1,500 records of 20 KB each (30 MB,
+    /// far fewer than `checkpointRecords`) grew the log by all of them.
+    @Test func largeRecordsAreCheckpointedByTheirBytes() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try S.open(directory)
+        let value = String(repeating: "x", count: 20_000)
+        for index in 0..<1_500 {
+            let donation = Donation(
+                id: "big\(index)", app: S.app("mail"), intent: "open", parameters: ["text": value],
+                date: S.t(Double(index)))
+            try await log.enqueue([.donate(donation)]).committed()
+        }
+        let walBytes = try #require(
+            try FileManager.default.attributesOfItem(atPath: directory.database + "-wal")[.size] as? Int)
+        #expect(walBytes < 16 << 20, "write-ahead log \(walBytes) bytes after 30 MB of records")
+        await log.close()
+    }
+
     @Test("a held burst waits for flush, then shares one commit; whenResolved callbacks run once it is stored")
     func heldBurst() async throws {
         let directory = try TemporaryDirectory()
