@@ -73,6 +73,29 @@ struct ConnectionStateMachineTests {
         #expect(machine.wouldWantInput(writable: true))
     }
 
+    @Test("paused, nothing is decoded or read and an ended input does not close; resumed, the calls that waited go on")
+    func pausedDecoding() throws {
+        var machine = Self.serving()
+        machine.receive([Self.echo(1), Self.echo(2), Self.echo(3)])
+        machine.inputEnded()
+        let first = machine.nextCallMethod()
+        #expect(first == "org.example.test.Echo")
+        machine.pauseDecoding()
+        #expect(machine.decodingPaused)
+        let none = machine.nextCallMethod()
+        #expect(none == nil)
+        #expect(!machine.wouldWantInput(writable: true))
+        let notClosed = machine.afterRepliesIsNone()
+        #expect(notClosed, "the calls that wait are answered before the connection closes")
+        machine.resumeDecoding()
+        let answered = machine.answerAll()
+        #expect(answered == 2)
+        let replies = machine.replies()
+        #expect(replies.map(Self.number) == [2, 3])
+        let closes = !machine.afterRepliesIsNone()
+        #expect(closes && machine.isClosed)
+    }
+
     @Test("a reply waiting for its gate holds the ones after it; the gate is watched once; it opens, and all follow")
     func gateHoldsLaterReplies() throws {
         var machine = Self.serving()

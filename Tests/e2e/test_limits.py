@@ -453,3 +453,54 @@ def test_journal_queue_is_the_configured_capacity(workdir):
     # A queue of 16 drops what neither the pipe nor the queue holds.
     dropped = journal_entries_dropped(os.path.join(workdir, "small"), "logLevel = debug\njournalQueue = 16\n")
     assert dropped > 500, dropped
+
+
+def test_a_client_that_pipelines_without_reading_holds_neither_memory_nor_the_loop(make_daemon):
+    """Four connections each send 3,000 GetInterfaceDescription calls (a 20 KB reply each) and read nothing. The
+    daemon answers each connection for a short share of the loop's turn at a time and only while its socket can take
+    the replies: its memory stays near idle (all of one read's replies were held before: about 18 MB a connection)
+    and another client is served promptly throughout."""
+    import threading
+    daemon = make_daemon()
+    pid = daemon.process.pid
+    for _ in range(20):
+        call(daemon.address, "org.varlink.service", "GetInfo")
+    idle = rss_bytes(pid)
+    frame = encode("org.varlink.service.GetInterfaceDescription", {"interface": "io.smartstack.Shell"})
+    attackers = []
+    try:
+        for _ in range(4):
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            connection.connect(daemon.socket_path)
+            connection.settimeout(5)
+            attackers.append(connection)
+
+        def flood(connection):
+            try:
+                connection.sendall(frame * 3_000)
+            except OSError:
+                pass  # the socket stayed full past the timeout: the daemon stopped reading, as it should
+
+        threads = [threading.Thread(target=flood, args=(connection,)) for connection in attackers]
+        for thread in threads:
+            thread.start()
+        probe = subprocess.Popen([sys.executable, "-c", PROBE, daemon.socket_path], stdout=subprocess.PIPE, text=True)
+        time.sleep(3)
+        loaded = rss_bytes(pid)
+        probe.terminate()
+        latencies = [float(line) for line in probe.communicate(timeout=10)[0].split()]
+        for thread in threads:
+            thread.join(timeout=10)
+    finally:
+        for connection in attackers:
+            connection.close()
+    print(f"idle RSS {idle / 2**20:.1f} MiB, with 4 non-reading pipeliners {loaded / 2**20:.1f} MiB; "
+          f"GetInfo max {max(latencies, default=0) * 1000:.1f} ms over {len(latencies)} calls")
+    assert len(latencies) >= 20, latencies
+    assert loaded < idle + (24 << 20), (idle, loaded)
+    assert sorted(latencies)[len(latencies) * 9 // 10] < 0.1, latencies
+    # While the four fill their sockets, a round gives each one pass: one reply of 20 KB encoded by the debug build
+    # (up to 0.1 s here) each. Before the passes, the first read's calls were all answered at once: 11-13 s.
+    assert max(latencies) < 1.5, latencies
+    # Still serving.
+    assert call(daemon.address, "org.varlink.service", "GetInfo")["product"] == "smartstackd"

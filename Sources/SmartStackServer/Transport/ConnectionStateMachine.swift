@@ -109,6 +109,10 @@ struct ConnectionStateMachine {
 
     private(set) var state = State.starting
     private(set) var input = Input.open
+    /// The connection spent its share of the loop's turn (``pauseDecoding()``): the frames that arrived stay
+    /// undecoded, nothing more is read, and a connection whose input ended is not closed, until
+    /// ``resumeDecoding()``.
+    private(set) var decodingPaused = false
     private let maxFrameSize: Int
     private var decoder: VarlinkFrameDecoder
     private var queue: Deque<Pending> = []
@@ -172,9 +176,21 @@ struct ConnectionStateMachine {
         if input == .open { input = .ended }
     }
 
+    /// The connection's share of the turn is spent: the calls that arrived wait (undecoded) for `resumeDecoding`,
+    /// so one client's pipelined calls neither hold the loop nor pile up replies in memory.
+    mutating func pauseDecoding() {
+        guard case .serving = state else { return }
+        decodingPaused = true
+    }
+
+    /// The loop came back to the connection (its output can take more): decoding goes on.
+    mutating func resumeDecoding() {
+        decodingPaused = false
+    }
+
     /// The next call to answer, if the state decodes and a whole frame arrived.
     mutating func nextCall() -> NextCall {
-        guard case .serving = state, input != .broken else { return .none }
+        guard case .serving = state, input != .broken, !decodingPaused else { return .none }
         do {
             let call = try decoder.nextFrame { bytes in
                 Result { () throws(VarlinkFramingError) in try VarlinkCall(bytes: bytes) }
@@ -252,7 +268,7 @@ struct ConnectionStateMachine {
             case .push(let push): state = .streaming(push: push)
             }
             return .startStream(stream)
-        case .serving where input != .open:
+        case .serving where input != .open && (!decodingPaused || input == .broken):
             state = .closed
             return .close
         case .starting, .serving, .runningTask, .streaming, .boundedStreaming, .closed:
@@ -286,7 +302,7 @@ struct ConnectionStateMachine {
             // A bounded stream leaves the calls after it in the socket until it has ended.
             return false
         case .serving, .streamWaiting:
-            return input == .open && queue.count < Self.maxQueuedReplies && writable
+            return input == .open && queue.count < Self.maxQueuedReplies && writable && !decodingPaused
         }
     }
 

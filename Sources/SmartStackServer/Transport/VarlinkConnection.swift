@@ -1,3 +1,4 @@
+import CLinux
 import Logging
 import NIOCore
 public import SmartStackProtocol
@@ -101,17 +102,36 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
     /// Flushes the replies of the loop's connections once per turn (the listener's); without one, each write is
     /// flushed at once.
     private let flusher: TurnFlusher?
+    /// Resumes paused connections in rounds (the listener's, one per loop; a connection made without one makes its
+    /// own when it first pauses).
+    private var rounds: PassRounds?
     /// A read was asked of the channel and no input has come since: the channel's own `readPending` (NIO clears it as
     /// input is delivered, or at the end of input). Asking again would change nothing and cost a pass through the
     /// pipeline: a durable call asked twice, after its read and after its commit.
     private var readRequested = false
+    /// Decoding was paused (its share of the turn spent) and a task on the loop will resume it.
+    private var resumeScheduled = false
+    /// The replies encoded and not yet written (`collect`): a lone encoded reply's own buffer, or several copied into
+    /// `out`; `collected` counts them.
+    private var lone: ByteBuffer?
+    private var out = ByteBuffer()
+    private var collected = 0
+
+    /// A connection's share of one pass over its input: it decodes and answers calls for at most this long (or this
+    /// many calls), then lets the loop serve the others and resumes on a later turn, once its replies could be
+    /// written. Without it one read of pipelined calls (hundreds of `ListStacks`, or any cheap call by the
+    /// thousand) was answered in one pass, holding every other client for seconds and the replies in memory.
+    static let passNanoseconds: UInt64 = 1_000_000
+    static let callsPerPass = 256
 
     init(
         handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: GateNotifier,
-        executor: EventLoopTaskExecutor, registry: ConnectionRegistry? = nil, flusher: TurnFlusher? = nil
+        executor: EventLoopTaskExecutor, registry: ConnectionRegistry? = nil, flusher: TurnFlusher? = nil,
+        rounds: PassRounds? = nil
     ) {
         self.registry = registry
         self.flusher = flusher
+        self.rounds = rounds
         self.handler = handler
         self.logger = logger
         self.notifier = notifier
@@ -176,6 +196,7 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         machine.push?.writable()
+        scheduleResume()
         readIfPossible()
         context.fireChannelWritabilityChanged()
     }
@@ -215,9 +236,22 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
         context.read()
     }
 
-    /// Decodes and answers the calls received, in order, until one has to run as a task.
+    /// Decodes and answers the calls received, in order, until one has to run as a task or the connection's share of
+    /// the pass is spent (`passNanoseconds`, `callsPerPass`): then decoding pauses until `scheduleResume` finds the
+    /// output able to take more.
     private func process() {
+        var calls = 0
+        let began = smartstack_monotonic_nanoseconds()
         while true {
+            if calls > 0 {
+                // Nothing more arrived (a client with one call in flight): no clock to read again.
+                if machine.heldInput == 0 { return }
+                if calls >= Self.callsPerPass || smartstack_monotonic_nanoseconds() &- began >= Self.passNanoseconds {
+                    machine.pauseDecoding()
+                    return
+                }
+            }
+            calls &+= 1
             let call: VarlinkCall
             switch machine.nextCall() {
             case .none:
@@ -239,7 +273,9 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
                 answer = .later { await handler.handle(call, peer: peer) }
             }
             switch machine.answered(answer, oneway: call.oneway) {
-            case .next: continue
+            case .next:
+                // Pipelined calls (more input waiting): their replies are encoded as the pass goes, within its time.
+                if machine.heldInput > 0 { collect() }
             case .runTask(let body): run(call, body)
             }
         }
@@ -267,36 +303,47 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
         readIfPossible()
     }
 
+    /// Resumes a paused connection in the loop's next round (`PassRounds`), once its output can take more (after the
+    /// replies of the pass were written; a socket that cannot take them resumes it when it can,
+    /// `channelWritabilityChanged`).
+    private func scheduleResume() {
+        guard machine.decodingPaused, !resumeScheduled, let context, context.channel.isWritable else { return }
+        resumeScheduled = true
+        let rounds = self.rounds ?? PassRounds(eventLoop: context.eventLoop)
+        self.rounds = rounds
+        rounds.add { self.resume() }
+    }
+
+    private func resume() {
+        resumeScheduled = false
+        guard context != nil, machine.decodingPaused else { return }
+        machine.resumeDecoding()
+        process()
+        holdInput()
+        drain()
+        readIfPossible()
+    }
+
     // MARK: Replies
 
-    /// Writes the replies whose outcome is known, in call order, in one write; waits for the first pending commit.
-    /// Then starts a stream whose turn it is, or closes a connection that is finishing.
-    ///
-    /// `inTurn`: the drain follows a read, among the loop's other reads of this turn. A lone reply written then is
-    /// flushed with the turn's others (`TurnFlusher`): its client, with one call in flight, is asleep until it comes.
-    /// Several replies (a client pipelining, busy with its window) are flushed at once, so the client refills its
-    /// window sooner; deferred, they cost the mixed load 12 % (server CPU per call 4.55 -> 5.15 us). Any other drain
-    /// (a commit known, a task finished) runs among the loop's tasks, after the turn's reads: it flushes at once,
-    /// since a flush deferred from there would wait for the next turn's reads.
-    private func drain(inTurn: Bool = false) {
+    /// Encodes the replies whose outcome is known, in call order, into the pass's output (`lone`, `out`); stops at the
+    /// first that waits for a gate. A lone encoded reply is kept as its own buffer (shared with every call that gets
+    /// the same decision: no copy); several are copied into one buffer. Called between the calls of a pipelined pass
+    /// too, so the pass's time counts what its replies cost to encode.
+    private func collect() {
         guard let context else { return }
-        // The replies ready, in call order, written at once. A lone encoded reply is written from its own buffer
-        // (shared with every call that gets the same decision: no copy); several are copied into one buffer.
-        var lone: ByteBuffer?
-        var out = ByteBuffer()
-        var count = 0
         replies: while true {
             let outcome: CallOutcome
             switch machine.nextReply() {
             case .none:
-                break replies
+                return
             case .blocked(let gate, let watch):
                 if watch { self.watch(gate) }
-                break replies
+                return
             case .reply(let next):
                 outcome = next
             }
-            count &+= 1
+            collected &+= 1
             if case .encoded(let reply) = outcome, lone == nil, out.writerIndex == 0 {
                 lone = reply.buffer
                 continue
@@ -314,17 +361,35 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
             case .failure(let error): reply = VarlinkReply(error: error)
             case .encoded(let encoded):
                 out.writeImmutableBuffer(encoded.buffer)
-                continue
-            case .stream, .boundedStream, .push: continue  // streams never queue
+                continue replies
+            case .stream, .boundedStream, .push: continue replies  // streams never queue
             }
             scratch.removeAll(keepingCapacity: true)
             reply.encode(into: &scratch)
             out.writeBytes(scratch)
         }
+    }
+
+    /// Writes the replies whose outcome is known, in call order, in one write; waits for the first pending commit.
+    /// Then starts a stream whose turn it is, or closes a connection that is finishing.
+    ///
+    /// `inTurn`: the drain follows a read, among the loop's other reads of this turn. A lone reply written then is
+    /// flushed with the turn's others (`TurnFlusher`): its client, with one call in flight, is asleep until it comes.
+    /// Several replies (a client pipelining, busy with its window) are flushed at once, so the client refills its
+    /// window sooner; deferred, they cost the mixed load 12 % (server CPU per call 4.55 -> 5.15 us). Any other drain
+    /// (a commit known, a task finished) runs among the loop's tasks, after the turn's reads: it flushes at once,
+    /// since a flush deferred from there would wait for the next turn's reads.
+    private func drain(inTurn: Bool = false) {
+        guard let context else { return }
+        collect()
         if let written = lone ?? (out.readableBytes > 0 ? out : nil) {
             context.write(wrapOutboundOut(written), promise: nil)
-            flush(context, withTurn: inTurn && count == 1)
+            flush(context, withTurn: inTurn && collected == 1)
         }
+        lone = nil
+        out = ByteBuffer()
+        collected = 0
+        scheduleResume()
         switch machine.afterReplies() {
         case .none: break
         case .startStream(let stream):

@@ -41,6 +41,8 @@ public struct VarlinkListener: Service {
     let notifier: GateNotifier
     /// Flushes the loop's connections' lone replies once per turn of the loop.
     let flusher: TurnFlusher
+    /// Resumes the loop's connections that paused with calls left, one pass each per round.
+    let rounds: PassRounds
     /// Runs the connections' tasks (calls that may suspend, streams) on the loop.
     let executor: EventLoopTaskExecutor
 
@@ -55,6 +57,7 @@ public struct VarlinkListener: Service {
         self.eventLoop = eventLoop
         self.notifier = GateNotifier(eventLoop: eventLoop)
         self.flusher = TurnFlusher(eventLoop: eventLoop)
+        self.rounds = PassRounds(eventLoop: eventLoop)
         self.executor = EventLoopTaskExecutor(eventLoop)
         self.target = target
         self.handler = handler
@@ -175,6 +178,7 @@ public struct VarlinkListener: Service {
         let notifier = self.notifier
         let executor = self.executor
         let flusher = self.flusher
+        let rounds = self.rounds
         return { channel in
             channel.eventLoop.makeCompletedFuture {
                 let peer = PeerCredentials.now(of: channel)
@@ -186,7 +190,7 @@ public struct VarlinkListener: Service {
                 try channel.pipeline.syncOperations.addHandler(
                     VarlinkConnection(
                         handler: handler, maxFrameSize: maxFrameSize, logger: logger, notifier: notifier,
-                        executor: executor, registry: connections, flusher: flusher))
+                        executor: executor, registry: connections, flusher: flusher, rounds: rounds))
                 return AcceptedConnection(channel: channel, refused: nil)
             }
         }
