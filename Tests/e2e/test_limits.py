@@ -46,7 +46,9 @@ for s in connections:
         answered += 1
     except OSError:
         closed += 1
-print(json.dumps({"answered": answered, "closed": closed}))
+print(json.dumps({"answered": answered, "closed": closed}), flush=True)
+if len(sys.argv) > 3 and sys.argv[3] == "hold":
+    sys.stdin.read()  # the connections stay open until the test closes our input
 '''
 
 CALLER = r'''
@@ -243,6 +245,32 @@ def test_connections_per_uid(make_daemon, workdir, scripts):
     # Another uid and root are served meanwhile.
     assert as_user(1000, os.path.join(scripts, "holder.py"), daemon.socket_path, "3") == {"answered": 3, "closed": 0}
     assert call(daemon.address, "org.varlink.service", "GetInfo")["product"] == "smartstackd"
+
+
+@needs_other_users
+def test_connections_are_kept_for_root_when_other_uids_fill_the_rest(make_daemon, workdir, scripts):
+    """maxConnections 32 keeps 2 (a sixteenth) for root and the service's uid: two uids holding 16 each get 30 in
+    all, and root is still served."""
+    os.chmod(workdir, 0o755)
+    daemon = make_daemon(extra_args=("--system",), config="maxConnections = 32\nmaxConnectionsPerUID = 16\n")
+    holders = []
+    try:
+        for uid in (65534, 1000):
+            holder = subprocess.Popen(
+                [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", SYSTEM_PYTHON,
+                 os.path.join(scripts, "holder.py"), daemon.socket_path, "16", "hold"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            holders.append(holder)
+            line = holder.stdout.readline()
+            assert line, "the holder ended early"
+            holders[-1].result = json.loads(line)
+        assert [holder.result for holder in holders] == [
+            {"answered": 16, "closed": 0}, {"answered": 14, "closed": 2}]
+        assert call(daemon.address, "org.varlink.service", "GetInfo")["product"] == "smartstackd"
+    finally:
+        for holder in holders:
+            holder.stdin.close()
+            holder.wait(timeout=30)
 
 
 @needs_other_users

@@ -101,7 +101,9 @@ extension ServerConfiguration {
             "maxFrameSize", 1_024...(64 << 20), \.maxFrameSize,
             "largest message in bytes; a larger one closes its connection"),
         .integer(
-            "maxConnections", 1...65_536, \.maxConnections, "connections served at once; more are closed on accept"),
+            "maxConnections", 1...65_536, \.maxConnections,
+            "connections served at once (a sixteenth kept for root and the service's own uid); more are closed on accept"
+        ),
         .integer(
             "maxInputBytes", 65_536...(4 << 30), \.maxInputBytes,
             "bytes all connections together may hold in unfinished frames; past it the connection holding the most is closed"

@@ -78,14 +78,18 @@ public final class ConnectionRegistry: Sendable {
         }
     }
 
+    /// The connections kept for the exempt uids (root, the service's own): a sixteenth of `limit` (64 of 1,024), so
+    /// that callers who fill the rest (four uids at `maxConnectionsPerUID` each) cannot lock the administrator out.
+    public var reservedForExempt: Int { exempt.isEmpty ? 0 : max(1, limit / 16) }
+
     /// Admits a new connection of `uid` unless a limit is reached or the service is stopping; returns why not.
     func admit(_ channel: any Channel, uid: UInt32) -> Refusal? {
         state.withLock { state in
-            guard !state.stopping, state.open.count < limit else {
+            let counted = !exempt.contains(uid)
+            guard !state.stopping, state.open.count < (counted ? limit - reservedForExempt : limit) else {
                 state.rejected += 1
                 return .limit(limit)
             }
-            let counted = !exempt.contains(uid)
             if counted {
                 guard state.perUID[uid, default: 0] < perUIDLimit else {
                     state.rejected += 1

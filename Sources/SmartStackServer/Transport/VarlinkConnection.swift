@@ -241,12 +241,19 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
     /// output able to take more.
     private func process() {
         var calls = 0
+        // Whether the last call built its reply here (so it may have been costly): the clock is read after such a
+        // call, and after every 8th; cheap pipelined calls (a shared encoded decision, a write waiting for its
+        // commit) read it seldom.
+        var built = false
         let began = smartstack_monotonic_nanoseconds()
         while true {
             if calls > 0 {
                 // Nothing more arrived (a client with one call in flight): no clock to read again.
                 if machine.heldInput == 0 { return }
-                if calls >= Self.callsPerPass || smartstack_monotonic_nanoseconds() &- began >= Self.passNanoseconds {
+                if calls >= Self.callsPerPass
+                    || ((built || calls & 7 == 0)
+                        && smartstack_monotonic_nanoseconds() &- began >= Self.passNanoseconds)
+                {
                     machine.pauseDecoding()
                     return
                 }
@@ -272,10 +279,11 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
                 let peer = self.peer
                 answer = .later { await handler.handle(call, peer: peer) }
             }
+            built = answer.buildsReply
             switch machine.answered(answer, oneway: call.oneway) {
             case .next:
-                // Pipelined calls (more input waiting): their replies are encoded as the pass goes, within its time.
-                if machine.heldInput > 0 { collect() }
+                // A reply built here, with more calls waiting: encoded as the pass goes, so the pass's time counts it.
+                if built, machine.heldInput > 0 { collect() }
             case .runTask(let body): run(call, body)
             }
         }
@@ -513,6 +521,18 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
             try await promise.futureResult.get()
         } onCancel: {
             channel.close(promise: nil)
+        }
+    }
+}
+
+extension ImmediateOutcome {
+    /// Whether the call's reply was built as its answer (a reply object or an error, encoded when written), rather
+    /// than a frame encoded once and shared, or a reply that waits for a commit.
+    fileprivate var buildsReply: Bool {
+        guard case .done(let outcome) = self else { return false }
+        switch outcome {
+        case .reply, .failure: return true
+        case .encoded, .stream, .push, .boundedStream: return false
         }
     }
 }
