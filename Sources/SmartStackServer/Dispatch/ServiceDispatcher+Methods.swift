@@ -28,6 +28,7 @@ extension ServiceDispatcher {
         case .getInfo:
             return .done(.reply(info))
         case .getInterfaceDescription(let request):
+            if let encoded = descriptions[request.interface] { return .done(.encoded(encoded)) }
             return .done(.reply(try request.reply()))
 
         // io.smartstack.Provider

@@ -15,6 +15,9 @@ public struct ServiceDispatcher: CallHandler {
     let maxListLimit: Int
     let logger: Logger
     let info: JSONObject
+    /// Each interface's `GetInterfaceDescription` reply, encoded once (20 KB for io.smartstack.Shell: encoding it per
+    /// call made a pipelined stream of them the cheapest way to keep the loop busy).
+    let descriptions: [String: EncodedReply]
     /// Who may make which call.
     let access: AccessControl
     /// Where refused calls are reported (the journal).
@@ -42,6 +45,13 @@ public struct ServiceDispatcher: CallHandler {
                 vendor: "smartstackd", product: "smartstackd", version: ServiceVersion.current,
                 url: "https://github.com/smartstackd/smartstackd", interfaces: VarlinkInterfaces.all.map(\.name)
             ).wireObject
+        var descriptions: [String: EncodedReply] = [:]
+        for interface in VarlinkInterfaces.all {
+            var frame: [UInt8] = []
+            VarlinkReply(parameters: ["description": .string(interface.text)]).encode(into: &frame)
+            descriptions[interface.name] = EncodedReply(frame: frame)
+        }
+        self.descriptions = descriptions
     }
 
     /// Answers a call from anywhere (tests, fuzzers): the same path as `handleImmediately`, entered on the engine's

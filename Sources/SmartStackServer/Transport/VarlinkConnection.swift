@@ -123,6 +123,9 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
     /// thousand) was answered in one pass, holding every other client for seconds and the replies in memory.
     static let passNanoseconds: UInt64 = 1_000_000
     static let callsPerPass = 256
+    /// ...or this many bytes of replies encoded once and shared (a decision, an interface's description), which cost
+    /// little time but are copied into the pass's write.
+    static let passBytes = 512 << 10
 
     init(
         handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: GateNotifier,
@@ -245,12 +248,13 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
         // call, and after every 8th; cheap pipelined calls (a shared encoded decision, a write waiting for its
         // commit) read it seldom.
         var built = false
+        var sharedBytes = 0
         let began = smartstack_monotonic_nanoseconds()
         while true {
             if calls > 0 {
                 // Nothing more arrived (a client with one call in flight): no clock to read again.
                 if machine.heldInput == 0 { return }
-                if calls >= Self.callsPerPass
+                if calls >= Self.callsPerPass || sharedBytes >= Self.passBytes
                     || ((built || calls & 7 == 0)
                         && smartstack_monotonic_nanoseconds() &- began >= Self.passNanoseconds)
                 {
@@ -280,6 +284,7 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
                 answer = .later { await handler.handle(call, peer: peer) }
             }
             built = answer.buildsReply
+            if case .done(.encoded(let shared)) = answer { sharedBytes &+= shared.buffer.readableBytes }
             switch machine.answered(answer, oneway: call.oneway) {
             case .next:
                 // A reply built here, with more calls waiting: encoded as the pass goes, so the pass's time counts it.
