@@ -321,6 +321,23 @@ struct EngineHostTests {
         #expect(try await host.deleteDonations(app: stored.app, filter: .ids([stored.id])) == 1)
     }
 
+    /// Waiting reads of the history take turns by caller uid: one uid's many reads delay another's by one.
+    @Test func historyReadsTakeTurnsByUID() {
+        var reads = HistoryReads<String>()
+        for index in 1...4 { reads.wait("a\(index)", uid: 65_534) }
+        reads.wait("b1", uid: 1_000)
+        reads.wait("c1", uid: 0)
+        reads.wait("b2", uid: 1_000)
+        #expect(reads.waitingCount == 7)
+        var order: [String] = []
+        while let next = reads.next() { order.append(next) }
+        #expect(order == ["a1", "b1", "c1", "a2", "b2", "a3", "a4"])
+        reads.wait("a5", uid: 65_534)
+        reads.wait("b3", uid: 1_000)
+        #expect(reads.removeAll() == ["a5", "b3"])
+        #expect(reads.next() == nil && reads.waitingCount == 0)
+    }
+
     /// Whether `condition` holds within 3 s.
     static func eventually(_ condition: () async -> Bool) async -> Bool {
         for _ in 0..<300 {

@@ -130,7 +130,7 @@ struct ServiceClockTests {
         }
         #expect(pages == Array(repeating: 270, count: 6))
         let (most, running, waiting) = await host.perform {
-            ($0.historyReads.mostRunning, $0.historyReads.running, $0.historyReads.waiting.count)
+            ($0.historyReads.mostRunning, $0.historyReads.running, $0.historyReads.waitingCount)
         }
         #expect(most == 2 && running == 0 && waiting == 0)
         // Once the host stops, a read of the history is ServiceStopping.

@@ -60,7 +60,8 @@ extension ServiceDispatcher {
             return .later { [self] in
                 await outcome(context) { () async throws(VarlinkError) in
                     let donations = try await self.host(context) { host throws(HostError) in
-                        try await host.listDonations(app: request.app, after: request.after, limit: limit)
+                        try await host.listDonations(
+                            app: request.app, after: request.after, limit: limit, reader: context.peer.uid)
                     }
                     return .reply(ListDonationsRequest.reply(donations: donations))
                 }
@@ -126,7 +127,7 @@ extension ServiceDispatcher {
                     return .later { [self] in
                         await outcome(context) { () async throws(VarlinkError) in
                             let decision = try await self.host(context) { host throws(HostError) in
-                                try await host.stack(request.stack, at: at)
+                                try await host.stack(request.stack, at: at, reader: context.peer.uid)
                             }
                             return .reply(GetStackRequest.reply(decision))
                         }
@@ -162,7 +163,8 @@ extension ServiceDispatcher {
                 return .later { [self] in
                     await outcome(context) { () async throws(VarlinkError) in
                         let explanation = try await self.host(context) { host throws(HostError) in
-                            try await host.explain(stack: request.stack, instance: request.instance, at: at)
+                            try await host.explain(
+                                stack: request.stack, instance: request.instance, at: at, reader: context.peer.uid)
                         }
                         return .reply(ExplainRequest.reply(explanation))
                     }

@@ -72,20 +72,20 @@ extension EngineHost {
 
     /// The decision a stack would have at `time`, without publishing anything: from the current state when no
     /// recorded event is later than `time`, else from the history up to `time` (see `engine(asOf:)`).
-    public func stack(_ id: StackID, at time: Timestamp) async throws(HostError) -> Decision {
-        let engine = try await engine(asOf: time)
+    public func stack(_ id: StackID, at time: Timestamp, reader: UInt32 = 0) async throws(HostError) -> Decision {
+        let engine = try await engine(asOf: time, reader: reader)
         do { return try engine.evaluate(stack: id, at: time) } catch { throw .core(error) }
     }
 
     /// Why a stack (or one widget of it) is where it is, at a time. Without one, for the time of the stack's
     /// current decision (what `GetStack` without `at` answers), after publishing what time changed.
-    public func explain(stack id: StackID, instance: InstanceID?, at time: Timestamp?) async throws(HostError)
-        -> StackExplanation
+    public func explain(stack id: StackID, instance: InstanceID?, at time: Timestamp?, reader: UInt32 = 0)
+        async throws(HostError) -> StackExplanation
     {
         var engine = self.engine
         var at = time ?? serviceTime()
         if let time {
-            engine = try await self.engine(asOf: time)
+            engine = try await self.engine(asOf: time, reader: reader)
         } else {
             let ticket = tick()
             do { try await ticket.committed() } catch { recoverIfNeeded() }
@@ -98,14 +98,14 @@ extension EngineHost {
     /// The engine to answer a question about `time`: the live one when no recorded event is later than `time`
     /// (its stability state is read as of `time`), else one rebuilt off the event loop from the stored events
     /// dated at or before `time`, in the order they were applied (publish marks included): the state as it was
-    /// then, with nothing of what came after.
-    func engine(asOf time: Timestamp) async throws(HostError) -> Engine {
+    /// then, with nothing of what came after. `reader`: the caller's uid (history reads take turns by uid).
+    func engine(asOf time: Timestamp, reader: UInt32 = 0) async throws(HostError) -> Engine {
         guard time < latestEventTime else { return engine }
         // Everything logged so far, read back once stored.
         let through = log.lastSequence
         // At most `maxHistoryReads` reads of the history at once (a rebuild holds an engine and reads the whole
         // log); the others wait their turn.
-        try await enterHistoryRead()
+        try await enterHistoryRead(uid: reader)
         defer { leaveHistoryRead() }
         await settled()
         let settings = engine.settings
@@ -126,24 +126,25 @@ extension EngineHost {
         }
     }
 
-    /// Takes a place among the `maxHistoryReads` reads of the history running, waiting in call order when all are
-    /// taken; `ServiceStopping` once the host stops (a read waiting then is answered so at once).
-    private func enterHistoryRead() async throws(HostError) {
+    /// Takes a place among the `maxHistoryReads` reads of the history running, waiting when all are taken (each uid's
+    /// reads in call order, the uids in turns: `HistoryReads`); `ServiceStopping` once the host stops (a read waiting
+    /// then is answered so at once).
+    private func enterHistoryRead(uid: UInt32) async throws(HostError) {
         try refuseWhenStopping()
         if historyReads.running < limits.maxHistoryReads {
             historyReads.running += 1
             return
         }
-        let placed = await withCheckedContinuation { historyReads.waiting.append($0) }
+        let placed = await withCheckedContinuation { historyReads.wait($0, uid: uid) }
         guard placed else { throw .stopping }
     }
 
-    /// Hands the place to the read waiting longest, or frees it.
+    /// Hands the place to the read whose turn it is, or frees it.
     private func leaveHistoryRead() {
-        if historyReads.waiting.isEmpty {
-            historyReads.running -= 1
+        if let next = historyReads.next() {
+            next.resume(returning: true)
         } else {
-            historyReads.waiting.removeFirst().resume(returning: true)
+            historyReads.running -= 1
         }
     }
 
@@ -181,11 +182,13 @@ extension EngineHost {
 
     /// An app's donations in the order recorded, after the one with id `after`, at most `limit`: read from the
     /// store once everything logged before the call is stored (so a donation acknowledged before is listed).
-    public func listDonations(app: AppID, after: String?, limit: Int) async throws(HostError) -> [Donation] {
+    public func listDonations(app: AppID, after: String?, limit: Int, reader: UInt32 = 0) async throws(HostError)
+        -> [Donation]
+    {
         // Reads go on while storage fails: from what is stored (rolled back to first).
         await settled()
         // Read off the loop: the page is a scan of the log from `after` on; one of `maxHistoryReads`.
-        try await enterHistoryRead()
+        try await enterHistoryRead(uid: reader)
         defer { leaveHistoryRead() }
         let log = self.log
         let read = await Self.offLoop(lowPriority: false) { () -> Result<[Donation]?, StoreFailure> in

@@ -101,7 +101,6 @@ extension EngineHost {
         wakeUp.finish()
         subscriptions.finishAll()
         // Reads of the history waiting their turn are answered ServiceStopping; those running finish.
-        for waiting in historyReads.waiting { waiting.resume(returning: false) }
-        historyReads.waiting = []
+        for waiting in historyReads.removeAll() { waiting.resume(returning: false) }
     }
 }

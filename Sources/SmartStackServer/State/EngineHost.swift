@@ -81,7 +81,7 @@ public actor EngineHost {
     /// The stacks being backfilled (their latest events dated before the service's time) and what was journaled.
     var backfill = BackfillJournal()
     /// The reads of the stored history running (`ListDonations` pages, `engine(asOf:)`), and those waiting their turn.
-    var historyReads = HistoryReads()
+    var historyReads = HistoryReads<CheckedContinuation<Bool, Never>>()
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
