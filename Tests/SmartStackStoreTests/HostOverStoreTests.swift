@@ -58,6 +58,29 @@ struct HostOverStoreTests {
         await stop(host)
     }
 
+    /// A start that had no usable snapshot (the service was killed before its first one, or the stored one is of
+    /// another layout) takes one: the next start replays nothing.
+    @Test func aStartThatReplayedTheWholeLogTakesASnapshot() async throws {
+        let directory = try TemporaryDirectory()
+        var host = try await openHost(directory)
+        for index in 0..<20 {
+            _ = try await host.donate(donation("mail", "d\(index)", at: Double(index)), idGiven: true)
+        }
+        // Closed without stop (as after kill -9): no final snapshot.
+        await host.closeLog()
+        host = EngineHost(
+            settings: EngineSettings(), clock: Clock(time: S.t(100)), log: try S.open(directory), logger: Self.logger)
+        let first = try await host.restore()
+        #expect(!first.fromSnapshot && first.replayed >= 20)
+        await host.closeLog()
+        host = EngineHost(
+            settings: EngineSettings(), clock: Clock(time: S.t(100)), log: try S.open(directory), logger: Self.logger)
+        let second = try await host.restore()
+        #expect(second.fromSnapshot && second.replayed == 0, "\(second)")
+        #expect(await host.snapshotStatistics().donations == 20)
+        await stop(host)
+    }
+
     @Test("a donation not yet committed is known: its retry waits for the same commit, a different one is a conflict")
     func retryBeforeCommit() async throws {
         let directory = try TemporaryDirectory()

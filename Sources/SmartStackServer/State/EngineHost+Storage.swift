@@ -45,6 +45,12 @@ extension EngineHost {
             engineChanged()
             lastTicket = log.enqueue([mark])
         }
+        // A stored snapshot that could not be used (an older layout, other settings, damage), or none under a log
+        // of records: a new one now, so the next start does not replay the whole log again (a snapshot is otherwise
+        // taken only after new records come).
+        if summary.snapshotProblem != nil || (!summary.fromSnapshot && summary.replayed > 0) {
+            log.snapshot(engine)
+        }
         fillDonationKeys()
         FreedMemory.release()
         summary.seconds = Self.monotonicSeconds() - started
