@@ -21,8 +21,10 @@ public protocol EventLog: Sendable {
     /// Starts committing what `enqueueHeld` queued (wakes the writer if it is idle).
     func flush()
     /// Stores that `app` belongs to `uid` (the access policy's first-uid claim), in the next commit: before the
-    /// claiming call's own events are acknowledged. A stored claim is never replaced.
-    func recordOwner(app: AppID, uid: UInt32)
+    /// claiming call's own events are acknowledged. A stored claim is never replaced. Returns false when the log
+    /// refuses records (storage failing): the claim is not stored, and the caller should not keep it.
+    @discardableResult
+    func recordOwner(app: AppID, uid: UInt32) -> Bool
     /// Removes donations from the stored history (rows deleted, not flagged) and stores `engine`, the state right
     /// after their removal, as the snapshot, in the same transaction; returns a ticket for that transaction.
     func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket
@@ -61,7 +63,8 @@ public protocol EventLog: Sendable {
 extension EventLog {
     public func enqueueHeld(_ event: EngineEvent) -> CommitTicket { enqueue([event]) }
     public func flush() {}
-    public func recordOwner(app: AppID, uid: UInt32) {}
+    @discardableResult
+    public func recordOwner(app: AppID, uid: UInt32) -> Bool { true }
 }
 
 /// Whether an event log takes records.

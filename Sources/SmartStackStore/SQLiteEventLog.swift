@@ -241,8 +241,11 @@ public final class SQLiteEventLog: EventLog {
         lock.release()
     }
 
-    public func recordOwner(app: AppID, uid: UInt32) {
-        _ = queue(0, wake: true) { state in state.pending.append(.owner(app, uid)) }
+    @discardableResult
+    public func recordOwner(app: AppID, uid: UInt32) -> Bool {
+        let ticket = queue(0, wake: true) { state in state.pending.append(.owner(app, uid)) }
+        if case .failure? = ticket.outcome { return false }
+        return true
     }
 
     public func flush() {

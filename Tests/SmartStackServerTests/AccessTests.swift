@@ -1,6 +1,7 @@
 import SmartStackCore
 import SmartStackProtocol
 import SmartStackServer
+import Synchronization
 import Testing
 
 @Suite("Access policy")
@@ -179,6 +180,28 @@ struct AccessControlTests {
         for index in 0..<3 {
             #expect(user.authorize(app: Self.app("org.example.u\(index)"), peer: Self.peer(1000)) == .allowed)
         }
+    }
+
+    /// A claim the store refuses (storage failing) is not kept: it would be lost at a restart, under donations stored
+    /// later, and another uid could then claim the app. After a rollback the claims are the stored ones.
+    @Test func claimsTheStoreRefusesAreNotKept() throws {
+        let policy = try ServerConfiguration.parse("providers = *\n").access.resolved(with: AccessPolicyTests.accounts)
+        let access = AccessControl(
+            mode: .system(policy), serviceUID: 61_234, accounts: AccessPolicyTests.accounts, maxAppsPerUID: 1)
+        let storing = Mutex(false)
+        access.recordClaims { _, _ in storing.withLock { $0 } }
+        #expect(access.authorize(app: Self.app("org.example.a"), peer: Self.peer(2000)) == .allowed)
+        #expect(access.owner(of: Self.app("org.example.a")) == nil, "not stored, not kept")
+        // Not counted either: the uid's one app is still free.
+        storing.withLock { $0 = true }
+        #expect(access.authorize(app: Self.app("org.example.b"), peer: Self.peer(2000)) == .allowed)
+        #expect(access.owner(of: Self.app("org.example.b")) == 2000)
+        #expect(access.authorize(app: Self.app("org.example.a"), peer: Self.peer(2001)) == .allowed)
+        #expect(access.owner(of: Self.app("org.example.a")) == 2001)
+        // A rollback: the store holds only b's claim.
+        access.resetClaims(to: [Self.app("org.example.b"): 2000])
+        #expect(access.owner(of: Self.app("org.example.a")) == nil)
+        #expect(access.authorize(app: Self.app("org.example.c"), peer: Self.peer(2000)) == .appLimit(maximum: 1))
     }
 
     @Test("claims hold over many callers: each app has exactly one owner, the first")

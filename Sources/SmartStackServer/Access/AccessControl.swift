@@ -42,7 +42,7 @@ public final class AccessControl: Sendable {
     /// The most apps one uid may claim (`maxAppsPerUID`; root and the service's own uid aside), so no caller can
     /// grow the claims (kept in memory and stored with the state) without bound by inventing app ids.
     public let maxAppsPerUID: Int
-    private let claimRecorder = Mutex<(@Sendable (AppID, UInt32) -> Void)?>(nil)
+    private let claimRecorder = Mutex<(@Sendable (AppID, UInt32) -> Bool)?>(nil)
     private let groupCache = Mutex<[UInt32: (groups: [UInt32], at: ContinuousClock.Instant)]>([:])
 
     public init(mode: Mode, serviceUID: UInt32, accounts: AccountDatabase = .system, maxAppsPerUID: Int = 4_096) {
@@ -121,7 +121,17 @@ public final class AccessControl: Sendable {
             claims.perUID[uid] = owned + 1
             return (uid, true)
         }
-        if claimed, let record = claimRecorder.withLock({ $0 }) { record(app, uid) }
+        if claimed, let record = claimRecorder.withLock({ $0 }), !record(app, uid) {
+            // Not stored (storage failing): not kept either, so the next call claims it again. A claim kept only in
+            // memory would be lost at a restart, under donations stored later, which another uid could then claim.
+            claims.withLock { claims in
+                if claims.owners[app] == uid {
+                    claims.owners[app] = nil
+                    let left = claims.perUID[uid, default: 1] - 1
+                    claims.perUID[uid] = left > 0 ? left : nil
+                }
+            }
+        }
         return owner
     }
 
@@ -136,8 +146,22 @@ public final class AccessControl: Sendable {
         }
     }
 
-    /// Has every new claim passed to `record` (which stores it with the state) as it is made.
-    public func recordClaims(_ record: @escaping @Sendable (AppID, UInt32) -> Void) {
+    /// After a rollback to the stored state: the claims are the stored ones (those queued with the commit that failed
+    /// are gone with it).
+    public func resetClaims(to owners: [AppID: UInt32]) {
+        claims.withLock { claims in
+            claims.owners = [:]
+            claims.perUID = [:]
+            for (app, uid) in owners {
+                claims.owners[app] = uid
+                claims.perUID[uid, default: 0] += 1
+            }
+        }
+    }
+
+    /// Has every new claim passed to `record` (which stores it with the state) as it is made; `record` returns
+    /// whether it will be stored (false: the claim is dropped).
+    public func recordClaims(_ record: @escaping @Sendable (AppID, UInt32) -> Bool) {
         claimRecorder.withLock { $0 = record }
     }
 

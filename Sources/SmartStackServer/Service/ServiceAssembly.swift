@@ -37,6 +37,8 @@ public struct ServiceAssembly: Sendable {
         // Apps claimed by their first uid keep their owner across restarts.
         access.restoreClaims(restored.owners)
         access.recordClaims { app, uid in log.recordOwner(app: app, uid: uid) }
+        // A rollback after a failed commit re-reads the stored claims too.
+        await host.perform { host in host.ownersRestored = { owners in access.resetClaims(to: owners) } }
         // Root and the service's own uid are trusted (they may do everything): not counted per uid.
         let connections = ConnectionRegistry(
             limit: configuration.maxConnections, perUIDLimit: configuration.maxConnectionsPerUID,

@@ -156,8 +156,10 @@ extension EngineHost {
         guard case .failed(let failure, reloadNeeded: true) = log.status else { return }
         let before = engine.stackIDs.map { ($0, engine.published($0)) }
         let summary: RestoreSummary
+        let stored: StoredStart
         do {
-            summary = try adopt(try log.loadStart())
+            stored = try log.loadStart()
+            summary = try adopt(stored)
         } catch {
             logger.error("cannot re-read the stored state", metadata: ["error": "\(error)"])
             return
@@ -166,6 +168,7 @@ extension EngineHost {
         // Everything the engine holds now is stored: the failed commit is no longer the one to wait for (a
         // deletion, the retention sweep or a retried donation would otherwise fail on it until another write).
         lastTicket = .committed
+        ownersRestored?(stored.owners)
         donations.unconfirmed.removeAll()
         var changed: [Decision] = []
         for (id, old) in before {

@@ -82,6 +82,8 @@ public actor EngineHost {
     var backfill = BackfillJournal()
     /// The reads of the stored history running (`ListDonations` pages, `engine(asOf:)`), and those waiting their turn.
     var historyReads = HistoryReads<CheckedContinuation<Bool, Never>>()
+    /// Told the stored owners of claimed app ids after a rollback to the stored state (the access policy's claims).
+    public var ownersRestored: (@Sendable ([AppID: UInt32]) -> Void)?
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
