@@ -67,6 +67,17 @@ struct RenderTests {
         let unheld = Self.explain.replacing(
             "\"learnedFromLooks\":12,", with: "\"learnedFromLooks\":12,\"holdMargin\":1.3,\"heldTop\":null,")
         #expect(!ExplainRenderer.render(try Self.object(unheld)).contains("held on top"))
+        // Under a Live Activity, the held widget is first among the widgets: not "on top" (its block says so).
+        let underActivity = held.replacing(
+            "\"order\":[{",
+            with: "\"order\":[{\"instance\":\"liveActivity:org.example.ride/r1\",\"position\":0,"
+                + "\"score\":0,\"suggested\":false,\"pinned\":false,\"reason\":\"liveActivity\"},{")
+        #expect(underActivity != held)
+        let activityLines = ExplainRenderer.render(try Self.object(underActivity)).split(separator: "\n")
+        #expect(
+            activityLines[2]
+                == "mail held first among the widgets (below the Live Activities): a challenger is likelier, but not "
+                + "1.500 times as likely")
     }
 
     @Test func explainShowsEveryInput() throws {

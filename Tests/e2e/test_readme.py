@@ -14,7 +14,9 @@ from helpers import call, now_plus, setup_stack
 def readme_examples():
     text = (ROOT / "README.md").read_text()
     block = text.split("<!-- examples:begin -->", 1)[1].split("<!-- examples:end -->", 1)[0]
-    return [line.split("   #", 1)[0] for line in block.splitlines() if line.startswith("smartstackctl ")]
+    # A stream's example ends with "&" (it waits in the background when the block is pasted into a shell).
+    return [line.split("   #", 1)[0].rstrip().removesuffix("&").rstrip()
+            for line in block.splitlines() if line.startswith("smartstackctl ")]
 
 
 def test_every_method_has_a_readme_example():

@@ -25,8 +25,12 @@ public enum ExplainRenderer {
         lines.append(settings.joined(separator: " · "))
         if let held = reply.string("heldTop") {
             let margin = reply.double("holdMargin").map { Format.number($0) } ?? "?"
+            // Under a Live Activity the held widget is first among the widgets, not on top (its block says so).
+            let place =
+                reply.objects("order").first?.string("reason") == "liveActivity"
+                ? "first among the widgets (below the Live Activities)" : "on top"
             lines.append(
-                style.warn("\(held) held on top: a challenger is likelier, but not \(margin) times as likely"))
+                style.warn("\(held) held \(place): a challenger is likelier, but not \(margin) times as likely"))
         }
         var rotation: [String] = []
         if let last = reply.time("lastRotation") {
