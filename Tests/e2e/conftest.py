@@ -18,6 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("SMARTSTACK_BUILD", ROOT / ".build" / "debug"))
 DAEMON = pathlib.Path(os.environ.get("SMARTSTACKD", BUILD / "smartstackd"))
 CTL = pathlib.Path(os.environ.get("SMARTSTACKCTL", BUILD / "smartstackctl"))
+DESKTOP = BUILD / "smartstack-desktop"
 INTERFACES = ROOT / "Sources" / "SmartStackProtocol" / "Interfaces"
 
 

@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 
-from conftest import CTL, DAEMON, ROOT
+from conftest import CTL, DAEMON, DESKTOP, ROOT
 
 GIT = shutil.which("git")
 HERE = pathlib.Path(__file__).resolve()
@@ -51,6 +51,7 @@ def test_the_other_uid_tests_pass_from_a_clone_in_a_private_directory():
         build.mkdir(parents=True)
         shutil.copy2(DAEMON, build / "smartstackd")
         shutil.copy2(CTL, build / "smartstackctl")
+        shutil.copy2(DESKTOP, build / "smartstack-desktop")
         assert oct(os.stat(private).st_mode & 0o777) == "0o700"
 
         environment = {key: value for key, value in os.environ.items()

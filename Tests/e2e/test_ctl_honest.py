@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import CTL, DAEMON, Daemon
+from conftest import CTL, DAEMON, DESKTOP, Daemon
 from test_ctl import ctl
 
 SETPRIV = shutil.which("setpriv")
@@ -123,6 +123,6 @@ def test_version_is_the_services(daemon):
     """--version of smartstackd, smartstackctl and smartstack-desktop is the version GetInfo reports."""
     info = ctl(daemon, "--json", "call", "org.varlink.service.GetInfo").stdout
     version = json.loads(info)["version"]
-    for binary in (DAEMON, CTL, DAEMON.parent / "smartstack-desktop"):
+    for binary in (DAEMON, CTL, DESKTOP):
         result = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30)
         assert result.returncode == 0 and result.stdout.strip() == version, (binary, result)
