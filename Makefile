@@ -110,7 +110,8 @@ cross-fit: build-deps
 	.build/release/smartstack-eval --cross-fit $(PRIOR_LOGS)
 
 ## e2e: only the end-to-end suite (after a debug build).
-e2e: deps build
+e2e: deps
+	$(MAKE) --no-print-directory build
 	python3 -m pytest -q Tests/e2e
 
 ## bench: the engine benchmark, what decoding a call costs and the event loop's own work per call (release build,

@@ -171,7 +171,7 @@ public struct DesktopTracker: Sendable {
     /// `LockedHint` false when it has unlocked, so one unlock through loginctl on a desktop with a locker sends both.
     /// `LockedHint` false is a look when the session was locked or its lock was not known yet (the first signal
     /// after start-up); `Unlock` is a look unless the session is locked, when the locker's `LockedHint` false that
-    /// follows is the look. Either way the session counts as unlocked afterwards, and `LockedHint` true locks it.
+    /// follows is the look (the session stays locked until then). `LockedHint` true locks it.
     public mutating func sessionSignal(_ signal: SessionSignal, session: String, at date: Timestamp)
         -> [DesktopCall]
     {
@@ -188,6 +188,12 @@ public struct DesktopTracker: Sendable {
             locked[session] = false
             return unlocked(at: date)
         }
+    }
+
+    /// Connected to the buses again: what was known of the sessions' locks is not any more (a lock or unlock may
+    /// have been missed meanwhile, and a session believed locked would swallow every `Unlock`).
+    public mutating func busConnected() {
+        locked = [:]
     }
 
     /// The K most-launched apps, most first, ties by first launch.

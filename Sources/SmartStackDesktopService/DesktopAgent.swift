@@ -136,6 +136,7 @@ public struct DesktopAgent: Sendable {
                 .desktopLook, "session \(session) unlocked: a look at \(configuration.stack)",
                 fields: [.stack: configuration.stack, .session: session, .date: date.rfc3339])
         case .busConnected(let bus):
+            tracker.busConnected()
             log(.desktopBusConnected, "watching the \(bus) service manager and logind over D-Bus", fields: [.bus: bus])
             try? notifier.ready(status: "watching the \(bus) service manager")
             return

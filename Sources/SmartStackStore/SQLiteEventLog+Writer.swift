@@ -151,7 +151,8 @@ extension SQLiteEventLog {
         // donations, so the tail stops growing.
         if tailCount >= 2 * options.donationKeyBatch { copyKeySlice(atLeast: result.insertedDonations) }
         writer.recordsSinceCheckpoint += result.insertedEvents
-        writer.bytesSinceCheckpoint += result.insertedBytes
+        // A snapshot is the whole engine (tens of megabytes for large timelines), written afresh each time.
+        writer.bytesSinceCheckpoint += result.insertedBytes + (result.snapshot?.bytes.count ?? 0)
         if result.deletedEvents > 0
             || (truncateRequested.load(ordering: .relaxed) && end &- writer.lastTruncateAttempt >= 500_000_000)
         {

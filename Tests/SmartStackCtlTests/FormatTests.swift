@@ -129,3 +129,16 @@ struct DefaultSocketTests {
         #expect(DefaultSocket.path(userSocket: Self.system, exists: { _ in false }) == Self.system)
     }
 }
+
+/// A socket the user may not open: the system service's names its group; another says to name one the user may open.
+struct PermissionDeniedMessageTests {
+    @Test func theSystemSocketNamesItsGroup() {
+        let reason = "Permission denied (errno: 13)"
+        let system = CtlFailure.unreachable(address: "unix:/run/smartstack/io.smartstack", reason: reason).message()
+        #expect(system.contains("usermod -aG smartstack") && !system.contains("Is the service running?"))
+        let other = CtlFailure.unreachable(address: "unix:/tmp/x/io.smartstack", reason: reason).message()
+        #expect(other.contains("This user may not open the socket") && !other.contains("usermod"))
+        let missing = CtlFailure.unreachable(address: "unix:/tmp/x/io.smartstack", reason: "No such file").message()
+        #expect(missing.contains("Is the service running?"))
+    }
+}

@@ -176,6 +176,10 @@ struct DesktopTrackerTests {
         #expect(looks([.lockedHint(true)], session: "3") == 0)
         #expect(looks([.unlock], session: "5") == 1)
         #expect(looks([.lockedHint(false)], session: "3") == 1)
+        // Reconnected to the bus: a lock believed held (its unlock may have been missed) swallows no Unlock.
+        #expect(looks([.lockedHint(true)], session: "6") == 0)
+        tracker.busConnected()
+        #expect(looks([.unlock], session: "6") == 1)
     }
 
     @Test func fixedAppsAreRegisteredAndConfiguredOnce() {

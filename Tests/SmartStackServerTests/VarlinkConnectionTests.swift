@@ -332,3 +332,27 @@ struct VarlinkConnectionTests {
         loop.run()
     }
 }
+
+/// Connections kept for root and the service's own uid: a sixteenth of the limit, none under 16.
+@Suite("Connection registry")
+struct ConnectionRegistryTests {
+    /// How many of `uid`'s connections the registry admits, of `count` tried.
+    static func admitted(_ registry: ConnectionRegistry, uid: UInt32, count: Int) -> Int {
+        (0..<count).filter { _ in registry.admit(EmbeddedChannel(), uid: uid) == nil }.count
+    }
+
+    @Test func aSixteenthIsKeptForTheExemptUIDs() {
+        let registry = ConnectionRegistry(limit: 32, exempt: [0])
+        #expect(registry.reservedForExempt == 2)
+        #expect(Self.admitted(registry, uid: 1_000, count: 40) == 30)
+        #expect(registry.admit(EmbeddedChannel(), uid: 65_534) == .limit(30))
+        #expect(Self.admitted(registry, uid: 0, count: 5) == 2)
+        #expect(registry.admit(EmbeddedChannel(), uid: 0) == .limit(32))
+    }
+
+    @Test func aSmallLimitKeepsNone() {
+        let registry = ConnectionRegistry(limit: 8, exempt: [0])
+        #expect(registry.reservedForExempt == 0)
+        #expect(Self.admitted(registry, uid: 1_000, count: 10) == 8)
+    }
+}

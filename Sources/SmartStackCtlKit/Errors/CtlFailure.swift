@@ -79,10 +79,13 @@ public enum CtlFailure: Error, Sendable, Equatable {
         let prefix = "smartstackctl: "
         switch self {
         case .unreachable(let address, let reason) where reason.contains("Permission denied"):
+            let hint =
+                address == "unix:" + ServiceDefaults(environment: [:], uid: 0).socketPath
+                ? "The system service's socket is for the group smartstack: add the user "
+                    + "(usermod -aG smartstack USER) and log in again, or name another socket with --address unix:PATH."
+                : "Name a socket this user may open with --address unix:PATH."
             return style.bad(prefix + "cannot reach smartstackd at \(address): \(reason)") + "\n"
-                + "This user may not open the socket. The system service's socket is for the group smartstack: "
-                + "add the user (usermod -aG smartstack USER) and log in again, or name another socket with "
-                + "--address unix:PATH."
+                + "This user may not open the socket. " + hint
         case .unreachable(let address, let reason):
             return style.bad(prefix + "cannot reach smartstackd at \(address): \(reason)") + "\n"
                 + "Is the service running? Check with: systemctl status smartstackd.socket smartstackd.service\n"

@@ -29,11 +29,11 @@ struct HistoryReads<Waiter> {
     /// The read whose turn it is: the longest waiting of the uid whose turn it is (that uid's next read then comes
     /// after every other uid's).
     mutating func next() -> Waiter? {
-        guard let uid = turns.popFirst(), var queue = waiting[uid], let first = queue.popFirst() else { return nil }
-        if queue.isEmpty {
+        guard let uid = turns.popFirst(), let first = waiting[uid]?.popFirst() else { return nil }
+        // In place: a copy of the uid's queue taken out and put back was a copy of every read it has waiting.
+        if waiting[uid]?.isEmpty ?? true {
             waiting[uid] = nil
         } else {
-            waiting[uid] = queue
             turns.append(uid)
         }
         return first

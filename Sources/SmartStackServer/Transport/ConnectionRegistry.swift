@@ -79,16 +79,19 @@ public final class ConnectionRegistry: Sendable {
     }
 
     /// The connections kept for the exempt uids (root, the service's own): a sixteenth of `limit` (64 of 1,024), so
-    /// that callers who fill the rest (four uids at `maxConnectionsPerUID` each) cannot lock the administrator out.
-    public var reservedForExempt: Int { exempt.isEmpty ? 0 : max(1, limit / 16) }
+    /// that callers who fill the rest (four uids at `maxConnectionsPerUID` each) cannot lock the administrator out;
+    /// none under 16 (a limit that small is a test's or a kiosk's, and one kept would be most of it).
+    public var reservedForExempt: Int { exempt.isEmpty ? 0 : limit / 16 }
 
     /// Admits a new connection of `uid` unless a limit is reached or the service is stopping; returns why not.
     func admit(_ channel: any Channel, uid: UInt32) -> Refusal? {
         state.withLock { state in
             let counted = !exempt.contains(uid)
-            guard !state.stopping, state.open.count < (counted ? limit - reservedForExempt : limit) else {
+            // Other uids together get what is not kept for the exempt ones: the limit they reached.
+            let reached = counted ? limit - reservedForExempt : limit
+            guard !state.stopping, state.open.count < reached else {
                 state.rejected += 1
-                return .limit(limit)
+                return .limit(reached)
             }
             if counted {
                 guard state.perUID[uid, default: 0] < perUIDLimit else {

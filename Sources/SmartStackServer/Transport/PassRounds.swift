@@ -1,3 +1,4 @@
+import CLinux
 import NIOCore
 
 /// Resumes the loop's paused connections (those that spent their share of a pass over their input,
@@ -13,6 +14,9 @@ import NIOCore
 final class PassRounds: @unchecked Sendable {
     /// How far ahead the next round is scheduled: the loop polls its sockets meanwhile.
     static let gap = TimeAmount.microseconds(50)
+    /// The longest a round runs: the connections left then wait, first, for the next round (many pipelining
+    /// connections, each a pass of up to 1 ms, would otherwise hold the loop for as many milliseconds).
+    static let roundNanoseconds: UInt64 = 5_000_000
 
     let eventLoop: any EventLoop
     private var waiting: [() -> Void] = []
@@ -40,9 +44,17 @@ final class PassRounds: @unchecked Sendable {
     private func round() {
         scheduled = false
         running = true
-        let now = waiting
+        let due = waiting
         waiting.removeAll(keepingCapacity: true)
-        for resume in now { resume() }
+        let began = smartstack_monotonic_nanoseconds()
+        var index = 0
+        while index < due.count {
+            due[index]()
+            index += 1
+            if index < due.count, smartstack_monotonic_nanoseconds() &- began >= Self.roundNanoseconds { break }
+        }
+        // The ones the round had no time for go first next round, before those that paused during it.
+        if index < due.count { waiting.insert(contentsOf: due[index...], at: 0) }
         running = false
         scheduleNext()
     }
