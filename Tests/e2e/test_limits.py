@@ -370,6 +370,17 @@ while True:
 """
 
 
+def connect_all(path, count, timeout):
+    """`count` connections to the socket at `path`, each with `timeout`."""
+    connections = []
+    for _ in range(count):
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.connect(path)
+        connection.settimeout(timeout)
+        connections.append(connection)
+    return connections
+
+
 def rss_bytes(pid):
     with open(f"/proc/{pid}/status") as status:
         for line in status:
@@ -392,11 +403,7 @@ def test_unfinished_frames_stay_within_the_input_budget(make_daemon):
     megabyte = (1 << 20) - 1024
     connections = []
     try:
-        for _ in range(200):
-            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            connection.connect(daemon.socket_path)
-            connection.settimeout(10)
-            connections.append(connection)
+        connections += connect_all(daemon.socket_path, 200, timeout=10)
 
         def feed(group):
             for connection in group:
@@ -497,11 +504,7 @@ def test_a_client_that_pipelines_without_reading_holds_neither_memory_nor_the_lo
     frame = encode("org.varlink.service.GetInterfaceDescription", {"interface": "io.smartstack.Shell"})
     attackers = []
     try:
-        for _ in range(4):
-            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            connection.connect(daemon.socket_path)
-            connection.settimeout(5)
-            attackers.append(connection)
+        attackers += connect_all(daemon.socket_path, 4, timeout=5)
 
         def flood(connection):
             try:
