@@ -163,6 +163,11 @@ struct Watch: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The stacks to follow (every stack when none).") var stacks: [String] = []
     @Option(help: "Stop after this many replies.") var count: Int?
+    @Flag(
+        help: ArgumentHelp(
+            "When smartstackd goes away or ends the stream (a restart, a socket-activated stop), connect again, "
+                + "after 0.2 s doubling to 5 s, and follow on: the current order comes first again."))
+    var reconnect = false
 
     func run() async throws {
         let names = stacks
@@ -178,14 +183,27 @@ struct Watch: AsyncParsableCommand {
             }
             return SubscribeRequest(stacks: names.isEmpty ? nil : stacks)
         }
-        try await global.stream(request) { reply in
-            seen += 1
-            if global.json {
-                Output.line(JSONText.compact(reply))
-            } else {
-                Output.line(OrderRenderer.render(reply, style: style) + "\n")
+        var backoff = 0.2
+        while true {
+            do {
+                try await global.stream(request) { reply in
+                    seen += 1
+                    backoff = 0.2
+                    if global.json {
+                        Output.line(JSONText.compact(reply))
+                    } else {
+                        Output.line(OrderRenderer.render(reply, style: style) + "\n")
+                    }
+                    return limit.map { seen < $0 } ?? true
+                }
+                // The count was reached, or the service ended the stream (it is stopping).
+                if !reconnect || limit.map({ seen >= $0 }) == true { return }
+                Output.error("smartstackctl: smartstackd ended the stream; connecting again in \(backoff) s")
+            } catch let failure as CtlFailure where reconnect && failure.isWorthReconnecting {
+                Output.error("smartstackctl: \(failure.summary); connecting again in \(backoff) s")
             }
-            return limit.map { seen < $0 } ?? true
+            try await Task.sleep(for: .seconds(backoff))
+            backoff = min(backoff * 2, 5)
         }
     }
 }

@@ -128,3 +128,36 @@ def test_version_is_the_services(daemon):
     for binary in (DAEMON, CTL, DESKTOP):
         result = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30)
         assert result.returncode == 0 and result.stdout.strip() == version, (binary, result)
+
+
+def test_watch_reconnects_across_a_restart(make_daemon):
+    """watch --reconnect follows on when smartstackd restarts (the current order first again); without it, watch
+    ends when the service goes away."""
+    import queue
+    import threading
+    from helpers import setup_stack
+    daemon = make_daemon(subdirectory="d")
+    setup_stack(daemon.address, apps=("mail", "news"))
+    watcher = subprocess.Popen([str(CTL), "--address", daemon.address, "--json", "watch", "home", "--reconnect"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    plain = subprocess.Popen([str(CTL), "--address", daemon.address, "--json", "watch", "home"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in watcher.stdout], daemon=True).start()
+    try:
+        first = json.loads(lines.get(timeout=20))
+        assert first["stack"] == "home" and [e["instance"] for e in first["order"]] == ["mail", "news"], first
+        assert json.loads(plain.stdout.readline())["stack"] == "home"
+        assert daemon.stop() == 0, daemon.log()
+        assert plain.wait(timeout=20) == 69, plain.communicate()
+        again = make_daemon(subdirectory="d")
+        second = json.loads(lines.get(timeout=30))
+        assert second["stack"] == "home" and second["order"] == first["order"], second
+        assert watcher.poll() is None
+        assert again.address == daemon.address
+    finally:
+        for process in (watcher, plain):
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=10)
+    assert "connecting again" in watcher.stderr.read()

@@ -101,6 +101,26 @@ public enum CtlFailure: Error, Sendable, Equatable {
         }
     }
 
+    /// Whether a command that follows a stream (`watch --reconnect`) should connect again: the service was not
+    /// reachable, closed the connection, or is stopping (a restart). Any other error is the call's own.
+    public var isWorthReconnecting: Bool {
+        switch self {
+        case .unreachable: true
+        case .service(let error): error.name.hasSuffix(".ServiceStopping")
+        case .protocolViolation, .badInput, .noInput, .cannotCreate: false
+        }
+    }
+
+    /// One line saying what happened, without the advice `message` adds.
+    public var summary: String {
+        switch self {
+        case .unreachable(let address, let reason): "cannot reach smartstackd at \(address): \(reason)"
+        case .service(let error): error.name
+        case .protocolViolation(let reason): "not a Varlink reply: \(reason)"
+        case .badInput(let reason), .noInput(let reason), .cannotCreate(let reason): reason
+        }
+    }
+
     /// The JSON form of a service error for `--json` (`{"error": NAME, "parameters": {...}}`); `nil` otherwise.
     public var jsonDocument: JSONObject? {
         switch self {
