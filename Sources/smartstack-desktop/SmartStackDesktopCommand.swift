@@ -121,7 +121,7 @@ struct SmartStackDesktopCommand: AsyncParsableCommand {
 
     static func defaultSocket(_ bus: DesktopConfiguration.Bus, _ environment: [String: String]) -> String {
         if bus == .user, let runtime = environment["XDG_RUNTIME_DIR"] { return runtime + "/smartstack/io.smartstack" }
-        return "/run/smartstack/io.smartstack"
+        return ServiceDefaults.systemSocketPath
     }
 
     static func defaultState(_ environment: [String: String]) -> String {

@@ -6,7 +6,7 @@ public enum DefaultSocket {
     /// service's when that exists (a desktop user reaching the system instance, with no user instance running);
     /// otherwise the user's, so that the message names the socket a user instance would have.
     public static func path(userSocket: String, exists: (String) -> Bool) -> String {
-        let system = ServiceDefaults(environment: [:], uid: 0).socketPath
+        let system = ServiceDefaults.systemSocketPath
         if userSocket == system || exists(userSocket) || !exists(system) { return userSocket }
         return system
     }

@@ -80,7 +80,7 @@ public enum CtlFailure: Error, Sendable, Equatable {
         switch self {
         case .unreachable(let address, let reason) where reason.contains("Permission denied"):
             let hint =
-                address == "unix:" + ServiceDefaults(environment: [:], uid: 0).socketPath
+                address == "unix:" + ServiceDefaults.systemSocketPath
                 ? "The system service's socket is for the group smartstack: add the user "
                     + "(usermod -aG smartstack USER) and log in again, or name another socket with --address unix:PATH."
                 : "Name a socket this user may open with --address unix:PATH."

@@ -8,6 +8,9 @@ public struct ServiceDefaults: Sendable, Hashable {
     /// Whether this is the system instance (root), whose socket others may reach under the access policy.
     public var isSystem: Bool
 
+    /// The system service's socket (root's default; the system unit's `ListenStream=`).
+    public static let systemSocketPath = "/run/smartstack/io.smartstack"
+
     /// The defaults for a process with this environment and user id.
     ///
     /// - Socket: `$XDG_RUNTIME_DIR/smartstack/io.smartstack` for a user; `/run/smartstack/io.smartstack` for
@@ -22,7 +25,7 @@ public struct ServiceDefaults: Sendable, Hashable {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), !isSystem {
             socketPath = runtime + "/smartstack/io.smartstack"
         } else if isSystem {
-            socketPath = "/run/smartstack/io.smartstack"
+            socketPath = Self.systemSocketPath
         } else {
             socketPath = "/tmp/smartstack-\(uid)/io.smartstack"
         }

@@ -38,7 +38,26 @@ public final class AccessControl: Sendable {
     public let serviceUID: UInt32
     private let accounts: AccountDatabase
     /// Each claimed app's owner, and how many apps each uid owns by claim.
-    private let claims = Mutex<(owners: [AppID: UInt32], perUID: [UInt32: Int])>(([:], [:]))
+    private struct Claims {
+        var owners: [AppID: UInt32] = [:]
+        var perUID: [UInt32: Int] = [:]
+
+        /// `app` belongs to `uid` from now on, unless it has an owner already.
+        mutating func add(_ app: AppID, to uid: UInt32) {
+            guard owners[app] == nil else { return }
+            owners[app] = uid
+            perUID[uid, default: 0] += 1
+        }
+
+        /// `app` no longer belongs to `uid` (if it did).
+        mutating func remove(_ app: AppID, from uid: UInt32) {
+            guard owners[app] == uid else { return }
+            owners[app] = nil
+            let left = perUID[uid, default: 1] - 1
+            perUID[uid] = left > 0 ? left : nil
+        }
+    }
+    private let claims = Mutex(Claims())
     /// The most apps one uid may claim (`maxAppsPerUID`; root and the service's own uid aside), so no caller can
     /// grow the claims (kept in memory and stored with the state) without bound by inventing app ids.
     public let maxAppsPerUID: Int
@@ -117,20 +136,13 @@ public final class AccessControl: Sendable {
             if let owner = claims.owners[app] { return (owner, false) }
             let owned = claims.perUID[uid, default: 0]
             if limited, owned >= maxAppsPerUID { return (nil, false) }
-            claims.owners[app] = uid
-            claims.perUID[uid] = owned + 1
+            claims.add(app, to: uid)
             return (uid, true)
         }
         if claimed, let record = claimRecorder.withLock({ $0 }), !record(app, uid) {
             // Not stored (storage failing): not kept either, so the next call claims it again. A claim kept only in
             // memory would be lost at a restart, under donations stored later, which another uid could then claim.
-            claims.withLock { claims in
-                if claims.owners[app] == uid {
-                    claims.owners[app] = nil
-                    let left = claims.perUID[uid, default: 1] - 1
-                    claims.perUID[uid] = left > 0 ? left : nil
-                }
-            }
+            claims.withLock { $0.remove(app, from: uid) }
         }
         return owner
     }
@@ -139,10 +151,7 @@ public final class AccessControl: Sendable {
     /// `maxAppsPerUID`: a uid over it (the limit lowered since) keeps its apps and claims no more.
     public func restoreClaims(_ owners: [AppID: UInt32]) {
         claims.withLock { claims in
-            for (app, uid) in owners where claims.owners[app] == nil {
-                claims.owners[app] = uid
-                claims.perUID[uid, default: 0] += 1
-            }
+            for (app, uid) in owners { claims.add(app, to: uid) }
         }
     }
 
@@ -150,12 +159,8 @@ public final class AccessControl: Sendable {
     /// are gone with it).
     public func resetClaims(to owners: [AppID: UInt32]) {
         claims.withLock { claims in
-            claims.owners = [:]
-            claims.perUID = [:]
-            for (app, uid) in owners {
-                claims.owners[app] = uid
-                claims.perUID[uid, default: 0] += 1
-            }
+            claims = Claims()
+            for (app, uid) in owners { claims.add(app, to: uid) }
         }
     }
 

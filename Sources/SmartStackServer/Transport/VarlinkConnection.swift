@@ -240,7 +240,7 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
     }
 
     /// Decodes and answers the calls received, in order, until one has to run as a task or the connection's share of
-    /// the pass is spent (`passNanoseconds`, `callsPerPass`): then decoding pauses until `scheduleResume` finds the
+    /// the pass is spent (`passNanoseconds`, `callsPerPass`, `passBytes`): then decoding pauses until `scheduleResume` finds the
     /// output able to take more.
     private func process() {
         var calls = 0
