@@ -1,6 +1,7 @@
 import Dispatch
 import GRDB
 import GRDBSQLite
+import Logging
 import SmartStackCore
 import Synchronization
 
@@ -246,6 +247,19 @@ extension SQLiteEventLog {
 
     /// After a failure and the owner's rollback: a test write; when it succeeds the log takes records again.
     private func probe() {
+        if let free = FreeSpace.bytesAvailable(near: path), free < options.resumeFreeBytes {
+            let metadata: Logger.Metadata = [
+                "file": "\(path)", "freeBytes": "\(free)", "neededBytes": "\(options.resumeFreeBytes)",
+            ]
+            if writer.waitingForSpace {
+                logger.debug("storage still failing: too little free space", metadata: metadata)
+            } else {
+                logger.warning("storage is tried again once the disk has more free space", metadata: metadata)
+            }
+            writer.waitingForSpace = true
+            return
+        }
+        writer.waitingForSpace = false
         do {
             try writerDatabase.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {

@@ -117,3 +117,20 @@ final class DirectoryLock: Sendable {
         close(descriptor)
     }
 }
+
+/// Free space on the file system holding a file.
+enum FreeSpace {
+    /// The bytes an unprivileged process may still write on the file system holding `path` (or its directory when
+    /// the file is missing); nil when it cannot be told.
+    static func bytesAvailable(near path: String) -> Int? {
+        var info = statvfs()
+        if statvfs(path, &info) != 0 {
+            let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(
+                separator: "/")
+            guard statvfs(directory.isEmpty ? "." : directory, &info) == 0 else { return nil }
+        }
+        let (bytes, overflow) = Int(clamping: info.f_bavail).multipliedReportingOverflow(
+            by: Int(clamping: info.f_frsize))
+        return overflow ? Int.max : bytes
+    }
+}

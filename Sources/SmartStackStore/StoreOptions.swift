@@ -41,6 +41,12 @@ public struct StoreOptions: Sendable, Hashable {
     /// slice at most, well under a millisecond, not a whole chunk).
     public var donationKeySlice = 256
 
+    /// After a failed commit, storage is tried again (a test write) only once the file system holding the database
+    /// has this many bytes free for the service (`statvfs`'s `f_bavail`). A test write needs a page or two, which a
+    /// nearly full disk often still has: on its own it let the log take records again at once, the next commit
+    /// failed, and every second the engine rolled back. 0: the test write alone.
+    public var resumeFreeBytes = 4 << 20
+
     /// The largest the database may grow, in pages (`PRAGMA max_page_count`); beyond it commits fail as on a full
     /// disk. Nil: no limit but the disk's.
     public var maximumPages: Int?

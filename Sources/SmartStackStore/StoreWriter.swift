@@ -17,6 +17,8 @@ final class StoreWriter: @unchecked Sendable {
     var keyCopy: DonationKeyCopy?
     /// Set when copying a slice failed: no copy until a commit succeeds (a failing store is not retried in a loop).
     var keyCopyFailed = false
+    /// Set while a failed log waits for free space before its test write (the first wait is logged as a warning).
+    var waitingForSpace = false
     private var keysThrough: RawStatement?
     private var doom: RawStatement?
     private var claim: RawStatement?

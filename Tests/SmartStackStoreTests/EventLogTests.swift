@@ -389,6 +389,37 @@ struct EventLogTests {
         try await log.enqueue([S.donation("mail", id: "small", at: 0)]).committed()
         await log.close()
     }
+
+    @Test("a failed log is not tried again while the disk has less free space than a commit may need")
+    func failedLogWaitsForFreeSpace() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions()
+        options.maximumPages = 40
+        // More than any disk here has free: the test write would succeed (the database's pages are full, the
+        // file system is not), but the log waits for space.
+        options.resumeFreeBytes = Int.max
+        let log = try S.open(directory, options: options)
+        _ = try log.load()
+        let padding = String(repeating: "x", count: 2_000)
+        var failed = false
+        for index in 0..<1_000 where !failed {
+            let event = EngineEvent.donate(
+                Donation(id: "f\(index)", app: S.app("mail"), intent: padding, date: S.t(Double(index))))
+            do { try await log.enqueue([event]).committed() } catch { failed = true }
+        }
+        #expect(failed)
+        _ = try log.load()
+        // Three probe periods: still failed, not accepting.
+        try await Task.sleep(for: .milliseconds(3_200))
+        guard case .failed(_, reloadNeeded: false) = log.status else {
+            Issue.record("expected the log to wait for free space, got \(log.status)")
+            return
+        }
+        await #expect(throws: StoreFailure.self) {
+            try await log.enqueue([S.donation("mail", id: "late", at: 0)]).committed()
+        }
+        await log.close()
+    }
 }
 
 /// Queues from one actor, as the engine's owner does, so the log's order is one order.

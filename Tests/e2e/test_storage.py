@@ -244,7 +244,7 @@ def test_a_full_disk_fails_the_calls_it_cannot_store_and_reads_go_on(workdir):
     daemon = StatefulDaemon(workdir)
     state = pathlib.Path(workdir) / "state"
     padding = {f"p{index}": "x" * 4_000 for index in range(4)}
-    with mounted_tmpfs(state, "3m"):
+    with mounted_tmpfs(state, "8m"):
         try:
             running = daemon.start()
             client = RawClient(running.socket_path)
@@ -272,15 +272,19 @@ def test_a_full_disk_fails_the_calls_it_cannot_store_and_reads_go_on(workdir):
             ok(client.call("io.smartstack.Shell.Explain", stack="home"))
             statistics = ok(client.call("io.smartstack.Admin.GetStatistics"))
             assert statistics["donations"] == len(acknowledged)
-            # While the disk stays full, a call that cannot be stored fails with the same clear error (one that
-            # fits in space SQLite already holds may be stored, and is then acknowledged).
-            for index in range(20):
+            # While the disk stays full, every recording call fails with the same clear error: storage is tried
+            # again only once the disk has storageResumeFreeBytes (4 MiB) free. A test write alone fits in pages
+            # SQLite already holds: the log took records again, the next commit failed, and the engine rolled
+            # back every second.
+            assert os.statvfs(state).f_bavail * os.statvfs(state).f_frsize < 4 << 20
+            for index in range(30):
                 again = client.call("io.smartstack.Provider.Donate", app=APPS[0], intent="open", id=f"more{index}",
                                     parameters=padding)
-                if "error" in again:
-                    assert again["error"] == "io.smartstack.Provider.StorageFailed", again
-                else:
-                    acknowledged.append(f"more{index}")
+                assert again.get("error") == "io.smartstack.Provider.StorageFailed", again
+                time.sleep(0.1)
+            log = running.log()
+            assert log.count("rolled back to the stored state") == 1, log
+            assert "storage is tried again once the disk has more free space" in log, log
             # Space comes back: within a few seconds the service stores again, the failed call can be retried.
             filler.unlink()
             deadline = time.monotonic() + 10

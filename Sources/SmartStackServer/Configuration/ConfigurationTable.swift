@@ -193,6 +193,10 @@ extension ServerConfiguration {
         .integer(
             "snapshotEveryRecords", 100...10_000_000, \.store.snapshotEveryRecords,
             "records between background snapshots of the engine"),
+        .integer(
+            "storageResumeFreeBytes", 0...(1 << 30), \.store.resumeFreeBytes,
+            "after a failed commit, bytes the disk must have free before storage is tried again (0: a test write alone)"
+        ),
     ]
 
     /// The table's keys by name.
