@@ -535,3 +535,40 @@ def test_a_client_that_pipelines_without_reading_holds_neither_memory_nor_the_lo
     assert max(latencies) < 1.5, latencies
     # Still serving.
     assert call(daemon.address, "org.varlink.service", "GetInfo")["product"] == "smartstackd"
+
+
+@pytest.mark.parametrize("grace", [2])
+def test_a_client_that_does_not_read_cannot_hold_the_stop(make_daemon, grace):
+    """A connection that pipelines calls and never reads its replies pauses with calls left; at SIGTERM its input is
+    closed but it can neither answer the rest nor close. It is closed when `stopGraceSeconds` ends, and the service
+    stops cleanly (exit 0, its stop snapshot taken). Before, the stop waited for it until systemd's SIGKILL."""
+    import threading
+    daemon = make_daemon(config=f"stopGraceSeconds = {grace}\n")
+    setup_stack(daemon.address)
+    frame = encode("org.varlink.service.GetInterfaceDescription", {"interface": "io.smartstack.Shell"})
+    [attacker] = connect_all(daemon.socket_path, 1, timeout=30)
+
+    def flood():
+        try:
+            attacker.sendall(frame * 3_000)
+        except OSError:
+            pass  # closed by the daemon at the end of the grace, or full past the timeout
+
+    thread = threading.Thread(target=flood)
+    thread.start()
+    try:
+        time.sleep(1.5)  # the socket fills: the daemon pauses the connection
+        assert thread.is_alive(), "the flood was taken whole; the connection never paused"
+        started = time.monotonic()
+        daemon.process.send_signal(signal.SIGTERM)
+        code = daemon.process.wait(timeout=grace + 20)
+        elapsed = time.monotonic() - started
+    finally:
+        attacker.close()
+        thread.join(timeout=10)
+    log = daemon.log()
+    print(f"stopped {elapsed:.2f} s after SIGTERM with a non-reading client (grace {grace} s)")
+    assert code == 0, log
+    assert grace - 0.5 < elapsed < grace + 5, (elapsed, log)
+    assert "closed connections that had not finished when the stop's grace ended" in log, log
+    assert "SMARTSTACK_CONNECTIONS=1" in log, log

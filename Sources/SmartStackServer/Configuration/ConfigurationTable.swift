@@ -109,6 +109,9 @@ extension ServerConfiguration {
             "bytes all connections together may hold in unfinished frames; past it the connection holding the most is closed"
         ),
         .integer(
+            "stopGraceSeconds", 1...60, \.stopGraceSeconds,
+            "seconds a connection may take to answer what it received once the service stops; then it is closed"),
+        .integer(
             "maxConnectionsPerUID", 1...65_536, \.maxConnectionsPerUID,
             "connections one uid may hold (root and the service's own uid aside); more are closed on accept"),
         .integer(

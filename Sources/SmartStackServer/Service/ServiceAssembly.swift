@@ -50,6 +50,7 @@ public struct ServiceAssembly: Sendable {
                 rate: Double(configuration.rateLimitPerApp), burst: Double(configuration.rateLimitBurst)))
         let listener = VarlinkListener(
             target: target, handler: dispatcher, connections: connections, maxFrameSize: configuration.maxFrameSize,
+            stopGrace: .seconds(Int64(configuration.stopGraceSeconds)),
             socketMode: isSystem ? 0o666 : 0o600, directoryMode: isSystem ? 0o755 : 0o700, logger: logger,
             eventLoop: eventLoop,
             onListening: {

@@ -12,6 +12,7 @@ public final class ConnectionRegistry: Sendable {
         var input: [ObjectIdentifier: Int] = [:]
         var inputTotal = 0
         var closedForInput = 0
+        var closedAtStop = 0
         var accepted = 0
         var rejected = 0
         var stopping = false
@@ -119,8 +120,10 @@ public final class ConnectionRegistry: Sendable {
         }
     }
 
-    /// Stops reading from every connection: each answers what it already received, then closes.
-    func closeInputs() {
+    /// Stops reading from every connection: each answers what it already received, then closes. A connection still
+    /// open `grace` later (a client that does not read its replies, which would otherwise hold the service's stop
+    /// until systemd kills it) is closed, its unread replies dropped; the number so closed is counted.
+    func closeInputs(closingAllAfter grace: TimeAmount) {
         let channels = state.withLock { state in
             state.stopping = true
             return Array(state.open.values)
@@ -131,6 +134,14 @@ public final class ConnectionRegistry: Sendable {
             channel.eventLoop.execute {
                 if channel.isActive { channel.close(mode: .input, promise: nil) } else { channel.close(promise: nil) }
             }
+            channel.eventLoop.scheduleTask(in: grace) { [self] in
+                guard channel.isActive else { return }
+                state.withLock { $0.closedAtStop += 1 }
+                channel.close(promise: nil)
+            }
         }
     }
+
+    /// Connections closed at the stop because they had not finished `grace` after their input was closed.
+    public var closedAtStopCount: Int { state.withLock { $0.closedAtStop } }
 }

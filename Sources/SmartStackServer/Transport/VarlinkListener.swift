@@ -28,6 +28,8 @@ public struct VarlinkListener: Service {
     let handler: any CallHandler
     let connections: ConnectionRegistry
     let maxFrameSize: Int
+    /// How long a connection may take to answer what it received once the service stops (then it is closed).
+    let stopGrace: TimeAmount
     let socketMode: mode_t
     let directoryMode: mode_t
     let logger: Logger
@@ -48,7 +50,7 @@ public struct VarlinkListener: Service {
 
     public init(
         target: ListenTarget, handler: any CallHandler, connections: ConnectionRegistry, maxFrameSize: Int,
-        socketMode: UInt32 = 0o600, directoryMode: UInt32 = 0o700, logger: Logger,
+        stopGrace: TimeAmount = .seconds(5), socketMode: UInt32 = 0o600, directoryMode: UInt32 = 0o700, logger: Logger,
         eventLoop: any EventLoop,
         onListening: @escaping @Sendable () async -> Void = {}, onShutdown: @escaping @Sendable () async -> Void = {},
         reporter: any ServiceReporter = SilentReporter()
@@ -63,6 +65,7 @@ public struct VarlinkListener: Service {
         self.handler = handler
         self.connections = connections
         self.maxFrameSize = maxFrameSize
+        self.stopGrace = stopGrace
         self.socketMode = mode_t(socketMode)
         self.directoryMode = mode_t(directoryMode)
         self.logger = logger
@@ -113,6 +116,7 @@ public struct VarlinkListener: Service {
         let serverChannel = server.channel
         let connections = self.connections
         let executor = self.executor
+        let stopGrace = self.stopGrace
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
@@ -124,10 +128,20 @@ public struct VarlinkListener: Service {
         } onGracefulShutdown: {
             // Stop accepting, end streams, and let every connection answer what it already received.
             serverChannel.close(promise: nil)
-            connections.closeInputs()
+            connections.closeInputs(closingAllAfter: stopGrace)
             Task { await onShutdown() }
         }
         if case .path(let path) = target { unlink(path) }
+        reportStop()
+    }
+
+    private func reportStop() {
+        let closed = connections.closedAtStopCount
+        if closed > 0 {
+            logger.notice(
+                "closed connections that had not finished when the stop's grace ended",
+                metadata: ["connections": "\(closed)", "graceSeconds": "\(stopGrace.nanoseconds / 1_000_000_000)"])
+        }
         logger.info("stopped listening", metadata: ["address": "\(target)"])
     }
 
@@ -137,6 +151,7 @@ public struct VarlinkListener: Service {
         logger.info("listening", metadata: ["address": "\(target)", "activation": "systemd"])
         await onListening()
         let connections = self.connections
+        let stopGrace = self.stopGrace
         let accepted = socket.connections()
         let eventLoop = self.eventLoop
         let executor = self.executor
@@ -162,10 +177,10 @@ public struct VarlinkListener: Service {
             }
         } onGracefulShutdown: {
             socket.stop()
-            connections.closeInputs()
+            connections.closeInputs(closingAllAfter: stopGrace)
             Task { await onShutdown() }
         }
-        logger.info("stopped listening", metadata: ["address": "\(target)"])
+        reportStop()
     }
 
     /// Admits a new channel and adds its connection handler, on its event loop as NIO creates it; over the limit
