@@ -77,6 +77,13 @@ struct SmartStackDaemon: AsyncParsableCommand {
         let configuration = try loadConfiguration(logger: logger)
         levels.level = configuration.logLevel
         queue.capacity = configuration.journalQueue
+        if let descriptors = DescriptorLimit.raise(),
+            descriptors < configuration.maxConnections + DescriptorLimit.besidesConnections
+        {
+            logger.warning(
+                "the open-file limit is below maxConnections: connections past it wait unanswered; raise LimitNOFILE=",
+                metadata: ["limit": "\(descriptors)", "maxConnections": "\(configuration.maxConnections)"])
+        }
         let journal = ServiceJournal(queue: queue)
         journal.started(version: ServiceVersion.current)
 
@@ -140,7 +147,8 @@ struct SmartStackDaemon: AsyncParsableCommand {
                     listening: listening, ready: ready, summaryInterval: .seconds(configuration.summaryInterval),
                     logger: logger)))
         let group = ServiceGroup(
-            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         try await group.run()
         await service.host.closeLog()
         // Order changes still held by the coalescing window: every stack's last change reaches the journal.

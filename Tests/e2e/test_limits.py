@@ -572,3 +572,43 @@ def test_a_client_that_does_not_read_cannot_hold_the_stop(make_daemon, grace):
     assert grace - 0.5 < elapsed < grace + 5, (elapsed, log)
     assert "closed connections that had not finished when the stop's grace ended" in log, log
     assert "SMARTSTACK_CONNECTIONS=1" in log, log
+
+
+def test_connections_are_not_capped_by_a_low_inherited_descriptor_limit(make_daemon):
+    """systemd starts services with a soft RLIMIT_NOFILE of 1,024 (the default maxConnections); the daemon raises
+    its soft limit to the hard one. Started here with a soft limit of 128, it still serves 300 connections at once;
+    before, accept(2) failed with EMFILE past about 110 and the rest waited unanswered in the backlog."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < 1_024:
+        pytest.skip(f"the hard descriptor limit here is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (128, hard))
+    try:
+        daemon = make_daemon(config="maxConnections = 400\n")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    with open(f"/proc/{daemon.process.pid}/limits") as limits:
+        line = next(line for line in limits if line.startswith("Max open files"))
+    assert int(line.split()[3]) == hard, line
+    frame = encode("org.varlink.service.GetInfo", {})
+    connections = connect_all(daemon.socket_path, 300, timeout=10)
+    try:
+        for connection in connections:
+            connection.sendall(frame)
+        for index, connection in enumerate(connections):
+            reply = FrameReader(connection).next()
+            assert reply["parameters"]["product"] == "smartstackd", (index, reply)
+    finally:
+        for connection in connections:
+            connection.close()
+    assert "the open-file limit is below maxConnections" not in daemon.log()
+
+
+def test_sighup_stops_the_service_gracefully(make_daemon):
+    """SIGHUP (a closed terminal, `systemctl kill -s HUP`) stops the service as SIGTERM does: exit 0, after its stop
+    snapshot. Before, it had no handler and the process died at once."""
+    daemon = make_daemon()
+    setup_stack(daemon.address)
+    daemon.process.send_signal(signal.SIGHUP)
+    assert daemon.process.wait(timeout=10) == 0, daemon.log()
+    assert "stopped listening" in daemon.log(), daemon.log()

@@ -70,3 +70,29 @@ enum StateDirectory {
         }
     }
 }
+
+/// The process's limit on open file descriptors (`RLIMIT_NOFILE`).
+public enum DescriptorLimit {
+    /// Descriptors the service holds besides its connections: the database's files, the event loops' epoll and
+    /// wake-up descriptors, the journal's socket, the listening socket, name-service lookups.
+    public static let besidesConnections = 64
+
+    /// Raises the soft limit to the hard one (systemd's default soft limit is 1,024, under the default
+    /// `maxConnections`; its hard limit is far above) and returns the soft limit then in force, or nil when it
+    /// cannot be read. Past the limit `accept(2)` fails with `EMFILE`: connections would wait unanswered in the
+    /// backlog, neither served nor refused.
+    @discardableResult
+    public static func raise() -> Int? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        // An infinite hard limit (RLIM_INFINITY, all ones) cannot be the soft one (the kernel caps descriptors at
+        // fs.nr_open).
+        let wanted = limit.rlim_max == rlim_t.max ? max(limit.rlim_cur, 1 << 20) : limit.rlim_max
+        if wanted > limit.rlim_cur {
+            var raised = limit
+            raised.rlim_cur = wanted
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur == rlim_t.max ? Int.max : Int(clamping: limit.rlim_cur)
+    }
+}
