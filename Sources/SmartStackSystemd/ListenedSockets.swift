@@ -75,9 +75,17 @@ public struct ListenedSockets: Sendable, Hashable {
     /// the manager gave it no name of its own (`unknown`, or systemd's default, the unit name
     /// `*.socket`). `nil` when there is none, or several without a `varlink` among them.
     public var varlink: ListenedSocket? {
-        if let named = named(Self.varlinkName) { return named }
-        guard sockets.count == 1, let only = sockets.first else { return nil }
-        return only.name == ListenedSocket.unnamed || only.name.hasSuffix(".socket") ? only : nil
+        varlinkSockets.first
+    }
+
+    /// Every socket to serve Varlink on: all named `varlink` (a socket unit names each of its `ListenStream=`
+    /// sockets with its `FileDescriptorName=`, so a unit with two paths passes two), otherwise the only socket
+    /// passed when the manager gave it no name of its own.
+    public var varlinkSockets: [ListenedSocket] {
+        let named = sockets.filter { $0.name == Self.varlinkName }
+        if !named.isEmpty { return named }
+        guard sockets.count == 1, let only = sockets.first else { return [] }
+        return only.name == ListenedSocket.unnamed || only.name.hasSuffix(".socket") ? [only] : []
     }
 
     /// Frees a NULL-terminated string array allocated by libsystemd (`strv_free`).

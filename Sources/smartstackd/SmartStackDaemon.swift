@@ -175,10 +175,9 @@ struct SmartStackDaemon: AsyncParsableCommand {
             logger.error("cannot read the sockets systemd passed", metadata: ["error": "\(error)"])
             passed = ListenedSockets([])
         }
-        if let socket = passed.varlink {
+        if let target = ListenTarget.passed(passed.varlinkSockets.map(\.descriptor.rawValue)) {
             if listen != nil { logger.notice("--listen ignored: systemd passed the socket named varlink") }
-            let descriptor = socket.descriptor.rawValue
-            return .fileDescriptor(descriptor, path: ListenTarget.boundPath(of: descriptor))
+            return target
         }
         if !passed.isEmpty {
             logger.warning(

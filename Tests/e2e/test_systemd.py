@@ -142,6 +142,36 @@ def test_socket_activation_serves_the_passed_socket_and_keeps_its_backlog(workdi
     assert os.path.exists(path)
 
 
+@pytest.mark.skipif(SOCKET_ACTIVATE is None, reason="needs systemd-socket-activate (Debian package systemd)")
+def test_socket_activation_serves_every_socket_named_varlink(workdir):
+    """A socket unit names every ListenStream= with its FileDescriptorName=: two paths pass two descriptors named
+    varlink, and both are served (before, only the first was; clients of the second waited unanswered)."""
+    first, second = os.path.join(workdir, "first.sock"), os.path.join(workdir, "second.sock")
+    daemon = Process(workdir, [SOCKET_ACTIVATE, "-l", first, "-l", second, "--fdname=varlink:varlink",
+                               str(DAEMON), "--state", os.path.join(workdir, "state")], env=clean_environment())
+    try:
+        for path in (first, second):
+            wait_for_path(path)
+        deadline = time.monotonic() + 10
+        for path in (second, first, second):
+            while True:
+                try:
+                    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+                        connection.settimeout(5)  # a socket not served would leave the call unanswered
+                        connection.connect(path)
+                        connection.sendall(encode("org.varlink.service.GetInfo", {}))
+                        info = FrameReader(connection).next()["parameters"]
+                    break
+                except ConnectionRefusedError:  # bound but not yet listening
+                    assert time.monotonic() < deadline
+                    time.sleep(0.02)
+            assert info["product"] == "smartstackd"
+        setup_stack("unix:" + first)
+        assert call("unix:" + second, "io.smartstack.Shell", "GetStack", stack="home")["stack"] == "home"
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+
+
 # sd_notify and the watchdog.
 
 def start_notified(workdir, **environment):

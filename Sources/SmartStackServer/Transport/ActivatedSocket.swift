@@ -1,60 +1,81 @@
 import Dispatch
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Accepts connections on a listening socket that systemd passed (socket activation), without calling
-/// `listen()` on it again.
+/// Accepts connections on the listening sockets that systemd passed (socket activation), without calling
+/// `listen()` on them again.
 ///
 /// NIO's `ServerBootstrap.bind(_:)` re-listens an adopted socket with its own backlog (128), which would
 /// override the unit's `Backlog=`. So the accepting is done here, on a thread of its own that polls the
-/// socket and a wake-up pipe; each accepted connection is handed to NIO as a connected socket.
+/// sockets and a wake-up pipe; each accepted connection is handed to NIO as a connected socket.
 final class ActivatedSocket: Sendable {
-    /// The listening socket (owned by this object from now on; systemd keeps its own copy).
-    let descriptor: Int32
+    /// The listening sockets (owned by this object from now on; systemd keeps its own copies).
+    let descriptors: [Int32]
     /// The wake-up pipe: ``stop()`` writes to the second, the accept loop polls the first.
     private let wakeUp: (read: Int32, write: Int32)
     private let thread = DispatchQueue(label: "smartstackd.accept")
     private let stopped = Atomic<Bool>(false)
 
-    /// Takes a listening `AF_UNIX` stream socket; throws `ListenError` when `descriptor` is not one.
-    init(descriptor: Int32, path: String?) throws(ListenError) {
-        let name = path ?? "fd \(descriptor)"
+    /// Takes the listening `AF_UNIX` stream sockets among `descriptors`. One that is not (a FIFO or datagram socket
+    /// a unit also named `varlink`) is left alone with a warning; throws `ListenError` when none is.
+    init(descriptors: [Int32], logger: Logger) throws(ListenError) {
+        var usable: [Int32] = []
+        var problems: [String] = []
+        for descriptor in descriptors {
+            let name =
+                ActivatedSocket.boundPath(of: descriptor).map { "unix:\($0) (fd \(descriptor))" }
+                ?? "fd \(descriptor)"
+            if let problem = Self.problem(with: descriptor) {
+                problems.append("\(name): \(problem)")
+                continue
+            }
+            // Non-blocking: a connection that goes away between poll() and accept() must not block the loop.
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+            usable.append(descriptor)
+        }
+        guard !usable.isEmpty else {
+            throw ListenError(
+                path: descriptors.map { "fd \($0)" }.joined(separator: ", "),
+                reason: problems.joined(separator: "; "))
+        }
+        for problem in problems { logger.warning("a passed socket is not served", metadata: ["reason": "\(problem)"]) }
+        var pipeEnds: [Int32] = [-1, -1]
+        guard pipe(&pipeEnds) == 0 else {
+            throw ListenError(path: "fd \(usable[0])", reason: "pipe: \(String(cString: strerror(errno)))")
+        }
+        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        self.descriptors = usable
+        self.wakeUp = (pipeEnds[0], pipeEnds[1])
+    }
+
+    /// Why `descriptor` cannot be served: not a socket, or not a listening stream socket.
+    private static func problem(with descriptor: Int32) -> String? {
         var type: Int32 = 0
         var accepting: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) == 0 else {
-            throw ListenError(
-                path: name, reason: "the passed descriptor is not a socket: \(String(cString: strerror(errno)))")
+            return "the passed descriptor is not a socket: \(String(cString: strerror(errno)))"
         }
         length = socklen_t(MemoryLayout<Int32>.size)
         guard type == Int32(SOCK_STREAM.rawValue),
             getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0, accepting == 1
-        else {
-            throw ListenError(path: name, reason: "the passed socket is not a listening stream socket")
-        }
-        var pipeEnds: [Int32] = [-1, -1]
-        guard pipe(&pipeEnds) == 0 else {
-            throw ListenError(path: name, reason: "pipe: \(String(cString: strerror(errno)))")
-        }
-        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        // Non-blocking: a connection that goes away between poll() and accept() must not block the loop.
-        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        self.descriptor = descriptor
-        self.wakeUp = (pipeEnds[0], pipeEnds[1])
+        else { return "the passed socket is not a listening stream socket" }
+        return nil
     }
 
     /// The accepted connections (connected, non-blocking, close-on-exec descriptors) until ``stop()``.
     ///
-    /// Call once. When the stream ends, the listening descriptor is closed.
+    /// Call once. When the stream ends, the listening descriptors are closed.
     func connections() -> AsyncStream<Int32> {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
         thread.async { [self] in
             acceptLoop(continuation)
             continuation.finish()
-            close(descriptor)
+            for descriptor in descriptors { close(descriptor) }
             close(wakeUp.read)
             close(wakeUp.write)
         }
@@ -69,34 +90,43 @@ final class ActivatedSocket: Sendable {
     }
 
     private func acceptLoop(_ continuation: AsyncStream<Int32>.Continuation) {
-        var polled = [
-            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: wakeUp.read, events: Int16(POLLIN), revents: 0),
-        ]
-        while !stopped.load(ordering: .relaxed) {
-            polled[0].revents = 0
-            polled[1].revents = 0
-            let ready = poll(&polled, 2, -1)
+        // The wake-up pipe first, then every listening socket; a socket that fails is no longer polled.
+        var polled = [pollfd(fd: wakeUp.read, events: Int16(POLLIN), revents: 0)]
+        polled += descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        while !stopped.load(ordering: .relaxed), polled.count > 1 {
+            for index in polled.indices { polled[index].revents = 0 }
+            let ready = poll(&polled, nfds_t(polled.count), -1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 return
             }
-            if polled[1].revents != 0 { return }
-            if polled[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return }
-            // Take everything that is waiting, then poll again.
-            while true {
-                let connection = accept(descriptor, nil, nil)
-                if connection >= 0 {
-                    _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-                    _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) | O_NONBLOCK)
-                    continuation.yield(connection)
+            if polled[0].revents != 0 { return }
+            var failed: [Int] = []
+            for index in polled.indices.dropFirst() where polled[index].revents != 0 {
+                if polled[index].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+                    failed.append(index)
                     continue
                 }
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                // EAGAIN: nothing left; EMFILE and friends: poll again rather than spin.
-                if errno != EAGAIN && errno != EWOULDBLOCK { usleep(10_000) }
-                break
+                acceptWaiting(on: polled[index].fd, continuation)
             }
+            for index in failed.reversed() { polled.remove(at: index) }
+        }
+    }
+
+    /// Takes every connection waiting on `descriptor`.
+    private func acceptWaiting(on descriptor: Int32, _ continuation: AsyncStream<Int32>.Continuation) {
+        while true {
+            let connection = accept(descriptor, nil, nil)
+            if connection >= 0 {
+                _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) | O_NONBLOCK)
+                continuation.yield(connection)
+                continue
+            }
+            if errno == EINTR || errno == ECONNABORTED { continue }
+            // EAGAIN: nothing left; EMFILE and friends: poll again rather than spin.
+            if errno != EAGAIN && errno != EWOULDBLOCK { usleep(10_000) }
+            return
         }
     }
 

@@ -13,11 +13,28 @@ public enum ListenTarget: Sendable, Hashable, CustomStringConvertible {
     case path(String)
     /// A listening socket passed in (by systemd's socket activation), with the path it is bound to if known.
     case fileDescriptor(Int32, path: String?)
+    /// Several listening sockets passed in (a socket unit with several `ListenStream=`), all served alike.
+    case fileDescriptors([Int32])
 
     public var description: String {
         switch self {
         case .path(let path): "unix:\(path)"
-        case .fileDescriptor(let fd, let path): path.map { "unix:\($0) (fd \(fd))" } ?? "fd \(fd)"
+        case .fileDescriptor(let fd, let path): Self.describe(fd, path)
+        case .fileDescriptors(let fds):
+            fds.map { Self.describe($0, ListenTarget.boundPath(of: $0)) }.joined(separator: ", ")
+        }
+    }
+
+    private static func describe(_ fd: Int32, _ path: String?) -> String {
+        path.map { "unix:\($0) (fd \(fd))" } ?? "fd \(fd)"
+    }
+
+    /// The passed sockets to serve: one, or several.
+    public static func passed(_ descriptors: [Int32]) -> ListenTarget? {
+        switch descriptors.count {
+        case 0: nil
+        case 1: .fileDescriptor(descriptors[0], path: boundPath(of: descriptors[0]))
+        default: .fileDescriptors(descriptors)
         }
     }
 }
@@ -73,44 +90,42 @@ public struct VarlinkListener: Service {
         self.onShutdown = onShutdown
     }
 
-    /// Binds (or adopts) the socket; throws `ListenError` when it can't, before anything is served.
+    /// Binds the socket at `path`; throws `ListenError` when it can't, before anything is served.
     ///
     /// Each accepted connection is admitted (or refused over the limit) and gets its ``VarlinkConnection``
     /// handler as NIO creates it, before it is registered, so nothing it sends (data and its end, as soon as
     /// they come) can reach the pipeline first. Accepted connections come out as plain values, not async
     /// channels (an async channel NIO accepted while the server was closing would be dropped unfinished, which
     /// NIO treats as a fatal error).
-    public func bind() async throws -> NIOAsyncChannel<AcceptedConnection, Never> {
+    private func bind(_ path: String) async throws -> NIOAsyncChannel<AcceptedConnection, Never> {
         let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.autoRead, value: false)
         let initializer = connectionInitializer()
-        switch target {
-        case .path(let path):
-            try SocketPath.prepare(path, directoryMode: directoryMode)
-            do {
-                let server = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
-                SocketPath.setMode(path, mode: socketMode)
-                return server
-            } catch {
-                throw ListenError(path: path, reason: "\(error)")
-            }
-        case .fileDescriptor(let fd, let path):
-            do {
-                return try await bootstrap.bind(fd, childChannelInitializer: initializer)
-            } catch {
-                throw ListenError(path: path ?? "fd \(fd)", reason: "\(error)")
-            }
+        try SocketPath.prepare(path, directoryMode: directoryMode)
+        do {
+            let server = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
+            SocketPath.setMode(path, mode: socketMode)
+            return server
+        } catch {
+            throw ListenError(path: path, reason: "\(error)")
         }
     }
 
     public func run() async throws {
-        if case .fileDescriptor(let descriptor, let path) = target {
-            try await runActivated(ActivatedSocket(descriptor: descriptor, path: path))
+        let path: String
+        switch target {
+        case .fileDescriptor(let descriptor, _):
+            try await runActivated(ActivatedSocket(descriptors: [descriptor], logger: logger))
             return
+        case .fileDescriptors(let descriptors):
+            try await runActivated(ActivatedSocket(descriptors: descriptors, logger: logger))
+            return
+        case .path(let bound):
+            path = bound
         }
-        let server = try await bind()
+        let server = try await bind(path)
         logger.info("listening", metadata: ["address": "\(target)"])
         await onListening()
         let serverChannel = server.channel
@@ -131,7 +146,7 @@ public struct VarlinkListener: Service {
             connections.closeInputs(closingAllAfter: stopGrace)
             Task { await onShutdown() }
         }
-        if case .path(let path) = target { unlink(path) }
+        unlink(path)
         reportStop()
     }
 
