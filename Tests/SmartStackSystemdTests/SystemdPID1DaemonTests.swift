@@ -89,9 +89,11 @@ extension SystemdPID1Tests {
         #expect(messages.contains { $0.contains("test fault injection: stalling the engine") })
         #expect(messages.contains { $0.contains("Watchdog timeout (limit 2s)") })
         #expect(messages.contains { $0.contains("status=6/ABRT") })
-        // The new instance serves the same socket.
+        // The new instance serves the same socket, with the state the aborted one had stored.
         let again = try RawVarlinkConnection(path: machine.socketPath, timeout: .seconds(20))
-        #expect(try again.call("io.smartstack.Admin.GetStatistics")["stacks"] != nil)
+        let statistics = try again.call("io.smartstack.Admin.GetStatistics")
+        #expect(statistics["stacks"] as? Int == 1, "\(statistics)")
+        #expect(statistics["donations"] as? Int == 1, "\(statistics)")
 
         // A clean stop: SIGTERM, STOPPING=1, the stopping entry, exit 0; the socket file goes away.
         let stopped = try machine.run(["systemctl", "stop", "smartstackd.service", "smartstackd.socket"])
