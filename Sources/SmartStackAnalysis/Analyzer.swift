@@ -31,19 +31,23 @@ public struct Analyzer: Sendable {
         report.start = since ?? records.first?.time
         report.end = until ?? records.last?.time
 
-        // Which stack each widget belongs to, from the orders (instance ids are unique over all stacks).
-        var stackOf: [String: String] = [:]
+        // Which stacks each widget is in, from the orders: a shell's instance ids are unique over all stacks, but a
+        // suggestion's id is the same in every stack it is suggested in.
+        var stacksOf: [String: [String]] = [:]
+        func place(_ widget: String, in stack: String) {
+            if !(stacksOf[widget]?.contains(stack) ?? false) { stacksOf[widget, default: []].append(stack) }
+        }
         var perStack: [String: [DecisionRecord]] = [:]
         var reloads: [DecisionRecord] = []
         for record in records {
             switch record.event {
             case .orderChanged(let change):
                 report.entries.orderChanged += 1
-                for widget in change.previousOrder + change.order { stackOf[widget] = change.stack }
+                for widget in change.previousOrder + change.order { place(widget, in: change.stack) }
                 perStack[change.stack, default: []].append(record)
             case .suggestionInserted(let stack, let widget):
                 report.entries.suggestionInserted += 1
-                stackOf[widget] = stackOf[widget] ?? stack
+                place(widget, in: stack)
                 perStack[stack, default: []].append(record)
             case .suggestionRemoved(let stack, _):
                 report.entries.suggestionRemoved += 1
@@ -60,10 +64,7 @@ public struct Analyzer: Sendable {
             }
         }
 
-        var widgets: [String: WidgetSummary] = [:]
-        func widget(_ id: String, _ stack: String) -> WidgetSummary {
-            widgets[id] ?? WidgetSummary(widget: id, stack: stack)
-        }
+        var widgets: [WidgetKey: WidgetSummary] = [:]
         var stacks: [String: StackSummary] = [:]
         for (stack, stackRecords) in perStack {
             // A stack whose entries end more than a day before the report's (a replayed log on its own time, a
@@ -85,15 +86,18 @@ public struct Analyzer: Sendable {
             case .reloadWithheld(let widget, _): (id, requested) = (widget, false)
             default: continue
             }
-            let stack = stackOf[id] ?? ""
-            var summary = widget(id, stack)
-            if requested { summary.reloadsRequested += 1 } else { summary.reloadsWithheld += 1 }
-            widgets[id] = summary
-            if stack.isEmpty {
-                unplaced += 1
-            } else if var stackSummary = stacks[stack] {
-                if requested { stackSummary.reloadsRequested += 1 } else { stackSummary.reloadsWithheld += 1 }
-                stacks[stack] = stackSummary
+            // A reload names the widget, not a stack: it counts in every stack that shows the widget.
+            let placed = stacksOf[id] ?? []
+            if placed.isEmpty { unplaced += 1 }
+            for stack in placed.isEmpty ? [""] : placed {
+                let key = WidgetKey(stack: stack, widget: id)
+                var summary = widgets[key] ?? WidgetSummary(widget: id, stack: stack)
+                if requested { summary.reloadsRequested += 1 } else { summary.reloadsWithheld += 1 }
+                widgets[key] = summary
+                if var stackSummary = stacks[stack] {
+                    if requested { stackSummary.reloadsRequested += 1 } else { stackSummary.reloadsWithheld += 1 }
+                    stacks[stack] = stackSummary
+                }
             }
         }
 
@@ -118,13 +122,19 @@ public struct Analyzer: Sendable {
         return report
     }
 
+    /// A widget's row: the same id in two stacks (a suggestion) is two rows.
+    struct WidgetKey: Hashable {
+        var stack: String
+        var widget: String
+    }
+
     /// How much older than the report's end a stack's last entry may be before its time on top ends there: a day.
     static let staleStackSpan: Int64 = 86_400 * 1_000_000
 
     /// One stack's summary from its records in time order; updates the widgets it touches.
     private func summarize(
         stack: String, _ records: [DecisionRecord], start: Int64?, end: Int64?,
-        widgets: inout [String: WidgetSummary]
+        widgets: inout [WidgetKey: WidgetSummary]
     ) -> StackSummary {
         var summary = StackSummary(stack: stack)
         var lanes: [String] = []
@@ -133,18 +143,24 @@ public struct Analyzer: Sendable {
             if !widget.isEmpty, laneSet.insert(widget).inserted { lanes.append(widget) }
         }
         func update(_ id: String, _ body: (inout WidgetSummary) -> Void) {
-            var value = widgets[id] ?? WidgetSummary(widget: id, stack: stack)
+            let key = WidgetKey(stack: stack, widget: id)
+            var value = widgets[key] ?? WidgetSummary(widget: id, stack: stack)
             body(&value)
-            widgets[id] = value
+            widgets[key] = value
         }
 
-        /// The top now, since when, why, and whether a tap followed this stretch yet.
-        var top: (widget: String, since: Int64, reason: String?, tapped: Bool)?
+        /// The top now, since when (`began`: whether that is when it came to the top, or only since when the range
+        /// tells), why, and whether a tap followed this stretch yet.
+        var top: (widget: String, since: Int64, began: Bool, reason: String?, tapped: Bool)?
         var knownTop: String?
-        func close(at time: Int64, closed: Bool) {
+        /// Ends the current stretch at `time`; `ended` when it ended there (a new top), not at the range's end. A
+        /// stretch is closed, and counts for the median, only when both its ends are known.
+        func close(at time: Int64, ended: Bool) {
             guard let current = top, !current.widget.isEmpty, time >= current.since else { return }
             summary.tenures.append(
-                Tenure(widget: current.widget, start: current.since, end: time, reason: current.reason, closed: closed))
+                Tenure(
+                    widget: current.widget, start: current.since, end: time, reason: current.reason,
+                    closed: ended && current.began))
         }
 
         for record in records {
@@ -158,16 +174,16 @@ public struct Analyzer: Sendable {
                 let previous = knownTop ?? change.previousOrder.first
                 if top == nil, let previous, let since, record.time > since {
                     // On top from the start of the span, as far as the first entry tells.
-                    top = (previous, since, nil, false)
+                    top = (previous, since, false, nil, false)
                 }
                 knownTop = change.top
                 guard change.top != previous else {
                     // Already on top before this entry; since when, the range does not tell.
-                    if top == nil { top = (change.top, record.time, nil, false) }
+                    if top == nil { top = (change.top, record.time, false, nil, false) }
                     continue
                 }
-                close(at: record.time, closed: previous != nil)
-                top = (change.top, record.time, change.reason, false)
+                close(at: record.time, ended: true)
+                top = (change.top, record.time, previous != nil, change.reason, false)
                 guard previous != nil, !change.top.isEmpty else { continue }
                 summary.topChanges += 1
                 summary.rotationReasons.add(change.reason)
@@ -201,7 +217,7 @@ public struct Analyzer: Sendable {
                 continue
             }
         }
-        if let end { close(at: end, closed: false) }
+        if let end { close(at: end, ended: false) }
 
         summary.lanes = lanes
         summary.swipes.sort { $0.time < $1.time }
@@ -224,8 +240,8 @@ public struct Analyzer: Sendable {
         if let spanStart = since ?? summary.first ?? start, let end, end > spanStart {
             summary.topChangesPerHour = Double(summary.topChanges) / (Double(end - spanStart) / 3_600_000_000)
         }
-        for widget in lanes where widgets[widget] == nil {
-            widgets[widget] = WidgetSummary(widget: widget, stack: stack)
+        for widget in lanes where widgets[WidgetKey(stack: stack, widget: widget)] == nil {
+            widgets[WidgetKey(stack: stack, widget: widget)] = WidgetSummary(widget: widget, stack: stack)
         }
         return summary
     }

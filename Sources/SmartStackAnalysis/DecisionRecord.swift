@@ -116,16 +116,21 @@ public struct DecisionRecord: Sendable, Hashable {
         self.machineID = fields[MachineField.machineID] ?? ""
         self.hostname = fields[MachineField.hostname] ?? ""
         let event = fields["MESSAGE_ID"].flatMap(MessageID.init).flatMap(SmartStackEvent.init(messageID:))
+        // The fields the daemon cut to fit the journal: a cut list's last item is not a whole id.
+        let cut = Set((fields[JournalFieldName.truncated.rawValue] ?? "").split(separator: ",").map(String.init))
+        func list(_ name: JournalFieldName) -> [String] {
+            JournalList.split(fields[name.rawValue] ?? "", wasCut: cut.contains(name.rawValue))
+        }
         switch event {
         case .orderChanged:
             guard let stack = field(.stack) else { return nil }
-            let order = Self.list(fields[JournalFieldName.order.rawValue])
+            let order = list(.order)
             self.event = .orderChanged(
                 OrderChange(
                     stack: stack, revision: field(.revision).flatMap { Int($0) }, order: order,
-                    previousOrder: Self.list(fields[JournalFieldName.previousOrder.rawValue]),
+                    previousOrder: list(.previousOrder),
                     top: field(.top) ?? order.first ?? "", reason: field(.reason) ?? "",
-                    scores: Self.scores(fields[JournalFieldName.scores.rawValue]),
+                    scores: Self.scores(list(.scores)),
                     // A count from the journal is anyone's text: bounded, so sums over a report cannot overflow.
                     count: min(max(1, field(.count).flatMap { Int($0) } ?? 1), Self.maximumCount)))
         case .suggestionInserted, .suggestionRemoved:
@@ -147,16 +152,10 @@ public struct DecisionRecord: Sendable, Hashable {
         }
     }
 
-    /// A comma-separated list; empty for a missing or empty field.
-    static func list(_ text: String?) -> [String] {
-        guard let text, !text.isEmpty else { return [] }
-        return text.split(separator: ",", omittingEmptySubsequences: true).map(String.init)
-    }
-
-    /// `widget=score` pairs separated by commas; pairs that do not parse (a cut field's tail) are skipped.
-    static func scores(_ text: String?) -> [String: Double] {
+    /// `widget=score` pairs (the items of `SMARTSTACK_SCORES`); pairs that do not parse are skipped.
+    static func scores(_ pairs: [String]) -> [String: Double] {
         var scores: [String: Double] = [:]
-        for pair in list(text) {
+        for pair in pairs {
             guard let equals = pair.lastIndex(of: "="), let score = Double(pair[pair.index(after: equals)...]) else {
                 continue
             }

@@ -110,7 +110,7 @@ public struct DesktopAgent: Sendable {
                 }) {
                     log(
                         .desktopStackChanged, "stack \(stack) now holds \(apps.joined(separator: ", "))",
-                        fields: [.stack: stack, .order: apps.joined(separator: ",")])
+                        fields: [.stack: stack, .order: JournalList.join(apps)])
                 }
             case .notAnApp:
                 return

@@ -75,7 +75,10 @@ struct Analyze: AsyncParsableCommand {
         do { result = try query.read() } catch {
             throw CtlFailure.noInput("cannot read \(sourceText): \(error)")
         }
-        var report = Analyzer(since: query.since, until: query.until).analyzeFleet(result.records, machine: machine)
+        // A top is counted until now at the latest: `--until tomorrow` must not credit the current top with hours
+        // it has not had yet.
+        let until = query.until.map { min($0, now) }
+        var report = Analyzer(since: query.since, until: until).analyzeFleet(result.records, machine: machine)
         if result.unreadable > 0 {
             report.notes.append("\(result.unreadable) matching entries lacked the fields the analysis needs")
         }

@@ -57,9 +57,11 @@ struct AnalyzerTests {
         #expect(home.timeOnTop.map(\.widget) == ["mail", "news"])
         #expect(home.timeOnTop.map(\.seconds) == [70, 30])
         #expect(home.timeOnTop.map(\.share) == [0.7, 0.3])
-        // Closed stretches: mail 60 s, news 30 s; the last one (10 s) is cut by the end.
-        #expect(home.medianTimeOnTop == 45)
-        #expect(home.tenures.map(\.closed) == [true, true, false])
+        // Closed stretches (both ends known): news 30 s. Mail's first 60 s began before the range tells (the
+        // stack's first entry has no previous order: a new stack, or the first entry after a restart), and the last
+        // one (10 s) is cut by the end.
+        #expect(home.medianTimeOnTop == 30)
+        #expect(home.tenures.map(\.closed) == [false, true, false])
     }
 
     @Test func widgetSummary() throws {
@@ -88,6 +90,31 @@ struct AnalyzerTests {
         #expect(report.widgets.map(\.widget).contains("maps"))
     }
 
+    /// A suggestion's id is the same in every stack it is suggested in: each stack has its own row for it (one row
+    /// took the surfacings of both and the time on top of whichever stack was summarised last).
+    @Test func theSameSuggestionInTwoStacksHasARowInEach() throws {
+        let suggestion = "suggestion:org.ex.weather/main?city=Paris"
+        let records = [
+            Self.order(0, "home", ["mail", suggestion]),
+            Self.order(10, "home", [suggestion, "mail"], previous: ["mail", suggestion], reason: "relevance"),
+            Self.order(20, "home", ["mail", suggestion], previous: [suggestion, "mail"]),
+            Self.order(0, "work", ["slack", suggestion]),
+            Self.order(30, "work", [suggestion, "slack"], previous: ["slack", suggestion], reason: "relevance"),
+            Self.order(80, "work", ["slack", suggestion], previous: [suggestion, "slack"]),
+            DecisionRecord(time: Self.t0 + 40 * Self.second, event: .reloadRequested(widget: suggestion, reason: nil)),
+            Self.order(100, "home", ["mail", suggestion], previous: ["mail", suggestion]),
+        ]
+        for _ in 0..<3 {
+            let report = Analyzer().analyze(records.shuffled())
+            let rows = report.widgets.filter { $0.widget == suggestion }
+            #expect(rows.map(\.stack) == ["home", "work"])
+            #expect(rows.map(\.surfaced) == [1, 1])
+            #expect(rows.map(\.timeOnTop) == [10, 50])
+            #expect(rows.map(\.reloadsRequested) == [1, 1])
+            #expect(report.stacks.map(\.reloadsRequested) == [1, 1])
+        }
+    }
+
     @Test func sinceAttributesThePreviousTopAndUntilCuts() throws {
         let since = Self.t0 + 5 * Self.second
         let until = Self.t0 + 80 * Self.second
@@ -96,6 +123,9 @@ struct AnalyzerTests {
         #expect(home.decisions == 2)
         // 5–60 s mail (known from the first entry's previous order), 60–80 s news.
         #expect(home.timeOnTop.map(\.seconds) == [55, 20])
+        // Neither stretch has both ends in the range (mail's began before --since, news's ends at --until): no
+        // median (it counted mail's 55 s as a whole stretch before).
+        #expect(home.medianTimeOnTop == nil)
         #expect(home.topChanges == 1)
         #expect(report.stacks.map(\.stack) == ["home"])
     }
@@ -116,7 +146,7 @@ struct AnalyzerTests {
         let home = try #require(stacks.first?.objectValue)
         #expect(home["stack"] == .string("home"))
         #expect(home["decisions"] == .int(4))
-        #expect(home["medianTimeOnTopSeconds"] == .double(45))
+        #expect(home["medianTimeOnTopSeconds"] == .double(30))
         #expect(home["rotationReasons"] == .object(["manualSwipe": .int(1), "relevance": .int(1)]))
         #expect(json["entries"]?.objectValue?["orderChanged"] == .int(5))
         #expect(json["range"]?.objectValue?["start"] == .string("2025-11-21T08:00:00.000Z"))
@@ -168,6 +198,31 @@ struct AnalyzerTests {
             fields: ["SMARTSTACK_ENGAGEMENT": "tap", "SMARTSTACK_STACK": "s", "SMARTSTACK_WIDGET": "w"], time: 6)
         #expect(tap?.event == .engagement(stack: "s", widget: "w", kind: "tap"))
         #expect(DecisionRecord(fields: ["SMARTSTACK_ENGAGEMENT": "poke", "SMARTSTACK_STACK": "s"], time: 6) == nil)
+    }
+
+    /// Ids with commas (a shell's instance id, a suggestion's configuration value) survive the comma-separated
+    /// lists: the daemon percent-encodes `%` and `,` in each item, the analysis decodes them; a list the daemon cut
+    /// to fit the journal loses its last, partial item.
+    @Test func listsKeepIdsWithCommasAndDropACutItem() throws {
+        let ids = ["suggestion:org.ex.weather/main?city=Paris, France", "a%2Cb", "50%", "plain"]
+        let joined = JournalList.join(ids)
+        #expect(joined == "suggestion:org.ex.weather/main?city=Paris%2C France,a%252Cb,50%25,plain")
+        #expect(JournalList.split(joined) == ids)
+        #expect(JournalList.split("") == [])
+        #expect(JournalList.decode("100%zz%2c%") == "100%zz,%")
+        let fields = [
+            "MESSAGE_ID": SmartStackEvent.orderChanged.messageID.hex, "SMARTSTACK_STACK": "home",
+            "SMARTSTACK_ORDER": joined + ",suggestion:org.ex.x/main?city=Lo…[truncated]",
+            "SMARTSTACK_PREVIOUS_ORDER": JournalList.join(ids.reversed()), "SMARTSTACK_TOP": ids[0],
+            "SMARTSTACK_SCORES": ids.map { "\(JournalList.encode($0))=0.25" }.joined(separator: ","),
+            "SMARTSTACK_TRUNCATED": "SMARTSTACK_ORDER",
+        ]
+        let record = try #require(DecisionRecord(fields: fields, time: 1))
+        guard case .orderChanged(let change) = record.event else { Issue.record("not an order change"); return }
+        #expect(change.order == ids)
+        #expect(change.previousOrder == ids.reversed())
+        #expect(change.top == ids[0])
+        #expect(change.scores == Dictionary(uniqueKeysWithValues: ids.map { ($0, 0.25) }))
     }
 
     /// Invariants over seeded random histories: shares sum to 1, tenures do not overlap and stay in the span,

@@ -67,11 +67,13 @@ extension ServiceJournal {
         entry.append(.stack, decision.stack.rawValue)
         entry.append(.revision, decision.revision)
         entry.append(.engineTime, decision.time.rfc3339)
-        entry.append(.order, decision.order.joined(separator: ","))
-        entry.append(.previousOrder, change.previousOrder?.joined(separator: ",") ?? "")
+        entry.append(.order, JournalList.join(decision.order))
+        entry.append(.previousOrder, change.previousOrder.map(JournalList.join) ?? "")
         entry.append(.top, top)
         entry.append(.reason, decision.entries.first?.reason.rawValue ?? "")
-        entry.append(.scores, decision.entries.map { "\($0.instance)=\(score($0.score))" }.joined(separator: ","))
+        entry.append(
+            .scores,
+            decision.entries.map { "\(JournalList.encode($0.instance))=\(score($0.score))" }.joined(separator: ","))
         entry.append(.count, change.count)
         return JournalQueue.Item(entry)
     }
