@@ -421,47 +421,58 @@ extension RebuildQueue {
 struct HostStatePartTests {
     static let t0 = Timestamp(microseconds: 1_700_000_000_000_000)
 
-    /// Backfilled events leave their stacks out of the next publish only (they were journaled at the events'
-    /// times); a later publish reports them, as does a live event about the stack; an order is journaled once.
+    /// Where each event's decision is journaled: live events at the service's time; late ones at their own time
+    /// unless dated before the stack's last entry, the next publish then leaving the stack out only when its order is
+    /// the one so journaled; a shell's event far back makes a replay (left out until a live event); a provider's event
+    /// far back into a stack not being replayed is reported at the service's time.
     @Test func backfillJournal() throws {
         let home = try StackID("home")
         let work = try StackID("work")
+        let donation = EngineEvent.donate(
+            Donation(id: "d", app: try AppID("org.example.mail"), intent: "open", date: Self.t0))
+        let look = EngineEvent.look(stack: home, at: Self.t0)
         var journal = BackfillJournal()
         #expect(journal.isEmpty)
-        journal.note(home, backfilled: true)
-        journal.note(home, backfilled: true)
-        #expect(!journal.isEmpty)
         let decisions = [
             Decision(stack: home, revision: 1, time: Self.t0, entries: []),
             Decision(stack: work, revision: 1, time: Self.t0, entries: []),
         ]
-        // The publish after the backfilled events leaves the backfilled stack to the journal; the next reports it.
+        let order = decisions[0].order
+        // Late: at its own time; the next publish leaves the stack out when its order is the one journaled.
+        #expect(journal.place(home, donation, lateness: 5, lastEntry: nil) == .ownTime)
+        #expect(journal.journals(order, for: home, at: Self.t0, published: ["x"]) == true)
+        #expect(journal.journals(order, for: home, at: Self.t0, published: ["x"]) == false)
+        #expect(!journal.isEmpty)
         #expect(journal.reported(decisions)?.map(\.stack) == [work])
+        // The next publish reports it; so does one whose order differs from what was journaled.
+        #expect(journal.reported(decisions) == nil)
+        #expect(journal.place(home, donation, lateness: 5, lastEntry: nil) == .ownTime)
+        #expect(journal.journals(["mail"], for: home, at: Self.t0, published: nil) == true)
         #expect(journal.reported(decisions) == nil)
         #expect(journal.isEmpty)
-        let first = journal.journals(["a", "b"], for: home)
-        let again = journal.journals(["a", "b"], for: home)
-        let changed = journal.journals(["b", "a"], for: home)
-        #expect(first && !again && changed)
-        let donation = EngineEvent.donate(
-            Donation(id: "d", app: try AppID("org.example.mail"), intent: "open", date: Self.t0))
+        // An order equal to the last publish's is not journaled again at an event's time.
+        #expect(journal.place(home, donation, lateness: 5, lastEntry: nil) == .ownTime)
+        #expect(journal.journals(["a"], for: home, at: Self.t0, published: ["a"]) == false)
+        // Dated before the stack's last entry: reported at the service's time.
+        #expect(journal.place(work, donation, lateness: 5, lastEntry: Self.t0.adding(seconds: 1)) == .serviceTime)
         #expect(journal.stacks(affected: [work], by: donation, backfilled: true) == [work, home])
         #expect(journal.stacks(affected: [work], by: donation, backfilled: false) == [work])
-        journal.note(home, backfilled: true)
-        journal.note(home, backfilled: false)
+        // A live event ends the stack's backfill.
+        #expect(journal.place(home, donation, lateness: 0, lastEntry: nil) == .serviceTime)
         #expect(journal.isEmpty)
-        #expect(journal.reported(decisions) == nil)
-        // A publish that leaves out nothing reports everything (nil); a publish without the stack's decision still
-        // ends what it leaves out.
-        journal.note(home, backfilled: true)
-        #expect(journal.reported([decisions[1]]) == nil)
-        #expect(journal.reported(decisions) == nil)
-        // A replay (events more than an hour back) leaves the stack out of every publish until a live event.
-        journal.note(home, backfilled: true, lateness: 86_400)
+        // A provider's event far back into a stack not being replayed: at the service's time, nothing left out.
+        #expect(journal.place(home, donation, lateness: 86_400, lastEntry: nil) == .serviceTime)
+        #expect(journal.isEmpty)
+        // A shell's event far back makes a replay: left out of every publish until a live event; the replay's
+        // donations (far back too) are journaled at their own times.
+        #expect(journal.place(home, look, lateness: 86_400, lastEntry: nil) == .ownTime)
+        #expect(journal.place(home, donation, lateness: 86_400, lastEntry: Self.t0.adding(seconds: 9)) == .ownTime)
         #expect(journal.reported(decisions)?.map(\.stack) == [work])
         #expect(journal.reported(decisions)?.map(\.stack) == [work])
-        journal.note(home, backfilled: false)
+        #expect(journal.place(home, look, lateness: 0, lastEntry: nil) == .serviceTime)
         #expect(journal.reported(decisions) == nil)
+        journal.forget(home)
+        #expect(journal.isEmpty)
     }
 
     /// A moment is handed to the time service once; after it fired, or to a new service, it is handed again.

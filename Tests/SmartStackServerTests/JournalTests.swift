@@ -184,6 +184,81 @@ struct ServiceJournalTests {
         #expect(entries.last?.value(of: .order)?.hasPrefix("maps,") == true, "\(entries.map { $0.value(of: .order) })")
     }
 
+    @Test("a provider's donation dated hours back neither places an entry back then nor silences the stack")
+    func oldDonationDoesNotSilenceTheStack() async throws {
+        let (host, journal, recorder, instant, clock) = try await Self.setUp()
+        try await Self.configure(host, ["mail", "news", "maps"], clock: clock, smartRotate: true)
+        clock.advance(seconds: 10)
+        let old = clock.now().adding(seconds: -7_200)
+        _ = try await host.donate(ServerFixture.donation("news", id: "old", at: old), idGiven: true)
+        // Another app's timeline makes maps relevant ten minutes later; nothing else happens to the stack.
+        let soon = clock.now().adding(seconds: 600)
+        _ = try await host.record(
+            .submitTimeline(
+                .instance(ServerFixture.instance("maps")),
+                try Timeline.validated(
+                    entries: [TimelineEntry(date: soon, relevance: Relevance(score: 1, duration: 3_600))],
+                    policy: .never
+                ).timeline, at: clock.now()))
+        clock.advance(seconds: 601)
+        instant.advance(.seconds(601))
+        #expect(try await host.stack(ServerFixture.stack()).top == "maps")
+        await journal.queue.flush()
+        let entries = recorder.entries(.orderChanged)
+        #expect(entries.last?.value(of: .order)?.hasPrefix("maps,") == true, "\(entries.map { $0.value(of: .order) })")
+        #expect(!entries.contains { $0.value(of: .engineTime) == old.rfc3339 })
+    }
+
+    @Test("a late swipe dated before the stack's last entry is journaled at the service's time, not before that entry")
+    func lateEventBeforeTheLastEntry() async throws {
+        let (host, journal, recorder, instant, clock) = try await Self.setUp()
+        try await Self.configure(host, ["mail", "news", "maps"], clock: clock, smartRotate: true)
+        let swipeTime = clock.now().adding(seconds: 10)
+        // maps becomes relevant at 40 s: an entry then.
+        clock.advance(seconds: 40)
+        instant.advance(.seconds(40))
+        _ = try await host.record(
+            .submitTimeline(
+                .instance(ServerFixture.instance("maps")),
+                try Timeline.validated(
+                    entries: [TimelineEntry(date: clock.now(), relevance: Relevance(score: 1, duration: 3_600))],
+                    policy: .never
+                ).timeline, at: clock.now()))
+        #expect(try await host.stack(ServerFixture.stack()).top == "maps")
+        // At 100 s a swipe to news arrives, dated 10 s: before that entry.
+        clock.advance(seconds: 60)
+        instant.advance(.seconds(60))
+        _ = try await host.record(
+            .engage(
+                stack: ServerFixture.stack(), instance: ServerFixture.instance("news"), kind: .swipeTo, duration: nil,
+                at: swipeTime))
+        #expect(try await host.stack(ServerFixture.stack()).top == "news")
+        instant.advance(.seconds(2))
+        journal.flushDue()
+        await journal.queue.flush()
+        let entries = recorder.entries(.orderChanged)
+        let latest = try #require(entries.max { ($0.value(of: .engineTime) ?? "") < ($1.value(of: .engineTime) ?? "") })
+        #expect(latest.value(of: .top) == "news", "\(entries.map { ($0.value(of: .engineTime), $0.value(of: .top)) })")
+        #expect(!entries.contains { $0.value(of: .engineTime) == swipeTime.rfc3339 })
+    }
+
+    @Test(
+        "a stack removed and made again within the window: the old one's held change is written, the new one starts quiet"
+    )
+    func removedStackWithinTheWindow() async throws {
+        let (host, journal, recorder, _, clock) = try await Self.setUp()
+        try await Self.configure(host, ["mail", "news", "maps"], clock: clock)
+        // Held by the one-second window.
+        try await Self.configure(host, ["news", "mail", "maps"], clock: clock)
+        try await host.record(.removeStack(ServerFixture.stack(), at: clock.now()))
+        try await Self.configure(host, ["maps", "mail"], clock: clock)
+        await journal.queue.flush()
+        let entries = recorder.entries(.orderChanged)
+        #expect(entries.map { $0.value(of: .order) } == ["mail,news,maps", "news,mail,maps", "maps,mail"])
+        #expect(entries.map { $0.value(of: .previousOrder) } == ["", "mail,news,maps", ""])
+        #expect(entries.map { $0.value(of: .count) } == ["1", "1", "1"])
+    }
+
     @Test("a removed stack is forgotten: a stack made again under its id has no previous order, nothing is kept")
     func removedStack() async throws {
         let (host, journal, recorder, instant, clock) = try await Self.setUp()

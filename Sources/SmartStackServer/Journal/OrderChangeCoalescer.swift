@@ -104,6 +104,12 @@ public struct OrderChangeCoalescer: Sendable {
         return changes.sorted { $0.decision.stack.rawValue < $1.decision.stack.rawValue }
     }
 
+    /// Forgets a removed stack: returns its held change, to be written now (the stack's last order before it went),
+    /// so a stack made again under its id starts quiet, with nothing of the old one's.
+    public mutating func remove(_ stack: StackID) -> Change? {
+        slots.removeValue(forKey: stack)?.held
+    }
+
     /// When the earliest held change is due; `nil` when nothing is held.
     public var nextDue: ContinuousClock.Instant? {
         slots.values.compactMap { $0.held == nil ? nil : $0.windowEnd }.min()

@@ -90,7 +90,13 @@ public final class ServiceJournal: ServiceReporter {
     // MARK: ServiceReporter
 
     public func stackRemoved(_ stack: StackID) {
-        state.withLock { _ = $0.lastPublished.removeValue(forKey: stack) }
+        let held = state.withLock { state -> OrderChangeCoalescer.Change? in
+            state.lastPublished.removeValue(forKey: stack)
+            let held = state.coalescer.remove(stack)
+            if held != nil { state.counters.orderEntries += 1 }
+            return held
+        }
+        if let held { queue.enqueue(Self.orderChangedEntry(held)) }
     }
 
     /// Stacks whose latest published decision is kept (for the previous order of the next entry).

@@ -1,82 +1,118 @@
 import SmartStackCore
 
 /// The stacks with backfilled events (dated before the service's time: a replay, a queued donation) and the order
-/// last journaled for each: their decisions are journaled as the engine decides them at the events' own times, one
-/// per event that changes an order, and the publish at the service's time that follows such events leaves those
-/// stacks out (what it would report was journaled at the events' times).
+/// last journaled for each at an event's own time: their decisions are journaled as the engine decides them at the
+/// events' own times, one per event that changes an order, and the publish at the service's time that follows such
+/// events leaves out what was journaled so.
 ///
-/// A late event (at most `replayLateness` behind: a donation queued a few seconds or minutes) leaves out only that
-/// publish: a later one (a timeline entry coming due, another app's relevance) is reported as usual, so one late
-/// donation does not silence a stack. A replay (events further back, such as `smartstackctl replay` of an old log)
-/// leaves the stack out of every publish until a live event about it: the journal then holds the replayed history
-/// at its own times, and no entry at the service's time ends the last replayed top's time on top years later.
+/// Where an event's decision goes (`place`):
+/// - **live** (at most a second behind): ends the stack's backfill; the publish reports it as usual.
+/// - **late** (up to `replayLateness` behind: a donation queued a few seconds or minutes, a unit's start): journaled
+///   at its own time when that is not before the stack's last entry (an entry placed before the last one would
+///   misorder the stack's history). The next publish leaves the stack out only when its order is the one journaled
+///   so; a later change (a timeline entry coming due, another app's relevance) is reported as usual.
+/// - **replay** (further back): a shell's event about the stack (configuring it, a look, engagement: what
+///   `smartstackctl replay` sends before any donation) makes it a replay's stack, left out of every publish until a
+///   live event about it: the journal then holds the replayed history at its own times, and no entry at the service's
+///   time ends the last replayed top's time on top years later. A provider's event that far back into a stack that
+///   is not being replayed is reported by the next publish at the service's time, like a live one: one app's old
+///   date can neither place entries years back nor silence a stack that shows other apps' widgets.
 struct BackfillJournal {
     /// How far behind the service's time an event is a replay's rather than a late one's.
     static let replayLateness = 3_600.0
-    /// The stacks with backfilled events since the last publish (their configuration, looks, engagement, their
-    /// apps' donations).
+
+    /// Where an event's effect on a stack is journaled.
+    enum Placement: Equatable {
+        /// At the service's time by the next publish (a live event ends the stack's backfill).
+        case serviceTime
+        /// At the event's own time (the next publish leaves out what was journaled so).
+        case ownTime
+    }
+
+    /// The stacks journaled at an event's time since the last publish.
     private var sincePublish: Set<StackID> = []
     /// The stacks being replayed: left out of publishes until a live event about them.
     private var replaying: Set<StackID> = []
-    /// Per stack being backfilled, the order last journaled for it at an event's time; kept until a live event
-    /// about the stack or a publish reports it.
-    private var journaledOrder: [StackID: [String]] = [:]
+    /// Per stack being backfilled, the order last journaled for it at an event's time, and that time; kept until a
+    /// live event about the stack or a publish reports it.
+    private var journaled: [StackID: (order: [String], time: Timestamp)] = [:]
 
     /// No stack is being backfilled: a live event needs no journaling of its own.
-    var isEmpty: Bool { sincePublish.isEmpty && replaying.isEmpty && journaledOrder.isEmpty }
+    var isEmpty: Bool { sincePublish.isEmpty && replaying.isEmpty && journaled.isEmpty }
 
     /// The stacks an event's journaling concerns: those it affects and, for a backfilled donation (any app's
     /// donation moves every stack's signals: the app in front, the idle gap), every stack being backfilled.
     func stacks(affected: [StackID], by event: EngineEvent, backfilled: Bool) -> [StackID] {
         guard backfilled, event.donation != nil else { return affected }
         var stacks = affected
-        let backfilling = sincePublish.union(replaying).union(journaledOrder.keys)
+        let backfilling = sincePublish.union(replaying).union(journaled.keys)
         for stack in backfilling.sorted() where !stacks.contains(stack) { stacks.append(stack) }
         return stacks
     }
 
-    /// Notes an event about `stack`, `lateness` seconds behind the service's time: a backfilled one leaves the
-    /// stack out of the next publish (of every publish when it is a replay's), a live one ends its backfill (and the
-    /// order journaled for it is no longer needed).
-    mutating func note(_ stack: StackID, backfilled: Bool, lateness: Double = 0) {
-        if backfilled {
-            sincePublish.insert(stack)
-            if lateness > Self.replayLateness { replaying.insert(stack) }
-        } else {
+    /// Notes an event about `stack`, `lateness` seconds behind the service's time, and says where its decision is
+    /// journaled. `lastEntry`: the engine time of the stack's last publish (its last entry unless one was journaled
+    /// at an event's time since).
+    mutating func place(_ stack: StackID, _ event: EngineEvent, lateness: Double, lastEntry: Timestamp?) -> Placement {
+        guard lateness > 1 else {
             sincePublish.remove(stack)
             replaying.remove(stack)
-            journaledOrder[stack] = nil
+            journaled[stack] = nil
+            return .serviceTime
         }
+        if !replaying.contains(stack) {
+            if lateness > Self.replayLateness {
+                guard event.isShellEvent else { return .serviceTime }
+                replaying.insert(stack)
+            } else if let last = journaled[stack]?.time ?? lastEntry, event.time < last {
+                return .serviceTime
+            }
+        }
+        sincePublish.insert(stack)
+        return .ownTime
     }
 
     /// A removed stack is no longer backfilled.
     mutating func forget(_ stack: StackID) {
         sincePublish.remove(stack)
         replaying.remove(stack)
-        journaledOrder[stack] = nil
+        journaled[stack] = nil
     }
 
-    /// Whether `order` differs from the one last journaled for `stack`; it becomes the last.
-    mutating func journals(_ order: [String], for stack: StackID) -> Bool {
-        guard order != journaledOrder[stack] else { return false }
-        journaledOrder[stack] = order
+    /// Whether `order`, decided for `stack` at `time`, differs from the one last journaled for it (at an event's time,
+    /// else `published`, the last publish's); it becomes the last.
+    mutating func journals(_ order: [String], for stack: StackID, at time: Timestamp, published: [String]?) -> Bool {
+        guard order != (journaled[stack]?.order ?? published) else { return false }
+        journaled[stack] = (order, time)
         return true
     }
 
-    /// Of the decisions a publish made, those the journal reports: every one but those of stacks with backfilled
-    /// events since the last publish or being replayed (journaled at their events' times). A stack reported is no
-    /// longer being backfilled. `nil` when every decision is reported.
+    /// Of the decisions a publish made, those the journal reports: every one but those of stacks being replayed and
+    /// of stacks journaled at an event's time since the last publish whose order is the one journaled so. A stack
+    /// reported is no longer being backfilled. `nil` when every decision is reported.
     mutating func reported(_ decisions: [Decision]) -> [Decision]? {
         guard !isEmpty else { return nil }
-        let excluded = sincePublish
+        let backfilled = sincePublish
         sincePublish = []
         guard !decisions.isEmpty else { return nil }
         var reported: [Decision] = []
-        for decision in decisions where !excluded.contains(decision.stack) && !replaying.contains(decision.stack) {
-            journaledOrder[decision.stack] = nil
+        for decision in decisions where !replaying.contains(decision.stack) {
+            if backfilled.contains(decision.stack), decision.order == journaled[decision.stack]?.order { continue }
+            journaled[decision.stack] = nil
             reported.append(decision)
         }
         return reported.count == decisions.count ? nil : reported
+    }
+}
+
+extension EngineEvent {
+    /// A shell's event about a stack (its configuration, a look, engagement): what makes a stack a replay's when it
+    /// is dated far back.
+    fileprivate var isShellEvent: Bool {
+        switch self {
+        case .configureStack, .look, .engage: true
+        default: false
+        }
     }
 }
 

@@ -382,18 +382,18 @@ public actor EngineHost {
         }
     }
 
-    /// Journals what a backfilled event (dated in the past: a replay) changed, as the engine decides each stack it
-    /// concerns at the event's own time, one decision per event that changes an order; a live event ends the
-    /// backfill of the stacks it concerns.
+    /// Journals what a backfilled event (dated in the past: a replay, a late donation) changed, as the engine decides
+    /// each stack it concerns at the event's own time, one decision per event that changes an order (see
+    /// `BackfillJournal` for which events are so journaled); a live event ends the backfill of the stacks it concerns.
     private func journalBackfill(_ event: EngineEvent, backfilled: Bool, lateness: Double) {
         var journaled: [Decision] = []
         for stack in backfill.stacks(affected: engine.stacks(affectedBy: event), by: event, backfilled: backfilled) {
-            backfill.note(stack, backfilled: backfilled, lateness: lateness)
-            // A backfilled event (a replay) is journaled as the engine decides the stack at the event's own time,
-            // one decision per event as the engine makes them, when the order changed.
-            guard backfilled, var decision = try? engine.evaluate(stack: stack, at: event.time) else { continue }
-            guard backfill.journals(decision.order, for: stack) else { continue }
-            decision.revision = engine.published(stack)?.revision ?? decision.revision
+            let published = engine.published(stack)
+            guard backfill.place(stack, event, lateness: lateness, lastEntry: published?.time) == .ownTime,
+                var decision = try? engine.evaluate(stack: stack, at: event.time),
+                backfill.journals(decision.order, for: stack, at: event.time, published: published?.order)
+            else { continue }
+            decision.revision = published?.revision ?? decision.revision
             journaled.append(decision)
         }
         if !journaled.isEmpty { reporter.published(decisions: journaled, effects: []) }
