@@ -291,3 +291,18 @@ def test_the_issue_scenario_swipes_and_impressions_count_and_two_taps_do_not_fli
     # After the demotion the donations' habit is back: a well above c's pre-tap share.
     later = explain_widgets(daemon, at=at(3700))[1]
     assert later["a"]["behaviour"] > 0.2, later["a"]
+
+
+def test_an_engagement_entry_carries_its_date(daemon):
+    """The engagement entry `smartstackctl analyze` reads: a dated engagement carries its date as
+    SMARTSTACK_ENGINE_TIME (analyze places it there, not when the entry was received)."""
+    setup_stack(daemon.address)
+    date = rfc3339(datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=30))
+    call(daemon.address, SHELL, "RecordEngagement", stack="home", instance="maps", kind="tap", date=date)
+    call(daemon.address, SHELL, "RecordEngagement", stack="home", instance="mail", kind="tap")
+    lines = [line for line in daemon.log().splitlines() if "SMARTSTACK_ENGAGEMENT=tap" in line]
+    assert len(lines) == 2, lines
+    parsed = datetime.datetime.fromisoformat(date.replace("Z", "+00:00"))
+    assert any("SMARTSTACK_WIDGET=maps" in line and "SMARTSTACK_ENGINE_TIME=" in line for line in lines), lines
+    stamped = [line.split("SMARTSTACK_ENGINE_TIME=")[1].split()[0].strip('"') for line in lines if "ENGINE_TIME" in line]
+    assert [datetime.datetime.fromisoformat(value.replace("Z", "+00:00")) for value in stamped] == [parsed], lines

@@ -146,13 +146,14 @@ extension ServiceDispatcher {
             return try record(context, on: host, { now in request.event(defaultTime: now) }) { _ in [:] }
         case .recordEngagement(let request):
             let answer = try record(context, on: host, { now in request.event(defaultTime: now) }) { _ in [:] }
-            // One entry per engagement (user actions are rare): `analyze` reads taps after a widget surfaced.
-            logger.info(
-                "engagement",
-                metadata: [
-                    "engagement": "\(request.kind.rawValue)", "stack": "\(request.stack.rawValue)",
-                    "widget": "\(request.instance.rawValue)",
-                ])
+            // One entry per engagement (user actions are rare): `analyze` reads taps after a widget surfaced. A dated
+            // engagement carries its date (SMARTSTACK_ENGINE_TIME), where `analyze` places it.
+            var metadata: Logger.Metadata = [
+                "engagement": "\(request.kind.rawValue)", "stack": "\(request.stack.rawValue)",
+                "widget": "\(request.instance.rawValue)",
+            ]
+            if let date = request.date { metadata["engine_time"] = "\(date.rfc3339)" }
+            logger.info("engagement", metadata: metadata)
             return answer
         case .recordLook(let request):
             return try record(context, on: host, { now in request.event(defaultTime: now) }) { _ in [:] }
