@@ -125,4 +125,47 @@ struct EngineWakeUpTests {
         let later = engine.publish(at: F.t(360 + 86_400)).decisions
         #expect(later.allSatisfy { $0.entries.allSatisfy { !$0.suggested } })
     }
+
+    /// Every Live Activity call schedules the activities' next change for every stack: one wake-up per moment, not
+    /// one per call (an activity updated 1,000 times left 1,000 entries, each woken at every change and scheduled
+    /// again), and the activity still leaves when its limits say.
+    @Test func liveActivityUpdatesLeaveOneWakeUpPerMoment() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        try engine.apply(
+            .startLiveActivity(app: F.app("b"), id: "game", attributes: [:], contentState: ["n": "0"], at: F.t(10)))
+        for step in 1...1_000 {
+            try engine.apply(
+                .updateLiveActivity(app: F.app("b"), id: "game", contentState: ["n": "\(step)"], at: F.t(10)))
+        }
+        #expect(engine.timers.count < 10, "\(engine.timers.count) timers")
+        #expect(engine.order(at: 20).first == "liveActivity:com.example.b/game")
+        #expect(engine.order(at: 10 + 12 * 3_600 + 1).first != "liveActivity:com.example.b/game")
+        #expect(engine.timers.count < 10, "\(engine.timers.count) timers")
+        try CodecFuzzCorpusTests.expectRoundTrip(engine)
+    }
+
+    /// A removed instance's wake-up goes with it, however far ahead (a timeline's reload policy may put it years
+    /// ahead): a shell placing fresh instance ids left one entry per instance, kept in every snapshot.
+    @Test func aRemovedInstancesWakeUpGoesWithIt() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        let far = F.t(200 * 365 * 86_400)
+        try engine.apply(
+            .submitTimeline(
+                .configuration(F.kindID("a"), [:]), F.timeline([(5, 1, 60)], policy: .after(far)), at: F.t(1)))
+        for index in 0..<1_000 {
+            let widgets = [
+                WidgetPlacement(instance: F.instance("a\(index)"), kind: F.kindID("a")),
+                WidgetPlacement(instance: F.instance("b"), kind: F.kindID("b")),
+            ]
+            try engine.apply(
+                .configureStack(
+                    StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets, smartRotate: true),
+                    at: F.t(2)))
+        }
+        #expect(engine.timers.count < 10, "\(engine.timers.count) timers")
+        // The instance placed now still wakes up for its timeline's end.
+        #expect(try engine.entry("a999", at: 30)?.reason == .relevance)
+        #expect(engine.nextWakeUp.map { $0 <= F.t(65) } == true)
+        try CodecFuzzCorpusTests.expectRoundTrip(engine)
+    }
 }

@@ -203,6 +203,7 @@ public struct Engine: Sendable {
 
     mutating func removeInstance(_ id: InstanceID) {
         guard let instance = instances.removeValue(forKey: id) else { return }
+        timers.cancel(id)
         keys[Int(instance.key)].placed -= 1
         if keys[Int(instance.key)].placed == 0 { noteCandidate(instance.key) }
     }

@@ -16,10 +16,14 @@ enum TimerTarget: Sendable, Hashable {
 /// replaced entry stays in the heap, superseded, and is dropped unseen when it comes up (or when superseded entries
 /// are half the heap). Before this, every timeline submitted left one more entry per instance that, woken, scheduled
 /// itself again: an app that updated its timeline every second grew the heap (and each wake-up's work) without end.
-/// Stacks' and Live Activities' timers each mark a moment of their own and are all kept, but a stack's wake-up at a
-/// moment it already has one for is not added again: a stack showing a suggestion schedules the suggestion's end at
+/// Stacks' and Live Activities' timers each mark a moment of their own and are all kept, but a wake-up at a moment
+/// its target already has one for is not added again: a stack showing a suggestion schedules the suggestion's end at
 /// every decision, the same moment until the candidate is used again, and under a steady stream of donations that
-/// added one entry per publish for 24 hours.
+/// added one entry per publish for 24 hours; every Live Activity call schedules the activities' next change, the same
+/// moment for every update of one activity, and each such entry, woken, scheduled itself again (an app updating its
+/// activity once a second left 3,600 entries an hour, all woken at each change). A removed instance's pending
+/// wake-up is dropped with it (`cancel`): it was kept until its time, which a timeline's reload policy can put
+/// years ahead.
 struct TimerQueue: Sendable {
     typealias Entry = (time: Int64, sequence: Int64, target: TimerTarget)
 
@@ -29,11 +33,12 @@ struct TimerQueue: Sendable {
     private var pending: [InstanceID: (time: Int64, sequence: Int64)] = [:]
     /// Entries in `heap` that a wake-up scheduled earlier superseded.
     private var superseded = 0
-    /// The moments each stack has a wake-up for in `heap`.
-    private var stackMoments: Set<StackMoment> = []
+    /// The moments each stack, and every stack (Live Activities), has a wake-up for in `heap`.
+    private var moments: Set<Moment> = []
 
-    private struct StackMoment: Hashable, Sendable {
-        var stack: StackID
+    private struct Moment: Hashable, Sendable {
+        /// The stack, or nil for every stack.
+        var stack: StackID?
         var time: Int64
     }
 
@@ -46,9 +51,7 @@ struct TimerQueue: Sendable {
     init(entries: [Entry] = [], sequence: Int64 = 0) {
         self.sequence = sequence
         for entry in entries {
-            if case .stack(let stack) = entry.target {
-                stackMoments.insert(StackMoment(stack: stack, time: entry.time))
-            }
+            if let moment = Self.moment(of: entry.target, at: entry.time) { moments.insert(moment) }
             guard case .instance(let id) = entry.target else { continue }
             if let current = pending[id], Self.less((current.time, current.sequence, entry.target), entry) { continue }
             pending[id] = (entry.time, entry.sequence)
@@ -70,8 +73,8 @@ struct TimerQueue: Sendable {
             }
             pending[id] = (microseconds, sequence + 1)
         }
-        if case .stack(let stack) = target {
-            guard stackMoments.insert(StackMoment(stack: stack, time: microseconds)).inserted else { return }
+        if let moment = Self.moment(of: target, at: microseconds) {
+            guard moments.insert(moment).inserted else { return }
         }
         sequence += 1
         push((microseconds, sequence, target))
@@ -84,11 +87,32 @@ struct TimerQueue: Sendable {
         removeFirst()
         switch first.target {
         case .instance(let id): pending[id] = nil
-        case .stack(let stack): stackMoments.remove(StackMoment(stack: stack, time: first.time))
-        case .everyStack: break
+        case .stack, .everyStack:
+            if let moment = Self.moment(of: first.target, at: first.time) { moments.remove(moment) }
         }
         dropSupersededTop()
         return (first.time, first.target)
+    }
+
+    /// Drops a removed instance's wake-ups, its pending one and any it superseded: none may stay in the heap, since a
+    /// restored queue takes an instance's earliest entry for its pending one (`init(entries:)`).
+    mutating func cancel(_ id: InstanceID) {
+        pending[id] = nil
+        let target = TimerTarget.instance(id)
+        guard heap.contains(where: { $0.target == target }) else { return }
+        heap.removeAll { $0.target == target }
+        superseded = heap.reduce(0) { $0 + (isSuperseded($1) ? 1 : 0) }
+        heapify()
+        dropSupersededTop()
+    }
+
+    /// The moment a stack's or every stack's wake-up marks; nil for an instance's.
+    private static func moment(of target: TimerTarget, at time: Int64) -> Moment? {
+        switch target {
+        case .instance: nil
+        case .stack(let stack): Moment(stack: stack, time: time)
+        case .everyStack: Moment(stack: nil, time: time)
+        }
     }
 
     private func isSuperseded(_ entry: Entry) -> Bool {
