@@ -294,6 +294,44 @@ struct EngineHostTests {
         await timeService.value
     }
 
+    /// A timer that falls due while storage fails (a timeline entry coming current) cannot be published then: the
+    /// retry is the next wake-up, not the due timer's moment, which stayed in the past and woke the host again at
+    /// once, about 2,000 times a second for the whole outage.
+    @Test func aDueTimerWhileStorageFailsDoesNotSpinTheTimeService() async throws {
+        let clock = ManualClock()
+        let log = HeldEventLog()
+        let host = EngineHost(settings: EngineSettings(), clock: clock, log: log, logger: ServerFixture.logger)
+        _ = try await host.recordNow(.registerKind(ServerFixture.kind("mail"), at: clock.now()))
+        _ = try await host.recordNow(
+            .configureStack(
+                StackConfiguration(
+                    id: ServerFixture.stack(), family: .systemMedium,
+                    widgets: [
+                        WidgetPlacement(
+                            instance: ServerFixture.instance("mail"),
+                            kind: try WidgetKindID(app: ServerFixture.app("mail"), kind: "main"))
+                    ], smartRotate: true), at: clock.now()))
+        _ = try await host.recordNow(
+            .submitTimeline(
+                .instance(ServerFixture.instance("mail")),
+                try Timeline.validated(
+                    entries: [
+                        TimelineEntry(
+                            date: clock.now().adding(seconds: 5), relevance: Relevance(score: 1, duration: 60))
+                    ],
+                    policy: .never
+                ).timeline, at: clock.now()))
+        log.commitAll()
+        await host.tick()
+        log.failing.withLock { $0 = StoreFailure(reason: "disk full") }
+        clock.advance(seconds: 10)
+        #expect(await host.perform { $0.engine.nextWakeUp.map { $0 < clock.now() } } == true)
+        await host.timerFired()
+        let retryAt = clock.now().adding(seconds: 1)
+        #expect(await host.phase == .storageFailed(retryAt: retryAt))
+        #expect(await host.wakeUp.scheduled == retryAt)
+    }
+
     /// After a failed commit and the rollback, the failed commit is not waited for again: a deletion and a retry of
     /// a stored donation go through once the store works, without another write first.
     @Test func afterARollbackTheFailedCommitIsNotWaitedForAgain() async throws {

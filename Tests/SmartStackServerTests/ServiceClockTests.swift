@@ -50,6 +50,21 @@ struct ServiceClockTests {
         #expect(try await host.donate(F.donation("mail", id: "s", at: ahead), idGiven: true) == "s")
         #expect(try await host.listDonations(app: F.app("mail"), after: nil, limit: 10).count == 1)
         #expect(await host.serviceTime() == clock.now())
+        // Retried once its date is no longer ahead: still the same donation, not a Conflict.
+        clock.advance(seconds: 150)
+        #expect(try await host.donate(F.donation("mail", id: "s", at: ahead), idGiven: true) == "s")
+        #expect(try await host.listDonations(app: F.app("mail"), after: nil, limit: 10).count == 1)
+        // Another donation under the id (another intent, or a date the first call could not have been stored at)
+        // is a Conflict.
+        do {
+            _ = try await host.donate(F.donation("mail", id: "s", at: ahead.adding(seconds: -3_600)), idGiven: true)
+            Issue.record("a donation under a used id was taken")
+        } catch {
+            guard case .core(.conflict) = error else {
+                Issue.record("expected a Conflict, got \(error)")
+                return
+            }
+        }
     }
 
     @Test("GetStack without a time answers for the service's time, as Explain does, and is at most 60 s old")

@@ -26,7 +26,10 @@ extension EngineHost {
         guard phase != .stopping else { return }
         let sweep = wakeUp.lastRetentionSweep.adding(seconds: retentionSweepInterval)
         var next = engine.nextWakeUp.map { min($0, sweep) } ?? sweep
-        if case .storageFailed(let retryAt) = phase { next = min(next, retryAt) }
+        // While storage fails nothing time changed can be published or swept: the retry is the one moment. (A due
+        // timer stayed the next moment, in the past, and the time service woke the host again at once, about 2,000
+        // times a second for the whole outage.)
+        if case .storageFailed(let retryAt) = phase { next = retryAt }
         wakeUp.schedule(next)
     }
 

@@ -206,15 +206,18 @@ public actor EngineHost {
     ) {
         let sent = donation.date
         donation.date = try admittedTime(sent)
-        let clamped = donation.date != sent
         if !idGiven { donation.id = nextDonationID() }
         try refuseWhenStopping()
         try checkStorage()
         let key = DonationKey(donation)
         let probe = DonationKeyFilter.probe(key)
         if let existing = try knownDonation(key, probe: probe) {
-            // A retry of a call dated a little ahead was stored at the service's time then: the same donation.
-            guard existing == donation || (clamped && existing.withDate(donation.date) == donation) else {
+            // A retry of a call dated a little ahead was stored at the service's time then (at most `maxFutureSkew`
+            // before its date): the same donation, whether its date is still ahead now or not.
+            let storedWhenClamped =
+                existing.date <= sent && sent.seconds(since: existing.date) <= limits.maxFutureSkew
+                && existing.withDate(donation.date) == donation
+            guard existing == donation || storedWhenClamped else {
                 throw .core(
                     .conflict(
                         kind: "donation", id: donation.id, reason: "the app already used this id for another donation"))
