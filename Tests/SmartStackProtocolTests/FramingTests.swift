@@ -147,6 +147,14 @@ struct CallTests {
         let oneway = try Self.call(#"{"method":"io.smartstack.Shell.SetContext","oneway":true,"parameters":null}"#)
         #expect(oneway.oneway)
         #expect(oneway.parameters.isEmpty)
+        // No method upgrades the connection: refused with an error naming the flag, the connection kept.
+        let upgrade = try Self.call(#"{"method":"org.varlink.service.GetInfo","upgrade":true}"#)
+        #expect(
+            throws: VarlinkError.invalidParameter(
+                "upgrade", reason: "no method of this service upgrades the connection")
+        ) {
+            try SmartStackRequest(call: upgrade)
+        }
     }
 
     @Test(arguments: [
@@ -164,6 +172,12 @@ struct CallTests {
         (#"{"method":"a.b.C","more":"yes"}"#, "'more' is not a boolean"),
         (#"{"method":"a.b.C","oneway":1}"#, "'oneway' is not a boolean"),
         (#"{"method":"a.b.C"} x"#, "invalid JSON at byte 19: unexpected text after the value"),
+        // The fast path (one of the service's methods) and the general parser alike.
+        (
+            #"{"method":"io.smartstack.Shell.Subscribe","oneway":true,"more":true}"#,
+            "'oneway' and 'more' exclude each other"
+        ),
+        (#"{"method":"a.b.C","more":true,"oneway":true}"#, "'oneway' and 'more' exclude each other"),
     ])
     func malformedCalls(text: String, reason: String) {
         #expect(throws: VarlinkFramingError.malformed(reason)) { try Self.call(text) }

@@ -75,6 +75,10 @@ CASES = [
      "org.varlink.service.InterfaceNotFound"),
     ("stream without more", encode(S + "Subscribe", {"stacks": ["home"]}), "org.varlink.service.ExpectedMore"),
     ("oneway with bad parameters", encode(P + "Donate", {"app": ""}, oneway=True), NO_REPLY),
+    # A oneway stream got the stream's replies, and the calls after it were taken as the stream's.
+    ("oneway and more", frame('{"method":"' + S + 'Subscribe","parameters":{"stacks":["home"]},"oneway":true,'
+                              '"more":true}'), CLOSE),
+    ("upgrade", frame('{"method":"org.varlink.service.GetInfo","upgrade":true}'), (INVALID, "upgrade")),
     ("unknown family", encode(S + "ConfigureStack", {"stack": "x", "family": "bogus", "widgets": []}),
      (INVALID, "family")),
     ("a kind that does not support the stack's family", encode(S + "ConfigureStack", {

@@ -197,7 +197,8 @@ public enum SmartStackRequest: Sendable {
 
     /// Decodes a call: `InterfaceNotFound` for an interface the service does not implement, `MethodNotFound`
     /// for a method its interface does not declare, `ExpectedMore` for a streaming method called without
-    /// `more`, then the request type's own `InvalidParameter` errors.
+    /// `more`, `InvalidParameter {parameter: "upgrade"}` for a call asking to upgrade the connection, then the
+    /// request type's own `InvalidParameter` errors.
     public init(call: VarlinkCall) throws(VarlinkError) {
         guard let method = call.known else {
             let interface = String(call.interface)
@@ -205,6 +206,11 @@ public enum SmartStackRequest: Sendable {
             throw .methodNotFound(call.method)
         }
         if method.isStreaming, !call.more { throw .expectedMore() }
+        // A reply that looked like a confirmation would leave a caller speaking its other protocol to a Varlink
+        // server: refused, the connection kept.
+        if call.upgrade {
+            throw .invalidParameter("upgrade", reason: "no method of this service upgrades the connection")
+        }
         self = try method.requestType.decodeAny(call.parameters)
     }
 

@@ -18,7 +18,8 @@ public struct VarlinkCall: Sendable {
     public var oneway: Bool
     /// The caller accepts several replies (a stream); every reply but the last has `continues`.
     public var more: Bool
-    /// The caller wants to switch the connection to another protocol after the reply.
+    /// The caller wants to switch the connection to another protocol after the reply. No method of this service
+    /// does: such a call is answered `InvalidParameter {parameter: "upgrade"}` (`SmartStackRequest(call:)`).
     public var upgrade: Bool
 
     /// The interface: `method` up to its last `.` (`io.smartstack.Shell`).
@@ -75,6 +76,7 @@ public struct VarlinkCall: Sendable {
         oneway = try Self.flag("oneway", envelope.oneway)
         more = try Self.flag("more", envelope.more)
         upgrade = try Self.flag("upgrade", envelope.upgrade)
+        try checkFlags()
     }
 
     /// Decodes a message with the general parser: any envelope, and the error naming what is wrong with it.
@@ -101,6 +103,14 @@ public struct VarlinkCall: Sendable {
         oneway = try Self.flag("oneway", object["oneway"])
         more = try Self.flag("more", object["more"])
         upgrade = try Self.flag("upgrade", object["upgrade"])
+        try checkFlags()
+    }
+
+    /// `oneway` asks for no reply and `more` for several: together they are a framing error, as systemd's sd-varlink
+    /// treats them (a stream started for a oneway call sent replies the caller had refused, and the calls after it
+    /// were taken as the stream's).
+    private func checkFlags() throws(VarlinkFramingError) {
+        if oneway, more { throw .malformed("'oneway' and 'more' exclude each other") }
     }
 
     private static func parameters(_ value: JSONValue?) throws(VarlinkFramingError) -> JSONObject {
