@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 public import SmartStackProtocol
+import Synchronization
 
 /// Why a call did not return a reply.
 public enum VarlinkClientError: Error, Sendable, CustomStringConvertible {
@@ -31,12 +32,17 @@ public struct VarlinkClient: ~Copyable {
     private var inbound: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
     private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     private var decoder: VarlinkFrameDecoder
+    private let channel: any Channel
+    /// The longest a call waits for its reply (not a stream for its next one); nil: no limit. Past it the connection
+    /// is closed and the call fails with `.connection`, as systemd's `varlinkctl --timeout` does.
+    public let replyTimeout: Duration?
     /// The socket path connected to.
     public let path: String
 
     /// Connects to the service at a Unix socket path and runs `body` with a client on that connection.
     public static func withConnection<Result: Sendable>(
-        path: String, maxFrameSize: Int = 16 << 20, _ body: (inout VarlinkClient) async throws -> Result
+        path: String, maxFrameSize: Int = 16 << 20, replyTimeout: Duration? = nil,
+        _ body: (inout VarlinkClient) async throws -> Result
     ) async throws -> Result {
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
@@ -49,20 +55,25 @@ public struct VarlinkClient: ~Copyable {
         } catch {
             throw VarlinkClientError.connection("cannot connect to \(path): \(error)")
         }
+        let underlying = channel.channel
         return try await channel.executeThenClose { inbound, outbound in
             var client = VarlinkClient(
-                inbound: inbound.makeAsyncIterator(), outbound: outbound, path: path, maxFrameSize: maxFrameSize)
+                inbound: inbound.makeAsyncIterator(), outbound: outbound, channel: underlying, path: path,
+                maxFrameSize: maxFrameSize, replyTimeout: replyTimeout)
             return try await body(&client)
         }
     }
 
     private init(
         inbound: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator,
-        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, path: String, maxFrameSize: Int
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any Channel, path: String, maxFrameSize: Int,
+        replyTimeout: Duration?
     ) {
         self.inbound = inbound
         self.outbound = outbound
+        self.channel = channel
         self.path = path
+        self.replyTimeout = replyTimeout
         self.decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)
     }
 
@@ -72,7 +83,7 @@ public struct VarlinkClient: ~Copyable {
         -> JSONObject
     {
         try await send(method, parameters, more: false, oneway: false)
-        return try await nextReply().parameters
+        return try await nextReply(more: false, timeout: replyTimeout).parameters
     }
 
     /// Calls the request's method with its parameters (`client.call(GetStackRequest(stack: home))`) and returns
@@ -105,7 +116,7 @@ public struct VarlinkClient: ~Copyable {
     ) async throws {
         try await send(method, parameters, more: true, oneway: false)
         while true {
-            let reply = try await nextReply()
+            let reply = try await nextReply(more: true, timeout: nil)
             guard try await body(reply.parameters), reply.continues else { return }
         }
     }
@@ -139,7 +150,9 @@ public struct VarlinkClient: ~Copyable {
             let target = min(sent, received + window)
             while received < target {
                 let result: Result<JSONObject, VarlinkError>
-                do throws(VarlinkClientError) { result = .success(try await nextReply().parameters) } catch {
+                do throws(VarlinkClientError) {
+                    result = .success(try await nextReply(more: false, timeout: replyTimeout).parameters)
+                } catch {
                     guard case .remote(let remote) = error else { throw error }
                     result = .failure(remote)
                 }
@@ -175,27 +188,77 @@ public struct VarlinkClient: ~Copyable {
         var continues: Bool
     }
 
-    private mutating func nextReply() async throws(VarlinkClientError) -> Reply {
+    /// The next reply. Its envelope is checked as sd-varlink and the reference client check it: `error` a string,
+    /// `parameters` an object, `continues` a boolean and only on a call made with `more`. Past `timeout` without it
+    /// the connection is closed and the wait fails.
+    private mutating func nextReply(more: Bool, timeout: Duration?) async throws(VarlinkClientError) -> Reply {
+        let timedOut = Self.armTimeout(timeout, on: channel)
+        defer { timedOut?.task.cancel() }
         while true {
             let frame: [UInt8]?
             do { frame = try decoder.next() } catch { throw .protocolViolation("\(error)") }
-            if let frame {
-                let value: JSONValue
-                do { value = try JSON.parse(frame) } catch { throw .protocolViolation("reply is not JSON: \(error)") }
-                guard case .object(let object) = value else { throw .protocolViolation("reply is not an object") }
-                var parameters = JSONObject()
-                if case .object(let given)? = object["parameters"] { parameters = given }
-                if case .string(let name)? = object["error"] {
-                    throw .remote(VarlinkError(name: name, parameters: parameters))
-                }
-                var continues = false
-                if case .bool(let flag)? = object["continues"] { continues = flag }
-                return Reply(parameters: parameters, continues: continues)
-            }
+            if let frame { return try Self.reply(frame, more: more) }
             let buffer: ByteBuffer?
-            do { buffer = try await inbound.next() } catch { throw .connection("read failed: \(error)") }
-            guard let buffer else { throw .connection("the service closed the connection") }
+            do { buffer = try await inbound.next() } catch {
+                if let timedOut, timedOut.fired.hasFired { throw Self.noReply(timeout) }
+                throw .connection("read failed: \(error)")
+            }
+            guard let buffer else {
+                if let timedOut, timedOut.fired.hasFired { throw Self.noReply(timeout) }
+                throw .connection("the service closed the connection")
+            }
             decoder.append(buffer.readableBytesView)
         }
     }
+
+    private static func noReply(_ timeout: Duration?) -> VarlinkClientError {
+        .connection("no reply within \(timeout.map { "\($0.components.seconds) s" } ?? "the time allowed")")
+    }
+
+    /// Closes the channel when `timeout` passes (nil: never); `fired` tells the wait why it ended.
+    private static func armTimeout(_ timeout: Duration?, on channel: any Channel) -> (
+        task: Scheduled<Void>, fired: TimeoutFlag
+    )? {
+        guard let timeout else { return nil }
+        let fired = TimeoutFlag()
+        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        let task = channel.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+            fired.fire()
+            channel.close(promise: nil)
+        }
+        return (task, fired)
+    }
+
+    /// One reply frame, its envelope checked.
+    private static func reply(_ frame: [UInt8], more: Bool) throws(VarlinkClientError) -> Reply {
+        let value: JSONValue
+        do { value = try JSON.parse(frame) } catch { throw .protocolViolation("reply is not JSON: \(error)") }
+        guard case .object(let object) = value else { throw .protocolViolation("reply is not an object") }
+        var parameters = JSONObject()
+        switch object["parameters"] {
+        case nil, .null?: break
+        case .object(let given)?: parameters = given
+        default: throw .protocolViolation("the reply's 'parameters' is not an object")
+        }
+        switch object["error"] {
+        case nil, .null?: break
+        case .string(let name)?: throw .remote(VarlinkError(name: name, parameters: parameters))
+        default: throw .protocolViolation("the reply's 'error' is not a string")
+        }
+        var continues = false
+        switch object["continues"] {
+        case nil, .null?: break
+        case .bool(let flag)?: continues = flag
+        default: throw .protocolViolation("the reply's 'continues' is not a boolean")
+        }
+        if continues, !more { throw .protocolViolation("a reply with 'continues' to a call made without 'more'") }
+        return Reply(parameters: parameters, continues: continues)
+    }
+}
+
+/// Set when a reply's wait timed out.
+final class TimeoutFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func fire() { value.store(true, ordering: .releasing) }
+    var hasFired: Bool { value.load(ordering: .acquiring) }
 }

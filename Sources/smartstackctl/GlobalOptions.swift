@@ -21,6 +21,22 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print one JSON document (watch: one per line) instead of tables.")
     var json = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds a call waits for its reply before giving up (0: no limit; watch waits as long as it runs).",
+            valueName: "seconds"))
+    var timeout: Double = 120
+
+    func validate() throws {
+        guard timeout >= 0, timeout <= 86_400 else {
+            throw ValidationError("--timeout must be 0…86400 seconds, got \(timeout)")
+        }
+    }
+
+    /// `--timeout` as a reply timeout (nil for 0).
+    var replyTimeout: Duration? { timeout > 0 ? .milliseconds(Int64((timeout * 1_000).rounded())) : nil }
+
     /// The arguments with global options that precede the subcommand moved after it.
     static func reordered(_ arguments: [String]) -> [String] {
         var leading: [String] = []
@@ -30,10 +46,10 @@ struct GlobalOptions: ParsableArguments {
             if argument == "--json" {
                 leading.append(argument)
                 index += 1
-            } else if argument == "--address", index + 1 < arguments.count {
+            } else if argument == "--address" || argument == "--timeout", index + 1 < arguments.count {
                 leading += [argument, arguments[index + 1]]
                 index += 2
-            } else if argument.hasPrefix("--address=") {
+            } else if argument.hasPrefix("--address=") || argument.hasPrefix("--timeout=") {
                 leading.append(argument)
                 index += 1
             } else {
@@ -55,12 +71,18 @@ struct GlobalOptions: ParsableArguments {
             exists: { access($0, F_OK) == 0 })
     }
 
-    /// The path of a `unix:PATH` address.
+    /// The path of a `unix:PATH` address, or of a path given as it is (`/run/…`, `./sock`), as `varlinkctl` takes
+    /// them.
     static func path(of address: String, option: String) throws -> String {
+        if address.hasPrefix("/") || address.hasPrefix("./") { return address }
         guard address.hasPrefix("unix:"), address.count > 5 else {
-            throw ValidationError("\(option) must look like unix:PATH, got '\(address)'")
+            throw ValidationError("\(option) must look like unix:PATH (or a path), got '\(address)'")
         }
-        return String(address.dropFirst(5))
+        let path = String(address.dropFirst(5))
+        guard !path.hasPrefix("@") else {
+            throw ValidationError("\(option): abstract sockets (unix:@NAME) are not supported, got '\(address)'")
+        }
+        return path
     }
 
     /// The address as printed in messages.
@@ -72,7 +94,7 @@ struct GlobalOptions: ParsableArguments {
     func withClient<Result: Sendable>(_ body: (inout VarlinkClient) async throws -> Result) async throws -> Result {
         let path = try socketPath()
         do {
-            return try await VarlinkClient.withConnection(path: path, body)
+            return try await VarlinkClient.withConnection(path: path, replyTimeout: replyTimeout, body)
         } catch let error as VarlinkClientError {
             throw CtlFailure(error, address: "unix:" + path)
         }

@@ -380,3 +380,67 @@ def test_make_install_ctl(workdir):
                  "fish/vendor_completions.d/smartstackctl.fish", "man/man1/smartstackctl.1"):
         assert (share / path).stat().st_size > 0, path
     assert (share / "man/man1/smartstackctl.1").read_text().startswith(".TH SMARTSTACKCTL 1")
+
+
+def fake_service(path, answer):
+    """A Unix socket that reads one call per connection and sends `answer` (bytes, or None for nothing at all)."""
+    import socket
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(4)
+    held = []
+
+    def serve():
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            held.append(connection)
+            try:
+                connection.recv(65536)
+                if answer is not None:
+                    connection.sendall(answer)
+            except OSError:
+                pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, held
+
+
+def test_a_service_that_never_answers_or_answers_wrongly_fails_the_call(workdir):
+    """smartstackctl waits for a reply at most --timeout seconds (120 by default), as varlinkctl does; a reply with
+    'continues' to a call made without 'more' is a protocol error, as sd-varlink and the reference client say (it was
+    taken as the answer, and the next reply as the next call's)."""
+    silent_path = os.path.join(workdir, "silent.sock")
+    silent, held = fake_service(silent_path, None)
+    wrong_path = os.path.join(workdir, "wrong.sock")
+    wrong, _ = fake_service(wrong_path, b'{"parameters":{},"continues":true}\0{"parameters":{"x":1}}\0')
+    try:
+        started = time.monotonic()
+        result = subprocess.run([str(CTL), "--timeout", "1", "--address", "unix:" + silent_path, "status"],
+                                capture_output=True, text=True, timeout=30)
+        elapsed = time.monotonic() - started
+        assert result.returncode != 0 and "no reply within 1 s" in result.stderr, (result.returncode, result.stderr)
+        assert elapsed < 10, elapsed
+        result = subprocess.run([str(CTL), "--address", "unix:" + wrong_path, "status"], capture_output=True,
+                                text=True, timeout=30)
+        assert result.returncode != 0 and "continues" in result.stderr, (result.returncode, result.stderr)
+        bad = subprocess.run([str(CTL), "--timeout", "-1", "--address", "unix:" + silent_path, "status"],
+                             capture_output=True, text=True, timeout=30)
+        assert bad.returncode == 64 and "--timeout" in bad.stderr, (bad.returncode, bad.stderr)
+    finally:
+        silent.close()
+        wrong.close()
+        for connection in held:
+            connection.close()
+
+
+def test_addresses_as_varlinkctl_takes_them(daemon):
+    """A bare path works as unix:PATH does; an abstract socket is refused by name, not tried as a file."""
+    path = daemon.address[len("unix:"):]
+    assert json.loads(subprocess.run([str(CTL), "--json", "--address", path, "status"], capture_output=True,
+                                     text=True, timeout=30, check=True).stdout)["stacks"] == 0
+    result = subprocess.run([str(CTL), "--address", "unix:@smartstack", "status"], capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode == 64 and "abstract sockets" in result.stderr, (result.returncode, result.stderr)
