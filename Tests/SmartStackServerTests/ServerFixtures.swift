@@ -10,9 +10,17 @@ final class ManualClock: ServiceClock {
 
     init(_ start: Timestamp = ServerFixture.start) { time = Mutex(start) }
 
+    /// How far the system's wall clock is ahead of the service's time (a step not yet believed).
+    private let wallAhead = Mutex(0.0)
+
     func now() -> Timestamp { time.withLock { $0 } }
 
+    func wallNow() -> Timestamp { now().adding(seconds: wallAhead.withLock { $0 }) }
+
     func advance(seconds: Double) { time.withLock { $0 = $0.adding(seconds: seconds) } }
+
+    /// Puts the wall clock `seconds` ahead of the service's time.
+    func setWallAhead(seconds: Double) { wallAhead.withLock { $0 = seconds } }
 }
 
 enum ServerFixture {

@@ -1,4 +1,5 @@
 import SmartStackCore
+import SmartStackStore
 import Testing
 
 @testable import SmartStackServer
@@ -243,5 +244,156 @@ struct ServiceClockTests {
         #expect(west.offset(at: 0) == -43_200)
         #expect(west.offset(at: 0) == -43_200)
         #expect(west.offset(at: -86_400) == -43_200)
+    }
+
+    @Test(
+        "a date within the skew of the wall clock, ahead of a service's time that has not followed a step, is taken at the service's time"
+    )
+    func dateAheadOfAStepNotYetBelieved() async throws {
+        let clock = ManualClock()
+        let host = try await F.host(apps: ["mail"], clock: clock)
+        clock.setWallAhead(seconds: 86_400)
+        let date = clock.wallNow().adding(seconds: 5)
+        #expect(try await host.donate(F.donation("mail", id: "w", at: date), idGiven: true) == "w")
+        #expect(try await host.listDonations(app: F.app("mail"), after: nil, limit: 10).map(\.date) == [clock.now()])
+        #expect(await host.serviceTime() == clock.now())
+        // Beyond the skew of both, refused.
+        await #expect(throws: HostError.self) {
+            try await host.donate(F.donation("mail", id: "x", at: date.adding(seconds: 3_600)), idGiven: true)
+        }
+        // Retention cuts off from the earlier of the service's time and the wall clock.
+        clock.setWallAhead(seconds: -86_400)
+        #expect(await host.retentionCutoff == clock.wallNow().adding(seconds: -EngineSettings().retention))
+    }
+}
+
+/// A system clock whose wall and boot readings the test sets, steadied as the service's is.
+final class SteppedClock: ServiceClock {
+    private let state: Mutex<(wall: Int64, boot: Int64, steady: SteadyTime)>
+
+    init(_ start: Timestamp, confirmation: Double = SteadyTime.defaultConfirmation) {
+        state = Mutex((start.microseconds, 0, SteadyTime(confirmation: Int64(confirmation * 1e6))))
+    }
+
+    func now() -> Timestamp {
+        Timestamp(microseconds: state.withLock { $0.steady.time(wall: $0.wall, boot: $0.boot) })
+    }
+
+    func wallNow() -> Timestamp { Timestamp(microseconds: state.withLock { $0.wall }) }
+
+    /// Time passes: both clocks advance.
+    func advance(seconds: Double) {
+        state.withLock {
+            $0.wall += Int64(seconds * 1e6)
+            $0.boot += Int64(seconds * 1e6)
+        }
+    }
+
+    /// The wall clock alone jumps.
+    func stepWall(seconds: Double) { state.withLock { $0.wall += Int64(seconds * 1e6) } }
+}
+
+@Suite("Service clock across wall-clock steps")
+struct ClockStepTests {
+    typealias F = ServerFixture
+
+    /// The clock review's case: the wall clock set 30 days ahead by mistake and back a minute later. The service
+    /// followed it at once before, published (its engine's time then stayed 30 days ahead, timers frozen), and a
+    /// retention sweep dropped every donation.
+    @Test(arguments: [SteadyTime.defaultConfirmation, 0])
+    func aMistakenStepForwardMovesNothingAndDropsNoDonation(confirmation: Double) async throws {
+        let clock = SteppedClock(F.start, confirmation: confirmation)
+        let real = EngineHost(settings: EngineSettings(), clock: clock, log: InMemoryEventLog(), logger: F.logger)
+        try await real.record(.registerKind(F.kind("mail"), at: clock.now()))
+        for index in 0..<3 {
+            clock.advance(seconds: 60)
+            _ = try await real.donate(F.donation("mail", id: "d\(index)", at: clock.now()), idGiven: true)
+        }
+        clock.stepWall(seconds: 30 * 86_400)
+        clock.advance(seconds: 30)
+        await real.tick()
+        await real.sweepRetention()
+        guard confirmation > 0 else {
+            // Believed at once (the service before): the engine's time went 30 days ahead and the sweep dropped
+            // every donation.
+            #expect(await real.serviceTime().seconds(since: F.start) > 29 * 86_400)
+            #expect(try await real.listDonations(app: F.app("mail"), after: nil, limit: 10).isEmpty)
+            return
+        }
+        #expect(await real.serviceTime().seconds(since: F.start) < 300)
+        clock.stepWall(seconds: -30 * 86_400)
+        clock.advance(seconds: 30)
+        await real.tick()
+        await real.sweepRetention()
+        #expect(try await real.listDonations(app: F.app("mail"), after: nil, limit: 10).count == 3)
+        let time = await real.serviceTime()
+        #expect(time.seconds(since: F.start) > 200 && time.seconds(since: F.start) < 300, "\(time.rfc3339)")
+    }
+}
+
+/// The service's time across steps of the wall clock (`SteadyTime`), from readings in seconds.
+@Suite("Steady time")
+struct SteadyTimeTests {
+    static let second: Int64 = 1_000_000
+    /// A wall clock at 2026-11-29 and a boot clock at an hour.
+    static let wall0: Int64 = 1_795_000_000 * second
+    static let boot0: Int64 = 3_600 * second
+
+    /// Feeds readings `(wall, boot)` offsets in seconds from the start; returns the times in seconds from the start.
+    static func run(_ readings: [(Double, Double)], confirmation: Double = 600) -> [Double] {
+        var steady = SteadyTime(confirmation: Int64(confirmation * 1e6))
+        return readings.map { wall, boot in
+            let time = steady.time(wall: wall0 + Int64(wall * 1e6), boot: boot0 + Int64(boot * 1e6))
+            return Double(time - wall0) / 1e6
+        }
+    }
+
+    @Test func followsTheWallClockWhileTheyAgree() {
+        // NTP slews within the tolerance: followed, never backwards.
+        #expect(Self.run([(0, 0), (10, 10), (20.5, 20), (30, 30.4), (29.9, 30.5)]) == [0, 10, 20.5, 30, 30])
+    }
+
+    @Test func aForwardStepCorrectedWithinTheConfirmationNeverMovesTheTime() {
+        let times = Self.run([(0, 0), (10, 10), (30 * 86_400 + 11, 11), (30 * 86_400 + 70, 70), (71, 71), (100, 100)])
+        #expect(times == [0, 10, 11, 70, 71, 100])
+    }
+
+    @Test func aForwardStepThatHoldsIsFollowedAfterTheConfirmation() {
+        let step = 3_600.0
+        let times = Self.run([(0, 0), (step + 10, 10), (step + 300, 300), (step + 609, 609), (step + 611, 611)])
+        #expect(times == [0, 10, 300, 609, step + 611])
+        // Without a confirmation, at once (the service's behaviour before).
+        #expect(Self.run([(0, 0), (step + 10, 10)], confirmation: 0) == [0, step + 10])
+    }
+
+    @Test func aBackwardStepSlowsTheTimeUntilTheWallClockCatchesUp() {
+        // Back 100 s: on at half speed (5 s for the 10 s read over the step), never behind the wall clock, then the
+        // wall clock again once it caught up.
+        let times = Self.run([(0, 0), (-90, 10), (-40, 60), (10, 110), (110, 210), (130, 230)])
+        #expect(times == [0, 5, 30, 55, 110, 130])
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func neverDecreasesAndStaysNearTheBootClock(seed: UInt64) {
+        var generator = SeededGenerator(seed: seed)
+        var readings: [(Double, Double)] = []
+        var boot = 0.0
+        var offset = 0.0
+        for _ in 0..<2_000 {
+            boot += Double.random(in: 0...30, using: &generator)
+            if Int.random(in: 0..<50, using: &generator) == 0 {
+                offset += Double.random(in: -86_400...86_400, using: &generator)
+            }
+            readings.append((boot + offset + Double.random(in: -1...1, using: &generator), boot))
+        }
+        let times = Self.run(readings)
+        for index in times.indices.dropFirst() {
+            let (earlier, later) = (times[index - 1], times[index])
+            #expect(later >= earlier)
+            // It moves no faster than the boot clock unless it takes the wall clock's reading (in agreement, or a
+            // step believed).
+            let followedWall = abs(later - readings[index].0) < 1e-5
+            #expect(followedWall || later - earlier <= readings[index].1 - readings[index - 1].1 + 1e-5)
+        }
     }
 }

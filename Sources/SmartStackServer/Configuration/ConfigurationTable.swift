@@ -169,6 +169,9 @@ extension ServerConfiguration {
         .seconds(
             "maxFutureSkewSeconds", 0...86_400, \.host.maxFutureSkew,
             "how far ahead of the service's clock a call's date may be"),
+        .integer(
+            "clockStepConfirmationSeconds", 0...86_400, \.clockStepConfirmationSeconds,
+            "seconds a forward step of the system clock must hold before the service's clock follows it (0: at once)"),
         .choice(
             "logLevel",
             [

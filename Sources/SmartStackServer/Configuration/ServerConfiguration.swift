@@ -11,6 +11,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxConnections = 1_024
     /// The most bytes all connections together may hold in unfinished input (frames not yet complete).
     public var maxInputBytes = 64 << 20
+    /// Seconds a forward step of the system's wall clock must hold before the service's time follows it (`SteadyTime`;
+    /// 0: at once).
+    public var clockStepConfirmationSeconds = 600
     /// Seconds a connection may take, once the service stops, to answer what it had received; then it is closed
     /// (a client that does not read its replies cannot hold the stop until systemd's `TimeoutStopSec` kills it).
     public var stopGraceSeconds = 5

@@ -20,7 +20,7 @@ public struct ServiceAssembly: Sendable {
     /// Builds the service; fails (before anything listens) when the state directory can't be used.
     public static func make(
         configuration: ServerConfiguration, target: ListenTarget, stateDirectory: String, isSystem: Bool,
-        levels: LogLevelControl, logger: Logger, clock: any ServiceClock = SystemServiceClock(),
+        levels: LogLevelControl, logger: Logger, clock: (any ServiceClock)? = nil,
         log: any EventLog = InMemoryEventLog(),
         access: AccessControl = .unrestricted, reporter: any ServiceReporter = SilentReporter(),
         announce: @escaping @Sendable (ListenTarget) -> Void = ServiceAssembly.printAddress,
@@ -30,6 +30,8 @@ public struct ServiceAssembly: Sendable {
         // One loop serves every connection and runs the engine: calls never wait for another thread.
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         _ = try await eventLoop.submit { LoopPriority.requestShortSlice(logger: logger) }.get()
+        let clock =
+            clock ?? SystemServiceClock(stepConfirmation: Double(configuration.clockStepConfirmationSeconds))
         let host = EngineHost(
             settings: configuration.engine, limits: configuration.host, clock: clock, log: log, logger: logger,
             reporter: reporter, eventLoop: eventLoop)

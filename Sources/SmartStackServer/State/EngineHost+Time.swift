@@ -91,8 +91,12 @@ extension EngineHost {
         }
     }
 
-    /// Where retention cuts off donations: the retention period before the service's time (never a client's date).
-    var retentionCutoff: Timestamp { serviceTime().adding(seconds: -engine.settings.retention) }
+    /// Where retention cuts off donations: the retention period before the service's time (never a client's date),
+    /// or before the wall clock when that is behind it (a step of the wall clock the service's time followed and
+    /// that was corrected since: the engine's time cannot go back, but no donation is dropped for it).
+    var retentionCutoff: Timestamp {
+        min(serviceTime(), clock.wallNow()).adding(seconds: -engine.settings.retention)
+    }
 
     /// Stops taking work and ends every stream (graceful shutdown).
     public func stop() {

@@ -142,7 +142,10 @@ public actor EngineHost {
         let now = serviceTime()
         let ahead = time.seconds(since: now)
         guard ahead > 0 else { return time }
-        guard ahead <= limits.maxFutureSkew else {
+        // Clients date calls by the wall clock, which a step not yet believed puts ahead of the service's time
+        // (`SteadyTime`): a date within the skew of either is taken, at the service's time.
+        let wallAhead = time.seconds(since: clock.wallNow())
+        guard ahead <= limits.maxFutureSkew || wallAhead <= limits.maxFutureSkew else {
             throw .core(
                 .invalidParameter(
                     parameter: "date",

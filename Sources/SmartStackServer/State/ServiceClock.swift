@@ -11,19 +11,108 @@ import Synchronization
 public protocol ServiceClock: Sendable {
     /// Now, with the local UTC offset (used for time-of-day signals when a client sends no time).
     func now() -> Timestamp
+    /// The system's wall clock as it reads now, which `now()` may not follow at once (a step of it not yet
+    /// believed): clients date their calls by it.
+    func wallNow() -> Timestamp
 }
 
-/// The system's real-time clock and local time zone.
+extension ServiceClock {
+    public func wallNow() -> Timestamp { now() }
+}
+
+/// The system's real-time clock and local time zone, steadied against steps of the wall clock (`SteadyTime`).
 public struct SystemServiceClock: ServiceClock {
     private let offsets = LocalOffsetCache()
+    private let steady: SteadyTimeBox
 
-    public init() {}
+    /// `stepConfirmation`: how long, in seconds, a forward step of the wall clock must hold before the service's
+    /// time follows it (0: at once).
+    public init(stepConfirmation: Double = SteadyTime.defaultConfirmation) {
+        steady = SteadyTimeBox(SteadyTime(confirmation: Int64(stepConfirmation * 1_000_000)))
+    }
 
     public func now() -> Timestamp {
+        let wall = Self.read(CLOCK_REALTIME)
+        let boot = Self.read(CLOCK_BOOTTIME)
+        let micros = steady.state.withLock { $0.time(wall: wall, boot: boot) }
+        return Timestamp(microseconds: micros, utcOffsetSeconds: offsets.offset(at: Int(micros / 1_000_000)))
+    }
+
+    public func wallNow() -> Timestamp {
+        let wall = Self.read(CLOCK_REALTIME)
+        return Timestamp(microseconds: wall, utcOffsetSeconds: offsets.offset(at: Int(wall / 1_000_000)))
+    }
+
+    private static func read(_ clock: clockid_t) -> Int64 {
         var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        let micros = Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1_000
-        return Timestamp(microseconds: micros, utcOffsetSeconds: offsets.offset(at: spec.tv_sec))
+        clock_gettime(clock, &spec)
+        return Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1_000
+    }
+}
+
+/// The steady time's state, shared by copies of the clock.
+final class SteadyTimeBox: Sendable {
+    let state: Mutex<SteadyTime>
+    init(_ time: SteadyTime) { state = Mutex(time) }
+}
+
+/// The service's time from two readings, the wall clock (`CLOCK_REALTIME`) and the time since boot
+/// (`CLOCK_BOOTTIME`, which counts suspend): the wall clock while the two agree, within `tolerance` (NTP slews the
+/// wall clock by well under a millisecond a second). Across a step of the wall clock it runs on with the time since
+/// boot:
+///
+/// - **forward** (the wall clock jumps ahead: a mistaken date, a hardware clock in local time read as UTC): believed
+///   only once it has held for `confirmation` (10 minutes), then the time jumps to it. A step corrected sooner never
+///   moves the service's time, so nothing it publishes, and no retention sweep, lands days ahead (the engine's time
+///   never goes back, so a service that followed the step at once stayed there, its timers frozen, until the real
+///   time caught up; and a sweep then dropped every donation older than the step's date minus the retention).
+/// - **backward** (the wall clock jumps back: a correction): the time goes on at half speed until the wall clock
+///   catches up (after twice the step), never behind it: timers keep firing, late, rather than stopping for the
+///   whole step.
+///
+/// Never decreasing; a pure state machine (readings in, microseconds since the epoch out).
+public struct SteadyTime: Sendable {
+    /// How long a forward step must hold before it is believed: 10 minutes.
+    public static let defaultConfirmation = 600.0
+    /// How far the wall clock may stray from the time since boot before it counts as a step: 2 s.
+    public static let tolerance: Int64 = 2_000_000
+
+    let confirmation: Int64
+    /// The last time given, and the reading since boot it was given at.
+    private var anchor: (time: Int64, boot: Int64)?
+    /// Since when (time since boot) the wall clock has been ahead of the time by more than the tolerance.
+    private var aheadSince: Int64?
+
+    public init(confirmation: Int64) {
+        self.confirmation = max(0, confirmation)
+    }
+
+    /// The service's time for these readings, in microseconds.
+    public mutating func time(wall: Int64, boot: Int64) -> Int64 {
+        guard let anchor else {
+            self.anchor = (wall, boot)
+            return wall
+        }
+        let elapsed = max(0, boot - anchor.boot)
+        let running = anchor.time + elapsed
+        let gap = wall - running
+        var time: Int64
+        if gap > Self.tolerance, confirmation > 0 {
+            // Ahead: believed once it has held for the confirmation.
+            let since = aheadSince ?? boot
+            aheadSince = since
+            time = boot - since >= confirmation ? wall : running
+        } else if gap < -Self.tolerance {
+            // Behind: on at half speed until the wall clock catches up.
+            aheadSince = nil
+            time = max(anchor.time + elapsed / 2, wall)
+        } else {
+            aheadSince = nil
+            time = wall
+        }
+        time = max(time, anchor.time)
+        self.anchor = (time, boot)
+        return time
     }
 }
 
