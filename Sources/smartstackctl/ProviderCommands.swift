@@ -1,5 +1,6 @@
 import ArgumentParser
 import SmartStackCore
+import SmartStackClient
 import SmartStackCtlKit
 import SmartStackProtocol
 
@@ -154,11 +155,22 @@ struct DonationsCommand: AsyncParsableCommand {
             let donations: [JSONObject] = try await global.withClient { client in
                 var collected: [JSONObject] = []
                 var cursor = start
+                // Pages of 1,000, smaller while the service finds one larger than its maxListReplyBytes.
+                var pageSize = min(limit ?? 1000, 1000)
                 while true {
-                    let request = ListDonationsRequest(app: appID, after: cursor, limit: min(limit ?? 1000, 1000))
-                    let page = try await client.call(request).objects("donations")
+                    let asked = min(pageSize, limit.map { $0 - collected.count } ?? pageSize)
+                    let page: [JSONObject]
+                    do {
+                        page = try await client.call(ListDonationsRequest(app: appID, after: cursor, limit: asked))
+                            .objects("donations")
+                    } catch VarlinkClientError.remote(let error)
+                        where asked > 1 && error.parameters["limit"] == "maxListReplyBytes"
+                    {
+                        pageSize = asked / 2
+                        continue
+                    }
                     collected += page
-                    if limit != nil || page.count < 1000 { return collected }
+                    if page.count < asked || limit.map({ collected.count >= $0 }) == true { return collected }
                     cursor = page.last?.string("id")
                 }
             }

@@ -612,3 +612,34 @@ def test_sighup_stops_the_service_gracefully(make_daemon):
     daemon.process.send_signal(signal.SIGHUP)
     assert daemon.process.wait(timeout=10) == 0, daemon.log()
     assert "stopped listening" in daemon.log(), daemon.log()
+
+
+def test_a_list_page_larger_than_clients_take_is_refused_and_smartstackctl_asks_for_less(make_daemon):
+    """1,000 donations with 16 KiB of parameters each make a ListDonations page of about 17 MB, more than
+    smartstackctl and sd-varlink take (16 MiB). A page over maxListReplyBytes is LimitExceeded naming it; smartstackctl
+    halves its page until the service answers, and lists every donation."""
+    from conftest import CTL
+    daemon = make_daemon(config="maxListReplyBytes = 65536\n")
+    parameters = {f"p{index}": chr(ord("a") + index) * 1_000 for index in range(4)}
+    with varlink.Client(address=daemon.address) as client:
+        with client.open("io.smartstack.Provider", namespaced=False) as provider:
+            for index in range(40):
+                provider.Donate(app="org.ex.big", intent="open", id=f"d{index:02}", parameters=parameters)
+    reply = call_raw(daemon.socket_path, "io.smartstack.Provider.ListDonations", {"app": "org.ex.big", "limit": 40})
+    assert reply.get("error") == "io.smartstack.Provider.LimitExceeded", reply
+    assert reply["parameters"] == {"limit": "maxListReplyBytes", "maximum": 65536}, reply
+    small = call_raw(daemon.socket_path, "io.smartstack.Provider.ListDonations", {"app": "org.ex.big", "limit": 5})
+    assert len(small["parameters"]["donations"]) == 5, small
+    listed = subprocess.run([str(CTL), "--json", "--address", daemon.address, "donations", "list", "org.ex.big"],
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    ids = [donation["id"] for donation in json.loads(listed.stdout)["donations"]]
+    assert ids == [f"d{index:02}" for index in range(40)], ids
+
+
+def call_raw(path, method, parameters):
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.settimeout(30)
+        connection.connect(path)
+        connection.sendall(encode(method, parameters))
+        return FrameReader(connection).next()

@@ -137,6 +137,9 @@ extension ServerConfiguration {
             "maxListLimit", 1...ListDonationsRequest.maximumLimit, \.host.maxListLimit,
             "donations one ListDonations page may return; a larger limit is InvalidParameter"),
         .integer(
+            "maxListReplyBytes", (64 << 10)...(16 << 20), \.host.maxListReplyBytes,
+            "bytes of one ListDonations reply; a larger page is LimitExceeded, to be asked for with a smaller limit"),
+        .integer(
             "maxHistoryReads", 1...64, \.host.maxHistoryReads,
             "reads of the stored history at once (ListDonations pages, GetStack/Explain at an earlier time); more wait their turn"
         ),

@@ -59,11 +59,19 @@ extension ServiceDispatcher {
             // Read from the store once what was logged before it is stored.
             return .later { [self] in
                 await outcome(context) { () async throws(VarlinkError) in
-                    let donations = try await self.host(context) { host throws(HostError) in
-                        try await host.listDonations(
+                    let (donations, maxBytes) = try await self.host(context) { host throws(HostError) in
+                        let page = try await host.listDonations(
                             app: request.app, after: request.after, limit: limit, reader: context.peer.uid)
+                        return (page, host.limits.maxListReplyBytes)
                     }
-                    return .reply(ListDonationsRequest.reply(donations: donations))
+                    let reply = ListDonationsRequest.reply(donations: donations)
+                    // Large donations (16 KiB of parameters each) can make a page larger than clients take.
+                    if donations.count > 1, JSON.serialize(.object(reply)).count > maxBytes {
+                        throw VarlinkError(
+                            .limitExceeded(limit: "maxListReplyBytes", maximum: maxBytes),
+                            interface: context.interface)
+                    }
+                    return .reply(reply)
                 }
             }
         case .submitTimeline(let request):

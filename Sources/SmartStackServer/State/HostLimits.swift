@@ -14,6 +14,10 @@ public struct HostLimits: Sendable, Hashable {
     public var subscriberQueue = 256
     /// The most donations one `ListDonations` page returns.
     public var maxListLimit = 1_000
+    /// The largest `ListDonations` reply, in bytes: a page over it is `LimitExceeded(maxListReplyBytes)`, to be asked
+    /// for again with a smaller limit. Clients take replies of at most 16 MiB (`smartstackctl`, systemd's sd-varlink),
+    /// and 1,000 donations with 16 KiB of parameters each are about 17 MB.
+    public var maxListReplyBytes = 8 << 20
     /// How far ahead of the service's clock a recording call's `date` may be, in seconds (clocks of clients
     /// differ a little); later dates are refused.
     public var maxFutureSkew = 300.0
