@@ -79,6 +79,16 @@ CASES = [
     ("oneway and more", frame('{"method":"' + S + 'Subscribe","parameters":{"stacks":["home"]},"oneway":true,'
                               '"more":true}'), CLOSE),
     ("upgrade", frame('{"method":"org.varlink.service.GetInfo","upgrade":true}'), (INVALID, "upgrade")),
+    # Every decision of a stack showing the activity carries it: 16 KiB of keys and values in all.
+    ("live activity content over 16 KiB", encode(P + "StartLiveActivity", {
+        "app": "org.ex.a", "id": "big", "contentState": {f"k{i}": "x" * 4_000 for i in range(5)}}),
+     (INVALID, "contentState")),
+    ("live activity attributes over 16 KiB", encode(P + "StartLiveActivity", {
+        "app": "org.ex.a", "id": "big", "attributes": {f"k{i}": "x" * 4_000 for i in range(5)}}),
+     (INVALID, "attributes")),
+    ("live activity update over 16 KiB", encode(P + "UpdateLiveActivity", {
+        "app": "org.ex.a", "id": "big", "contentState": {f"k{i}": "x" * 4_000 for i in range(5)}}),
+     (INVALID, "contentState")),
     ("unknown family", encode(S + "ConfigureStack", {"stack": "x", "family": "bogus", "widgets": []}),
      (INVALID, "family")),
     ("a kind that does not support the stack's family", encode(S + "ConfigureStack", {

@@ -17,8 +17,8 @@ public struct StartLiveActivityRequest: ProviderRequest {
         let p = try Parameters(parameters, allowed: ["app", "id", "attributes", "contentState", "date"])
         app = try p.appID()
         id = try p.string("id")
-        attributes = try p.optionalStringMap("attributes") ?? [:]
-        contentState = try p.optionalStringMap("contentState") ?? [:]
+        attributes = try LiveActivityPayload.checked(p.optionalStringMap("attributes") ?? [:], "attributes")
+        contentState = try LiveActivityPayload.checked(p.optionalStringMap("contentState") ?? [:], "contentState")
         date = try p.optionalTimestamp("date")
     }
 
@@ -45,7 +45,7 @@ public struct UpdateLiveActivityRequest: ProviderRequest {
         let p = try Parameters(parameters, allowed: ["app", "id", "contentState", "date"])
         app = try p.appID()
         id = try p.string("id")
-        contentState = try p.stringMap("contentState")
+        contentState = try LiveActivityPayload.checked(p.stringMap("contentState"), "contentState")
         date = try p.optionalTimestamp("date")
     }
 
@@ -73,7 +73,9 @@ public struct EndLiveActivityRequest: ProviderRequest {
         let p = try Parameters(parameters, allowed: ["app", "id", "contentState", "dismissAfter", "date"])
         app = try p.appID()
         id = try p.string("id")
-        contentState = try p.optionalStringMap("contentState")
+        contentState = try p.optionalStringMap("contentState").map { map throws(VarlinkError) in
+            try LiveActivityPayload.checked(map, "contentState")
+        }
         dismissAfter = try p.optionalDouble("dismissAfter")
         if let dismissAfter, !(0...LiveActivity.maxEndedVisible).contains(dismissAfter) {
             throw .invalidParameter(
@@ -142,5 +144,25 @@ extension EndLiveActivityRequest {
         writer.add("dismissAfter", dismissAfter)
         writer.add("date", date)
         return writer.object
+    }
+}
+
+/// The size of a Live Activity's attributes and content state. Every decision of a stack that shows one carries them
+/// (and a subscriber's queue holds up to `subscriberQueue` decisions): 64 values of 4 KiB each made one activity about
+/// 0.5 MB, 16 of them a 9 MB decision for every update. ActivityKit, the platform Live Activities come from, takes 4 KB
+/// of dynamic data; a map here may hold 16 KiB of keys and values in all.
+public enum LiveActivityPayload {
+    /// The most bytes (UTF-8, keys and values) in attributes or in content state.
+    public static let maxBytes = 16_384
+
+    /// `map` when its keys and values hold at most `maxBytes`; else `InvalidParameter` naming `parameter`.
+    public static func checked(_ map: [String: String], _ parameter: String) throws(VarlinkError) -> [String: String] {
+        var bytes = 0
+        for (key, value) in map { bytes += key.utf8.count + value.utf8.count }
+        guard bytes <= maxBytes else {
+            throw .invalidParameter(
+                parameter, reason: "holds \(bytes) bytes of keys and values; at most \(maxBytes) allowed")
+        }
+        return map
     }
 }
