@@ -53,6 +53,25 @@ struct EngineBoundsTests {
         #expect(engine.unplacedKeyCount(of: F.app("forecast")) == 3)
     }
 
+    @Test("past maxSuggestionCandidates the app holding the most candidates gives up its oldest, not another app")
+    func suggestionCandidatesAreSharedByApps() throws {
+        var settings = EngineSettings()
+        settings.maxSuggestionCandidates = 4
+        var engine = Engine(settings: settings)
+        for event in try Self.setup() { try engine.apply(event) }
+        try engine.apply(Self.city("forecast", "Lyon", at: 60))
+        for i in 0..<20 { try engine.apply(Self.city("weather", "city\(i)", at: Double(70 + i))) }
+        let apps = engine.suggestionCandidates.map { engine.keys[Int($0)].kind.app }
+        #expect(apps.count == 4)
+        // The forecast app's one candidate stays (kept by recency alone, the weather app's twenty pushed it out);
+        // the weather app keeps its three most recent.
+        #expect(apps.filter { $0 == F.app("forecast") }.count == 1)
+        let cities = engine.suggestionCandidates.filter { engine.keys[Int($0)].kind.app == F.app("weather") }.map {
+            engine.keys[Int($0)].configuration.values["city"]
+        }
+        #expect(cities == [.string("city17"), .string("city18"), .string("city19")])
+    }
+
     @Test("past the app's limit a timeline for a new configuration is LimitExceeded; placing one frees a place")
     func timelinesForUnplacedConfigurationsAreBounded() throws {
         var engine = try Self.engine(limit: 2)

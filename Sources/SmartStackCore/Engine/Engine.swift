@@ -287,12 +287,20 @@ public struct Engine: Sendable {
         return index
     }
 
-    /// Remembers a key without placed instances as a suggestion candidate (bounded, most recent last).
+    /// Remembers a key without placed instances as a suggestion candidate (bounded, most recent last). Past the
+    /// bound the oldest candidate of the app holding the most goes: one app with many configurations (up to
+    /// `maxUnplacedConfigurationsPerApp`) pushed every other app's candidates out of a list kept by recency alone.
     mutating func noteCandidate(_ key: Int32) {
         guard settings.maxSuggestionCandidates > 0 else { return }
         suggestionCandidates.removeAll { $0 == key }
         suggestionCandidates.append(key)
-        if suggestionCandidates.count > settings.maxSuggestionCandidates { suggestionCandidates.removeFirst() }
+        guard suggestionCandidates.count > settings.maxSuggestionCandidates else { return }
+        var held: [AppID: Int] = [:]
+        for candidate in suggestionCandidates { held[keys[Int(candidate)].kind.app, default: 0] += 1 }
+        let most = held.values.max() ?? 0
+        if let oldest = suggestionCandidates.firstIndex(where: { held[keys[Int($0)].kind.app] == most }) {
+            suggestionCandidates.remove(at: oldest)
+        }
     }
 
     // MARK: Reading state

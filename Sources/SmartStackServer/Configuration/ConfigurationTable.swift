@@ -155,6 +155,10 @@ extension ServerConfiguration {
         .integer(
             "maxRelevantContexts", 1...1_000, \.engine.maxRelevantContexts, "relevant contexts in one declaration"),
         .integer(
+            "maxSuggestionCandidates", 0...100_000, \.engine.maxSuggestionCandidates,
+            "widget configurations no stack places that may be suggested, over all apps; past it the app holding the most gives up its oldest"
+        ),
+        .integer(
             "maxUnplacedConfigurationsPerApp", 0...100_000, \.engine.maxUnplacedConfigurationsPerApp,
             "widget configurations of one app that no stack places, kept for suggestions and timelines"),
         .integer(
