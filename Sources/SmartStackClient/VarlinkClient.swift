@@ -24,7 +24,8 @@ public enum VarlinkClientError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// An async Varlink client over a Unix socket: one call at a time, or one stream, per connection.
+/// An async Varlink client over a Unix socket: one call at a time, one stream, or a pipeline of calls
+/// (`pipeline(count:window:call:reply:)`) per connection.
 ///
 /// Connections are scoped: `VarlinkClient.withConnection(path:)` opens one, runs the body with a client, and
 /// closes it when the body returns or throws.
