@@ -313,6 +313,47 @@ def test_apps_per_uid_are_limited_and_the_claims_survive_a_restart(make_daemon, 
 
 
 
+def register(app, kind):
+    return {"method": PROVIDER + ".RegisterWidget",
+            "parameters": {"app": app, "kind": kind, "families": ["systemMedium"]}}
+
+
+@needs_other_users
+def test_one_uid_cannot_fill_the_global_limits_for_the_others(make_daemon, workdir, scripts):
+    """maxKinds and maxDonations are global; one uid's apps (each within its per-app limits) filled them and every
+    other uid's apps got LimitExceeded. Each uid's apps now share maxKindsPerUID and maxDonationsPerUID, counted by
+    the apps' claiming uid, across a restart; root is not counted."""
+    os.chmod(workdir, 0o755)
+    config = "providers = *\nmaxKindsPerUID = 3\nmaxDonationsPerUID = 4\nmaxKindsPerApp = 2\n"
+    daemon = make_daemon(extra_args=("--system",), config=config, subdirectory="d")
+    caller = os.path.join(scripts, "caller.py")
+    replies = as_user(65534, caller, daemon.socket_path, json.dumps(
+        [register("org.ex.a", "k1"), register("org.ex.a", "k2"), register("org.ex.b", "k1"),
+         register("org.ex.b", "k2"), register("org.ex.a", "k1")]))
+    assert [reply.get("error") for reply in replies] == [None, None, None, PROVIDER + ".LimitExceeded", None], replies
+    assert replies[3]["parameters"] == {"limit": "maxKindsPerUID", "maximum": 3}
+    replies = as_user(65534, caller, daemon.socket_path, json.dumps(
+        [donate("org.ex.a", f"a{index}") for index in range(3)] + [donate("org.ex.b", "b0"), donate("org.ex.b", "b1")]))
+    assert [reply.get("error") for reply in replies] == [None] * 4 + [PROVIDER + ".LimitExceeded"], replies
+    assert replies[4]["parameters"] == {"limit": "maxDonationsPerUID", "maximum": 4}
+    # Another uid has its own share; root is not counted.
+    others = as_user(1000, caller, daemon.socket_path, json.dumps(
+        [register("org.ex.c", "k1"), donate("org.ex.c", "c0")]))
+    assert [reply.get("error") for reply in others] == [None, None], others
+    for index in range(6):
+        call(daemon.address, PROVIDER, "Donate", app="org.ex.root", intent="open", id=f"r{index}")
+    # Across a restart the shares are counted again from what is stored.
+    assert daemon.stop() == 0, daemon.log()
+    again = make_daemon(extra_args=("--system",), config=config, subdirectory="d")
+    replies = as_user(65534, caller, again.socket_path, json.dumps(
+        [donate("org.ex.b", "b2"), register("org.ex.b", "k3")]))
+    assert [reply["parameters"]["limit"] for reply in replies] == ["maxDonationsPerUID", "maxKindsPerUID"], replies
+    # Deleting frees the share.
+    freed = as_user(65534, caller, again.socket_path, json.dumps(
+        [{"method": PROVIDER + ".DeleteDonations", "parameters": {"app": "org.ex.a", "ids": ["a0"]}},
+         donate("org.ex.b", "b3")]))
+    assert freed[0] == {"parameters": {"deleted": 1}} and "error" not in freed[1], freed
+
 def test_configurations_no_stack_places_are_limited_per_app_and_across_a_restart(make_daemon):
     """An app donating ever-new parameter values (or aiming timelines at ever-new configurations) keeps at most
     maxUnplacedConfigurationsPerApp of them; past it a new timeline target is LimitExceeded naming the key, and

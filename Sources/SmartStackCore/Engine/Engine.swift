@@ -326,6 +326,9 @@ public struct Engine: Sendable {
     /// A registered widget kind.
     public func kind(_ id: WidgetKindID) -> WidgetKind? { kinds[id] }
 
+    /// How many kinds each app has registered.
+    public var kindCountsByApp: [AppID: Int] { kindsByApp.mapValues(\.count) }
+
     /// A widget instance's configuration, as its stack configured it; `nil` when no stack has the instance.
     public func configuration(ofInstance id: InstanceID) -> Configuration? { instances[id]?.configuration }
 

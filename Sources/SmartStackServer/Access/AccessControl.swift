@@ -34,6 +34,12 @@ public final class AccessControl: Sendable {
     }
 
     public let mode: Mode
+
+    /// Whether this is the system service (apps are claimed by their first uid).
+    public var isSystemMode: Bool {
+        if case .system = mode { return true }
+        return false
+    }
     /// The uid the service runs as; always allowed.
     public let serviceUID: UInt32
     private let accounts: AccountDatabase

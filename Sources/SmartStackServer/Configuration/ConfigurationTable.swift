@@ -133,6 +133,12 @@ extension ServerConfiguration {
             "maxDonationsPerApp", 1...100_000_000, \.host.maxDonationsPerApp,
             "donations of one app kept at once, so one app cannot take the room of all"),
         .integer(
+            "maxDonationsPerUID", 1...100_000_000, \.host.maxDonationsPerUID,
+            "donations the apps one uid claimed may keep at once (system mode; root and the service's own uid aside)"),
+        .integer(
+            "maxKindsPerUID", 1...1_000_000, \.host.maxKindsPerUID,
+            "widget kinds the apps one uid claimed may register (system mode; root and the service's own uid aside)"),
+        .integer(
             // Up to the protocol's largest page: a larger setting could never be asked for.
             "maxListLimit", 1...ListDonationsRequest.maximumLimit, \.host.maxListLimit,
             "donations one ListDonations page may return; a larger limit is InvalidParameter"),

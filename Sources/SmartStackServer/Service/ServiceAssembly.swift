@@ -41,6 +41,17 @@ public struct ServiceAssembly: Sendable {
         access.recordClaims { app, uid in log.recordOwner(app: app, uid: uid) }
         // A rollback after a failed commit re-reads the stored claims too.
         await host.perform { host in host.ownersRestored = { owners in access.resetClaims(to: owners) } }
+        // The per-uid shares of the global limits, in system mode: by each app's claiming uid.
+        if access.isSystemMode {
+            let serviceUID = access.serviceUID
+            await host.perform { host in
+                host.quotaOwner = { app in
+                    guard let uid = access.owner(of: app), uid != 0, uid != serviceUID else { return nil }
+                    return uid
+                }
+                host.recountOwnerShares()
+            }
+        }
         // Root and the service's own uid are trusted (they may do everything): not counted per uid.
         let connections = ConnectionRegistry(
             limit: configuration.maxConnections, perUIDLimit: configuration.maxConnectionsPerUID,

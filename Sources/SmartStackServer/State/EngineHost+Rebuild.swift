@@ -74,6 +74,7 @@ extension EngineHost {
             let changed = engine.adopt(fold.engine)
             engineChanged()
             donations.removed(removed, oldestLeft: fold.oldest ?? serviceTime())
+            recountOwnerShares()
             let ticket = log.delete(donations: removed.map { ($0.app, $0.id) }, engine: engine)
             lastTicket = ticket
             fanOut(decisions: changed, effects: [])

@@ -169,6 +169,7 @@ extension EngineHost {
         // deletion, the retention sweep or a retried donation would otherwise fail on it until another write).
         lastTicket = .committed
         ownersRestored?(stored.owners)
+        recountOwnerShares()
         donations.unconfirmed.removeAll()
         var changed: [Decision] = []
         for (id, old) in before {

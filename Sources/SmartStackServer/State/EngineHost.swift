@@ -84,6 +84,12 @@ public actor EngineHost {
     var historyReads = HistoryReads<CheckedContinuation<Bool, Never>>()
     /// Told the stored owners of claimed app ids after a rollback to the stored state (the access policy's claims).
     public var ownersRestored: (@Sendable ([AppID: UInt32]) -> Void)?
+    /// Who owns an app for the per-uid shares of the global limits (`maxDonationsPerUID`, `maxKindsPerUID`): its
+    /// claiming uid in system mode, root and the service's own uid aside; nil (no share counted) otherwise. Set with
+    /// `recountOwnerShares()` once the claims are restored.
+    public var quotaOwner: (@Sendable (AppID) -> UInt32?)?
+    /// Donations kept and kinds registered by the apps of each owning uid.
+    var ownerShares = OwnerShares()
     private var idCounter: UInt64 = 0
     private let idPrefix: String
 
@@ -230,10 +236,15 @@ public actor EngineHost {
         guard donations.perApp[key.app, default: 0] < limits.maxDonationsPerApp else {
             throw .core(.limitExceeded(limit: "maxDonationsPerApp", maximum: limits.maxDonationsPerApp))
         }
+        let owner = quotaOwner?(key.app)
+        if let owner, ownerShares.donations[owner, default: 0] >= limits.maxDonationsPerUID {
+            throw .core(.limitExceeded(limit: "maxDonationsPerUID", maximum: limits.maxDonationsPerUID))
+        }
         guard donations.count < limits.maxDonations else {
             throw .core(.limitExceeded(limit: "maxDonations", maximum: limits.maxDonations))
         }
         let (_, ticket) = try apply(.donate(donation), checked: probe)
+        if let owner { ownerShares.donations[owner, default: 0] += 1 }
         return (key.id, ticket)
     }
 
@@ -330,8 +341,17 @@ public actor EngineHost {
         // What time made due by the call's date is fired first, by a logged publish: a call the engine then
         // refuses cannot take a due reload (or any other timer's effect) down with it, and a replay fires it alike.
         if let due = engine.nextWakeUp, due <= event.time { publishNow() }
+        // A new kind counts toward its owner's share of `maxKinds`.
+        var newKindOwner: UInt32?
+        if case .registerKind(let kind, _) = event, engine.kind(kind.id) == nil, let owner = quotaOwner?(kind.id.app) {
+            guard ownerShares.kinds[owner, default: 0] < limits.maxKindsPerUID else {
+                throw .core(.limitExceeded(limit: "maxKindsPerUID", maximum: limits.maxKindsPerUID))
+            }
+            newKindOwner = owner
+        }
         let effects: [EngineEffect]
         do { effects = try engine.apply(event) } catch { throw .core(error) }
+        if let newKindOwner { ownerShares.kinds[newKindOwner, default: 0] += 1 }
         engineChanged()
         captured?.append(event)
         if event.time > latestEventTime { latestEventTime = event.time }
@@ -482,5 +502,30 @@ extension EngineHost {
         return try withoutActuallyEscaping(body) { (escapable: @escaping Isolated) throws -> T in
             try unsafeBitCast(escapable, to: Plain.self)(self)
         }
+    }
+}
+
+/// What the apps of each owning uid hold of the global limits (`maxDonationsPerUID`, `maxKindsPerUID`).
+struct OwnerShares {
+    var donations: [UInt32: Int] = [:]
+    var kinds: [UInt32: Int] = [:]
+}
+
+extension EngineHost {
+    /// Counts each owner's share again from the donations kept and the kinds registered (after the claims are
+    /// restored, a rebuild that removed donations, or a rollback).
+    public func recountOwnerShares() {
+        guard let owner = quotaOwner else {
+            ownerShares = OwnerShares()
+            return
+        }
+        var shares = OwnerShares()
+        for (app, count) in donations.perApp {
+            if let uid = owner(app) { shares.donations[uid, default: 0] += count }
+        }
+        for (app, count) in engine.kindCountsByApp {
+            if let uid = owner(app) { shares.kinds[uid, default: 0] += count }
+        }
+        ownerShares = shares
     }
 }

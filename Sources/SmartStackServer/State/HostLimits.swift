@@ -8,6 +8,12 @@ public struct HostLimits: Sendable, Hashable {
     /// The most donations stored at once for one app, so one app (a buggy one flooding) cannot take the room of
     /// every other.
     public var maxDonationsPerApp = 1_000_000
+    /// The most donations the apps one uid owns may keep at once (system mode: an app's owner is the uid that claimed
+    /// it; root and the service's own uid aside), so one uid cannot fill `maxDonations` for every other.
+    public var maxDonationsPerUID = 1_250_000
+    /// The most widget kinds the apps one uid owns may register (as `maxDonationsPerUID`), so one uid cannot fill
+    /// `maxKinds` for every other.
+    public var maxKindsPerUID = 2_500
     /// The most concurrent subscriptions (`Subscribe` and `WatchReloads` streams).
     public var maxSubscriptions = 1_024
     /// How many published decisions may wait for a subscriber before it is cut off.
