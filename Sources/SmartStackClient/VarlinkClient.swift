@@ -230,30 +230,14 @@ public struct VarlinkClient: ~Copyable {
         return (task, fired)
     }
 
-    /// One reply frame, its envelope checked.
+    /// One reply frame, its envelope checked (`VarlinkReply(frame:)`), and `continues` only on a call made with
+    /// `more`.
     private static func reply(_ frame: [UInt8], more: Bool) throws(VarlinkClientError) -> Reply {
-        let value: JSONValue
-        do { value = try JSON.parse(frame) } catch { throw .protocolViolation("reply is not JSON: \(error)") }
-        guard case .object(let object) = value else { throw .protocolViolation("reply is not an object") }
-        var parameters = JSONObject()
-        switch object["parameters"] {
-        case nil, .null?: break
-        case .object(let given)?: parameters = given
-        default: throw .protocolViolation("the reply's 'parameters' is not an object")
-        }
-        switch object["error"] {
-        case nil, .null?: break
-        case .string(let name)?: throw .remote(VarlinkError(name: name, parameters: parameters))
-        default: throw .protocolViolation("the reply's 'error' is not a string")
-        }
-        var continues = false
-        switch object["continues"] {
-        case nil, .null?: break
-        case .bool(let flag)?: continues = flag
-        default: throw .protocolViolation("the reply's 'continues' is not a boolean")
-        }
-        if continues, !more { throw .protocolViolation("a reply with 'continues' to a call made without 'more'") }
-        return Reply(parameters: parameters, continues: continues)
+        let reply: VarlinkReply
+        do { reply = try VarlinkReply(frame: frame) } catch { throw .protocolViolation("reply: \(error)") }
+        if let error = reply.error { throw .remote(error) }
+        if reply.continues, !more { throw .protocolViolation("a reply with 'continues' to a call made without 'more'") }
+        return Reply(parameters: reply.parameters, continues: reply.continues)
     }
 }
 

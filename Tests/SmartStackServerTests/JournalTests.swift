@@ -144,6 +144,17 @@ struct ServiceJournalTests {
         return (host, journal, recorder, instant, clock)
     }
 
+    /// Submits a timeline that makes maps relevant from `start` for an hour.
+    static func mapsRelevant(_ host: EngineHost, from start: Timestamp, at time: Timestamp) async throws {
+        _ = try await host.record(
+            .submitTimeline(
+                .instance(ServerFixture.instance("maps")),
+                try Timeline.validated(
+                    entries: [TimelineEntry(date: start, relevance: Relevance(score: 1, duration: 3_600))],
+                    policy: .never
+                ).timeline, at: time))
+    }
+
     static func configure(_ host: EngineHost, _ order: [String], clock: ManualClock, smartRotate: Bool = false)
         async throws
     {
@@ -167,14 +178,7 @@ struct ServiceJournalTests {
         _ = try await host.donate(
             ServerFixture.donation("news", id: "late", at: clock.now().adding(seconds: -5)), idGiven: true)
         // Another app's timeline makes maps relevant ten minutes later; nothing else happens to the stack.
-        let soon = clock.now().adding(seconds: 600)
-        _ = try await host.record(
-            .submitTimeline(
-                .instance(ServerFixture.instance("maps")),
-                try Timeline.validated(
-                    entries: [TimelineEntry(date: soon, relevance: Relevance(score: 1, duration: 3_600))],
-                    policy: .never
-                ).timeline, at: clock.now()))
+        try await Self.mapsRelevant(host, from: clock.now().adding(seconds: 600), at: clock.now())
         clock.advance(seconds: 601)
         instant.advance(.seconds(601))
         let decision = try await host.stack(ServerFixture.stack())
@@ -192,14 +196,7 @@ struct ServiceJournalTests {
         let old = clock.now().adding(seconds: -7_200)
         _ = try await host.donate(ServerFixture.donation("news", id: "old", at: old), idGiven: true)
         // Another app's timeline makes maps relevant ten minutes later; nothing else happens to the stack.
-        let soon = clock.now().adding(seconds: 600)
-        _ = try await host.record(
-            .submitTimeline(
-                .instance(ServerFixture.instance("maps")),
-                try Timeline.validated(
-                    entries: [TimelineEntry(date: soon, relevance: Relevance(score: 1, duration: 3_600))],
-                    policy: .never
-                ).timeline, at: clock.now()))
+        try await Self.mapsRelevant(host, from: clock.now().adding(seconds: 600), at: clock.now())
         clock.advance(seconds: 601)
         instant.advance(.seconds(601))
         #expect(try await host.stack(ServerFixture.stack()).top == "maps")
@@ -217,13 +214,7 @@ struct ServiceJournalTests {
         // maps becomes relevant at 40 s: an entry then.
         clock.advance(seconds: 40)
         instant.advance(.seconds(40))
-        _ = try await host.record(
-            .submitTimeline(
-                .instance(ServerFixture.instance("maps")),
-                try Timeline.validated(
-                    entries: [TimelineEntry(date: clock.now(), relevance: Relevance(score: 1, duration: 3_600))],
-                    policy: .never
-                ).timeline, at: clock.now()))
+        try await Self.mapsRelevant(host, from: clock.now(), at: clock.now())
         #expect(try await host.stack(ServerFixture.stack()).top == "maps")
         // At 100 s a swipe to news arrives, dated 10 s: before that entry.
         clock.advance(seconds: 60)

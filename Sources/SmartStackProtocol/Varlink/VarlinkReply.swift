@@ -73,9 +73,15 @@ public struct VarlinkReply: Sendable {
         case .object(let given)?: parameters = given
         default: throw .malformed("'parameters' is not an object")
         }
+        var continues = false
+        switch object["continues"] {
+        case nil, .null?: break
+        case .bool(let flag)?: continues = flag
+        default: throw .malformed("'continues' is not a boolean")
+        }
         switch object["error"] {
         case nil, .null?:
-            self.init(parameters: parameters, continues: object["continues"]?.boolValue ?? false)
+            self.init(parameters: parameters, continues: continues)
         case .string(let name)?:
             self.init(error: VarlinkError(name: name, parameters: parameters))
         default:

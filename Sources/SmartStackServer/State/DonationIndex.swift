@@ -16,6 +16,22 @@ struct DonationIndex {
     var count = 0
     /// Donations stored or logged, per app (`maxDonationsPerApp`).
     var perApp: [AppID: Int] = [:]
+    /// The dates the latest donations stored at the service's time were sent with (dated a little ahead), so a
+    /// retry after that date has passed is still the same donation; at most `clampedKept`, the oldest forgotten
+    /// first (and all at a restart: such a retry is then a conflict).
+    private(set) var clampedDates: [DonationKey: Timestamp] = [:]
+    private var clampedOrder: [DonationKey] = []
+    static let clampedKept = 4_096
+
+    mutating func rememberClamped(_ key: DonationKey, sent: Timestamp) {
+        if clampedDates.updateValue(sent, forKey: key) == nil { clampedOrder.append(key) }
+        if clampedOrder.count > Self.clampedKept {
+            let dropped = clampedOrder.count - Self.clampedKept / 2
+            for old in clampedOrder.prefix(dropped) { clampedDates[old] = nil }
+            clampedOrder.removeFirst(dropped)
+        }
+    }
+
     /// The earliest date of a stored donation, when known.
     var oldest: Timestamp?
     /// The earliest date of a donation applied since a retention scan began.

@@ -221,12 +221,11 @@ public actor EngineHost {
         let key = DonationKey(donation)
         let probe = DonationKeyFilter.probe(key)
         if let existing = try knownDonation(key, probe: probe) {
-            // A retry of a call dated a little ahead was stored at the service's time then (at most `maxFutureSkew`
-            // before its date): the same donation, whether its date is still ahead now or not.
-            let storedWhenClamped =
-                existing.date <= sent && sent.seconds(since: existing.date) <= limits.maxFutureSkew
-                && existing.withDate(donation.date) == donation
-            guard existing == donation || storedWhenClamped else {
+            // A retry of a call dated a little ahead was stored at the service's time then: the same donation,
+            // whether its date is still ahead now (clamped again) or has passed since (the date it was sent with is
+            // remembered for the latest clamped donations).
+            let clamped = donation.date != sent || donations.clampedDates[key] == sent
+            guard existing == donation || (clamped && existing.withDate(donation.date) == donation) else {
                 throw .core(
                     .conflict(
                         kind: "donation", id: donation.id, reason: "the app already used this id for another donation"))
@@ -243,8 +242,10 @@ public actor EngineHost {
         guard donations.count < limits.maxDonations else {
             throw .core(.limitExceeded(limit: "maxDonations", maximum: limits.maxDonations))
         }
+        let clampedFrom = donation.date != sent ? sent : nil
         let (_, ticket) = try apply(.donate(donation), checked: probe)
         if let owner { ownerShares.donations[owner, default: 0] += 1 }
+        if let clampedFrom { donations.rememberClamped(key, sent: clampedFrom) }
         return (key.id, ticket)
     }
 
