@@ -51,7 +51,7 @@ public enum JournalList {
     public static func split(_ value: String, wasCut: Bool = false) -> [String] {
         guard !value.isEmpty else { return [] }
         var items = value.split(separator: ",", omittingEmptySubsequences: true)
-        if wasCut { items.removeLast() }
+        if wasCut, !items.isEmpty { items.removeLast() }
         return items.map(decode)
     }
 }

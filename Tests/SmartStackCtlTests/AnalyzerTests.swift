@@ -209,6 +209,8 @@ struct AnalyzerTests {
         #expect(joined == "suggestion:org.ex.weather/main?city=Paris%2C France,a%252Cb,50%25,plain")
         #expect(JournalList.split(joined) == ids)
         #expect(JournalList.split("") == [])
+        // Anyone can write an entry with the daemon's identifier: a cut list of no items is none, not a trap.
+        #expect(JournalList.split(",", wasCut: true) == [])
         #expect(JournalList.decode("100%zz%2c%") == "100%zz,%")
         let fields = [
             "MESSAGE_ID": SmartStackEvent.orderChanged.messageID.hex, "SMARTSTACK_STACK": "home",

@@ -143,7 +143,8 @@ extension ServerConfiguration {
             "maxListLimit", 1...ListDonationsRequest.maximumLimit, \.host.maxListLimit,
             "donations one ListDonations page may return; a larger limit is InvalidParameter"),
         .integer(
-            "maxListReplyBytes", (64 << 10)...(16 << 20), \.host.maxListReplyBytes,
+            // Below clients' 16 MiB frame limit with the envelope around the parameters.
+            "maxListReplyBytes", (64 << 10)...((16 << 20) - 1_024), \.host.maxListReplyBytes,
             "bytes of one ListDonations reply; a larger page is LimitExceeded, to be asked for with a smaller limit"),
         .integer(
             "maxHistoryReads", 1...64, \.host.maxHistoryReads,
@@ -181,7 +182,8 @@ extension ServerConfiguration {
             "seconds between two sweeps for donations past retention"),
         .seconds(
             "maxFutureSkewSeconds", 0...86_400, \.host.maxFutureSkew,
-            "how far ahead of the service's clock a call's date may be"),
+            "how far ahead of the service's clock (or of the system clock, while a step of it is not yet followed) a call's date may be; it is taken at the service's time"
+        ),
         .integer(
             "clockStepConfirmationSeconds", 0...86_400, \.clockStepConfirmationSeconds,
             "seconds a forward step of the system clock must hold before the service's clock follows it (0: at once)"),

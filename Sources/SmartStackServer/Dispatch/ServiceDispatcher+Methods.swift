@@ -160,7 +160,8 @@ extension ServiceDispatcher {
                 "engagement": "\(request.kind.rawValue)", "stack": "\(request.stack.rawValue)",
                 "widget": "\(request.instance.rawValue)",
             ]
-            if let date = request.date { metadata["engine_time"] = "\(date.rfc3339)" }
+            // The time the engine took it at: a date a little ahead is taken at the service's time.
+            if let date = request.date { metadata["engine_time"] = "\(min(date, host.serviceTime()).rfc3339)" }
             logger.info("engagement", metadata: metadata)
             return answer
         case .recordLook(let request):
