@@ -99,8 +99,9 @@ struct TimerQueue: Sendable {
     mutating func cancel(_ id: InstanceID) {
         pending[id] = nil
         let target = TimerTarget.instance(id)
-        guard heap.contains(where: { $0.target == target }) else { return }
+        let before = heap.count
         heap.removeAll { $0.target == target }
+        guard heap.count != before else { return }
         superseded = heap.reduce(0) { $0 + (isSuperseded($1) ? 1 : 0) }
         heapify()
         dropSupersededTop()

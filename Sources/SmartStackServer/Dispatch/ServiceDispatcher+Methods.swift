@@ -64,14 +64,15 @@ extension ServiceDispatcher {
                             app: request.app, after: request.after, limit: limit, reader: context.peer.uid)
                         return (page, host.limits.maxListReplyBytes)
                     }
-                    let reply = ListDonationsRequest.reply(donations: donations)
-                    // Large donations (16 KiB of parameters each) can make a page larger than clients take.
-                    if donations.count > 1, JSON.serialize(.object(reply)).count > maxBytes {
+                    // Encoded once, here: large donations (16 KiB of parameters each) can make a page larger than
+                    // clients take, and the frame measured is the one sent.
+                    let frame = VarlinkReply(parameters: ListDonationsRequest.reply(donations: donations)).encoded
+                    if donations.count > 1, frame.count > maxBytes {
                         throw VarlinkError(
                             .limitExceeded(limit: "maxListReplyBytes", maximum: maxBytes),
                             interface: context.interface)
                     }
-                    return .reply(reply)
+                    return .encoded(EncodedReply(frame: frame))
                 }
             }
         case .submitTimeline(let request):
