@@ -54,14 +54,22 @@ struct VarlinkConnectionTests {
     }
 
     /// A connection on an embedded channel, active, with `handler` (on `loop` and with `flusher` when given).
+    /// The tests' pass: the service's calls and bytes, and no time limit, so that what they count does not depend on
+    /// how fast the machine runs them (under a thread sanitizer, or on a loaded machine, 1 ms ended a pass after a
+    /// few calls, and a test expecting one write saw two).
+    static let untimed = PassBudget(
+        nanoseconds: .max, calls: PassBudget.standard.calls, sharedBytes: PassBudget.standard.sharedBytes)
+
     static func connection(
-        _ handler: any CallHandler, loop: EmbeddedEventLoop? = nil, flusher: TurnFlusher? = nil
+        _ handler: any CallHandler, loop: EmbeddedEventLoop? = nil, flusher: TurnFlusher? = nil,
+        pass: PassBudget = untimed
     ) throws -> EmbeddedChannel {
         let channel = loop.map { EmbeddedChannel(loop: $0) } ?? EmbeddedChannel()
         let loop = channel.embeddedEventLoop
         let connection = VarlinkConnection(
             handler: handler, maxFrameSize: 4_096, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-            notifier: GateNotifier(eventLoop: loop), executor: EventLoopTaskExecutor(loop), flusher: flusher)
+            notifier: GateNotifier(eventLoop: loop), executor: EventLoopTaskExecutor(loop), flusher: flusher,
+            pass: pass)
         try channel.pipeline.syncOperations.addHandler(connection)
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/test.sock")).wait()
         return channel
@@ -98,6 +106,36 @@ struct VarlinkConnectionTests {
         let (writes, replies) = try Self.written(channel)
         #expect(writes == 1)
         #expect(replies.map { $0.parameters["n"] } == (1...5).map { .int(Int64($0)) })
+    }
+
+    @Test("a pass ends after its calls: the rest are answered in later rounds, a pass each, in call order")
+    func passes() throws {
+        let pass = PassBudget(nanoseconds: .max, calls: 2, sharedBytes: PassBudget.standard.sharedBytes)
+        let channel = try Self.connection(Handler(waiter: CommitWaiter()), pass: pass)
+        try Self.send(channel, (1...5).map { #"{"method":"org.example.test.Echo","parameters":{"n":\#($0)}}"# })
+        func next() throws -> [JSONValue?] { try Self.replies(channel).map { $0.parameters["n"] } }
+        #expect(try next() == [.int(1), .int(2)])
+        // The next round is scheduled a little ahead (`PassRounds.gap`): each round answers one pass.
+        channel.embeddedEventLoop.advanceTime(by: PassRounds.gap)
+        let second = try next()
+        #expect(second == [.int(3), .int(4)])
+        channel.embeddedEventLoop.advanceTime(by: PassRounds.gap)
+        let third = try next()
+        #expect(third == [.int(5)])
+        channel.embeddedEventLoop.advanceTime(by: PassRounds.gap)
+        #expect(try next().isEmpty)
+    }
+
+    @Test("a pass ends once its time is spent, after at least one call")
+    func timedPass() throws {
+        let pass = PassBudget(nanoseconds: 0, calls: PassBudget.standard.calls, sharedBytes: 1 << 20)
+        let channel = try Self.connection(Handler(waiter: CommitWaiter()), pass: pass)
+        try Self.send(channel, (1...3).map { #"{"method":"org.example.test.Echo","parameters":{"n":\#($0)}}"# })
+        #expect(try Self.replies(channel).map { $0.parameters["n"] } == [.int(1)])
+        channel.embeddedEventLoop.advanceTime(by: PassRounds.gap)
+        #expect(try Self.replies(channel).map { $0.parameters["n"] } == [.int(2)])
+        channel.embeddedEventLoop.advanceTime(by: PassRounds.gap)
+        #expect(try Self.replies(channel).map { $0.parameters["n"] } == [.int(3)])
     }
 
     @Test(
@@ -168,7 +206,7 @@ struct VarlinkConnectionTests {
             handler: Handler(waiter: waiter), maxFrameSize: 4_096,
             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
             notifier: GateNotifier(eventLoop: channel.embeddedEventLoop),
-            executor: EventLoopTaskExecutor(channel.embeddedEventLoop))
+            executor: EventLoopTaskExecutor(channel.embeddedEventLoop), pass: Self.untimed)
         try channel.pipeline.syncOperations.addHandler(connection)
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/test.sock")).wait()
         #expect(counter.reads == 1)

@@ -1,8 +1,23 @@
 import CLinux
 import NIOCore
 
+/// A connection's share of one pass over its input: it decodes and answers calls for at most `nanoseconds` (or
+/// `calls` calls, or `sharedBytes` of replies encoded once and shared: a decision, an interface's description, which
+/// cost little time but are copied into the pass's write), then lets the loop serve the others and resumes on a later
+/// turn, once its replies could be written. Without it one read of pipelined calls (hundreds of `ListStacks`, or any
+/// cheap call by the thousand) was answered in one pass, holding every other client for seconds and the replies in
+/// memory.
+struct PassBudget: Sendable {
+    var nanoseconds: UInt64
+    var calls: Int
+    var sharedBytes: Int
+
+    /// The service's: 1 ms, 256 calls or 512 KiB.
+    static let standard = PassBudget(nanoseconds: 1_000_000, calls: 256, sharedBytes: 512 << 10)
+}
+
 /// Resumes the loop's paused connections (those that spent their share of a pass over their input,
-/// `VarlinkConnection.passNanoseconds`) in rounds: one pass each, then the loop reads and answers everyone else
+/// `PassBudget`) in rounds: one pass each, then the loop reads and answers everyone else
 /// before the next round.
 ///
 /// A round is a task scheduled a little ahead (`gap`), not an immediate one: swift-nio runs the tasks that tasks

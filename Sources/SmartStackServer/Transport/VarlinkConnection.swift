@@ -117,21 +117,15 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
     private var out = ByteBuffer()
     private var collected = 0
 
-    /// A connection's share of one pass over its input: it decodes and answers calls for at most this long (or this
-    /// many calls), then lets the loop serve the others and resumes on a later turn, once its replies could be
-    /// written. Without it one read of pipelined calls (hundreds of `ListStacks`, or any cheap call by the
-    /// thousand) was answered in one pass, holding every other client for seconds and the replies in memory.
-    static let passNanoseconds: UInt64 = 1_000_000
-    static let callsPerPass = 256
-    /// ...or this many bytes of replies encoded once and shared (a decision, an interface's description), which cost
-    /// little time but are copied into the pass's write.
-    static let passBytes = 512 << 10
+    /// This connection's share of one pass over its input (`PassBudget.standard` but in tests).
+    private let pass: PassBudget
 
     init(
         handler: any CallHandler, maxFrameSize: Int, logger: Logger, notifier: GateNotifier,
         executor: EventLoopTaskExecutor, registry: ConnectionRegistry? = nil, flusher: TurnFlusher? = nil,
-        rounds: PassRounds? = nil
+        rounds: PassRounds? = nil, pass: PassBudget = .standard
     ) {
+        self.pass = pass
         self.registry = registry
         self.flusher = flusher
         self.rounds = rounds
@@ -240,7 +234,7 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
     }
 
     /// Decodes and answers the calls received, in order, until one has to run as a task or the connection's share of
-    /// the pass is spent (`passNanoseconds`, `callsPerPass`, `passBytes`): then decoding pauses until `scheduleResume` finds the
+    /// the pass is spent (`pass`: its time, calls or shared bytes): then decoding pauses until `scheduleResume` finds the
     /// output able to take more.
     private func process() {
         var calls = 0
@@ -254,9 +248,9 @@ final class VarlinkConnection: ChannelInboundHandler, GateWatcher {
             if calls > 0 {
                 // Nothing more arrived (a client with one call in flight): no clock to read again.
                 if machine.heldInput == 0 { return }
-                if calls >= Self.callsPerPass || sharedBytes >= Self.passBytes
+                if calls >= pass.calls || sharedBytes >= pass.sharedBytes
                     || ((built || calls & 7 == 0)
-                        && smartstack_monotonic_nanoseconds() &- began >= Self.passNanoseconds)
+                        && smartstack_monotonic_nanoseconds() &- began >= pass.nanoseconds)
                 {
                     machine.pauseDecoding()
                     return
