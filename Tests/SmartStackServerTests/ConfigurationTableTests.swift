@@ -49,6 +49,7 @@ struct ConfigurationTableTests {
         "an out-of-range value names the key as written",
         arguments: [
             "retentionDays = 400", "maxWidgetsPerStack = 101", "maxContexts = 5000",
+            "swipeGracePeriodSeconds = 100000", "minimumTimeOnTopSeconds = 100000", "maxRotationsPerWidgetPerDay = 0",
             // Above the protocol's largest page, which no request could ask for.
             "maxListLimit = 1001",
         ])

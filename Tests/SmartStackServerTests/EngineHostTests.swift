@@ -27,6 +27,32 @@ struct EngineHostTests {
             try await host.donate(ServerFixture.donation("news", id: "abc", at: clock.now()), idGiven: true) == "abc")
     }
 
+    @Test("a retry sent without a date is the donation stored under its id whatever times the calls were stamped with")
+    func undatedRetry() async throws {
+        let clock = ManualClock()
+        let host = try await ServerFixture.host(apps: ["mail"], clock: clock)
+        let first = ServerFixture.donation("mail", id: "u", at: clock.now())
+        #expect(try await host.donate(first, idGiven: true, dated: false) == "u")
+        // The retry is stamped with the service's time then, later than the first call's.
+        clock.advance(seconds: 30)
+        #expect(try await host.donate(first.withDate(clock.now()), idGiven: true, dated: false) == "u")
+        let stored = try await host.listDonations(app: ServerFixture.app("mail"), after: nil, limit: 10)
+        #expect(stored == [first])
+        // Another donation under the id, sent without a date too, is a Conflict.
+        var other = first.withDate(clock.now())
+        other.parameters = ["folder": "inbox"]
+        await #expect(
+            throws: HostError.core(
+                .conflict(kind: "donation", id: "u", reason: "the app already used this id for another donation"))
+        ) { try await host.donate(other, idGiven: true, dated: false) }
+        // A retry with a date still compares it: dated 30 s after the stored one, it is another donation.
+        await #expect(throws: HostError.self) {
+            try await host.donate(first.withDate(clock.now()), idGiven: true)
+        }
+        #expect(try await host.donate(first, idGiven: true) == "u")
+        #expect(await host.snapshotStatistics().donations == 1)
+    }
+
     @Test("deleting many donations of an app at once keeps the others, their order and their ids usable")
     func deleteMany() async throws {
         let clock = ManualClock()

@@ -1,6 +1,9 @@
+import SmartStackCore
 import SmartStackProtocol
-import SmartStackServer
+import SmartStackStore
 import Testing
+
+@testable import SmartStackServer
 
 @Suite("Server configuration")
 struct ServerConfigurationTests {
@@ -23,6 +26,41 @@ struct ServerConfigurationTests {
         #expect(configuration.logLevel == .debug)
     }
 
+    @Test("the stability limits (swipe grace period, minimum time on top, daily rotations) reach the engine's settings")
+    func stabilityLimits() async throws {
+        let configuration = try ServerConfiguration.parse(
+            """
+            swipeGracePeriodSeconds = 60
+            minimumTimeOnTopSeconds = 0
+            maxRotationsPerWidgetPerDay = 3
+            """)
+        #expect(configuration.engine.swipeGracePeriod == 60)
+        #expect(configuration.engine.minimumTimeOnTop == 0)
+        #expect(configuration.engine.maxRotationsPerWidgetPerDay == 3)
+        var expected = EngineSettings()
+        (expected.swipeGracePeriod, expected.minimumTimeOnTop, expected.maxRotationsPerWidgetPerDay) = (60, 0, 3)
+        #expect(configuration.engine == expected)
+        // The engine the service builds runs under them.
+        let host = EngineHost(
+            settings: configuration.engine, limits: configuration.host, clock: ManualClock(), log: InMemoryEventLog(),
+            logger: ServerFixture.logger)
+        #expect(await host.perform { $0.engine.settings } == expected)
+        // Set out of the engine's range in code, they are named as a file writes them.
+        for (name, change): (String, (inout EngineSettings) -> Void) in [
+            ("swipeGracePeriodSeconds", { $0.swipeGracePeriod = -1 }),
+            ("minimumTimeOnTopSeconds", { $0.minimumTimeOnTop = 1e6 }),
+            ("maxRotationsPerWidgetPerDay", { $0.maxRotationsPerWidgetPerDay = 0 }),
+        ] {
+            var bad = ServerConfiguration()
+            change(&bad.engine)
+            #expect {
+                _ = try bad.validated(source: "c")
+            } throws: { error in
+                (error as? ConfigurationError)?.key == name
+            }
+        }
+    }
+
     @Test(
         "bad lines name the line and key",
         arguments: [
@@ -31,6 +69,12 @@ struct ServerConfigurationTests {
             ("\nmaxConnections", "c:2: expected 'key = value'"),
             ("logLevel = loud", "c:1: logLevel:"),
             ("reloadBudget = 5", "reloadBudget"),
+            ("swipeGracePeriodSeconds = 86401", "c:1: swipeGracePeriodSeconds:"),
+            ("swipeGracePeriodSeconds = -1", "c:1: swipeGracePeriodSeconds:"),
+            ("minimumTimeOnTopSeconds = 86401", "c:1: minimumTimeOnTopSeconds:"),
+            ("minimumTimeOnTopSeconds = 1.5", "c:1: minimumTimeOnTopSeconds:"),
+            ("maxRotationsPerWidgetPerDay = 0", "c:1: maxRotationsPerWidgetPerDay:"),
+            ("maxRotationsPerWidgetPerDay = 1441", "c:1: maxRotationsPerWidgetPerDay:"),
         ])
     func rejects(text: String, expected: String) {
         #expect {

@@ -50,6 +50,35 @@ struct ServiceTimeRuleTests {
         #expect(stored.map(\.date) == [await host.serviceTime()])
     }
 
+    @Test("a Donate sent twice without a date is acknowledged twice and stored once; other parameters are a Conflict")
+    func undatedDonateRetried() async throws {
+        let clock = ManualClock()
+        let host = try await F.host(apps: ["mail"], clock: clock)
+        let dispatcher = Self.dispatcher(host)
+        let call: JSONObject = ["app": "com.example.mail", "intent": "open", "id": "x1"]
+        let first = await Self.call(dispatcher, "io.smartstack.Provider.Donate", call)
+        #expect(Self.failure(first) == nil, "\(first)")
+        let stamped = await host.serviceTime()
+        clock.advance(seconds: 5)
+        let retried = await Self.call(dispatcher, "io.smartstack.Provider.Donate", call)
+        #expect(Self.failure(retried) == nil, "\(retried)")
+        let stored = try await host.listDonations(app: F.app("mail"), after: nil, limit: 10)
+        #expect(stored.map(\.id) == ["x1"] && stored.map(\.date) == [stamped])
+        var other = call
+        other["parameters"] = ["folder": "inbox"]
+        let conflict = Self.failure(await Self.call(dispatcher, "io.smartstack.Provider.Donate", other))
+        #expect(conflict?.name == "io.smartstack.Provider.Conflict", "\(String(describing: conflict))")
+        // Dated, the retry's date is compared: the time the first call was stamped with is the same donation.
+        var dated = call
+        dated["date"] = .string(stamped.rfc3339)
+        let same = await Self.call(dispatcher, "io.smartstack.Provider.Donate", dated)
+        #expect(Self.failure(same) == nil, "\(same)")
+        dated["date"] = .string(stamped.adding(seconds: -60).rfc3339)
+        let earlier = Self.failure(await Self.call(dispatcher, "io.smartstack.Provider.Donate", dated))
+        #expect(earlier?.name == "io.smartstack.Provider.Conflict", "\(String(describing: earlier))")
+        #expect(try await host.listDonations(app: F.app("mail"), after: nil, limit: 10).count == 1)
+    }
+
     @Test("a timeline or declaration naming another app's instance is NotFound(instance) and changes nothing")
     func noAppFeedsAnotherAppsWidgets() async throws {
         let clock = ManualClock()

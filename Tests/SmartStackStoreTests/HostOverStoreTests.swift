@@ -101,6 +101,39 @@ struct HostOverStoreTests {
         await stop(host)
     }
 
+    @Test(
+        "a donation sent without a date, retried without one while its commit is pending, after it and after a restart, is stored once"
+    )
+    func undatedRetries() async throws {
+        let directory = try TemporaryDirectory()
+        var host = try await openHost(directory)
+        func donateNow(_ donation: Donation) async throws(HostError) -> (id: String, ticket: CommitTicket) {
+            try await host.perform { host in
+                Result { () throws(HostError) in try host.donateNow(donation, idGiven: true, dated: false) }
+            }.get()
+        }
+        // Each call is stamped with the service's time when it comes (here given, as the dispatcher does).
+        let first = donation("mail", "u", at: 1)
+        #expect(try await donateNow(first).id == "u")
+        let retried = try await donateNow(first.withDate(S.t(2)))
+        #expect(retried.id == "u")
+        await #expect(throws: HostError.self) { try await donateNow(donation("mail", "u", at: 3, intent: "compose")) }
+        try await retried.ticket.committed()
+        #expect(try await host.donate(first.withDate(S.t(4)), idGiven: true, dated: false) == "u")
+        await stop(host)
+        host = try await openHost(directory)
+        #expect(try await host.donate(first.withDate(S.t(5)), idGiven: true, dated: false) == "u")
+        await #expect(
+            throws: HostError.core(
+                .conflict(kind: "donation", id: "u", reason: "the app already used this id for another donation"))
+        ) {
+            try await host.donate(donation("mail", "u", at: 6, intent: "compose"), idGiven: true, dated: false)
+        }
+        #expect(try await host.listDonations(app: S.app("mail"), after: nil, limit: 10) == [first])
+        #expect(await host.snapshotStatistics().donations == 1)
+        await stop(host)
+    }
+
     @Test("deleting after a restart rebuilds from the stored log: the deleted are gone for good and their ids free")
     func deletionAfterRestart() async throws {
         let directory = try TemporaryDirectory()

@@ -82,6 +82,29 @@ def test_a_future_date_cannot_erase_another_apps_donations(make_daemon):
     assert donations(restarted.address, "b.two") == []
 
 
+def test_a_donate_retried_without_a_date_is_the_same_donation(make_daemon):
+    """The service stamps each undated call with its own time, so a retry carries a later one: still the same
+    donation under its id (acknowledged, listed once, across a restart too); other parameters are a Conflict."""
+    daemon = make_daemon(subdirectory="state")
+    sent = {"app": "org.a", "intent": "open", "id": "x1"}
+    for _ in range(2):
+        reply = raw_call(daemon, PROVIDER + ".Donate", sent)
+        assert reply.get("parameters") == {"id": "x1"} and "error" not in reply, reply
+        time.sleep(0.05)
+    listed = call(daemon.address, PROVIDER, "ListDonations", app="org.a")["donations"]
+    assert [d["id"] for d in listed] == ["x1"], listed
+    other = raw_call(daemon, PROVIDER + ".Donate", {**sent, "parameters": {"city": "Paris"}})
+    assert other["error"] == PROVIDER + ".Conflict", other
+    # Dated, the retry's date is compared as before: an hour before the stored one is another donation.
+    earlier = parse(listed[0]["date"]) - datetime.timedelta(hours=1)
+    dated = raw_call(daemon, PROVIDER + ".Donate", {**sent, "date": earlier.isoformat()})
+    assert dated["error"] == PROVIDER + ".Conflict", dated
+    assert daemon.stop() == 0
+    restarted = make_daemon(subdirectory="state")
+    assert "error" not in raw_call(restarted, PROVIDER + ".Donate", sent)
+    assert call(restarted.address, PROVIDER, "ListDonations", app="org.a")["donations"] == listed
+
+
 def test_future_dated_calls_do_not_move_the_clock(daemon):
     setup_stack(daemon.address)
     for method, parameters in (

@@ -175,6 +175,15 @@ extension ServerConfiguration {
             "reloadBudget", ReloadBudget.allowedCapacity, \.engine.reloadBudget,
             "timeline reloads per widget per 24 hours"),
         .seconds(
+            "swipeGracePeriodSeconds", 0...86_400, \.engine.swipeGracePeriod,
+            "seconds a widget the user swiped to stays on top, against rotations too (0: no grace period)"),
+        .seconds(
+            "minimumTimeOnTopSeconds", 0...86_400, \.engine.minimumTimeOnTop,
+            "seconds after a rotation or a manual swipe before another rotation may displace the top (0: none)"),
+        .integer(
+            "maxRotationsPerWidgetPerDay", 1...1_440, \.engine.maxRotationsPerWidgetPerDay,
+            "rotations to the top (for relevance or a suggestion) one widget may get in a rolling 24 hours"),
+        .seconds(
             "retentionDays", 1...366, unit: 86_400, \.engine.retention,
             "days donations are kept, counted back from the service's clock"),
         .seconds(

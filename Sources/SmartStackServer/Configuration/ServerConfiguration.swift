@@ -85,15 +85,22 @@ public struct ServerConfiguration: Sendable, Hashable {
             _ = try engine.validated()
         } catch {
             // The table's ranges are the engine's, so this is reached only by settings made in code; the error
-            // still names the file's key (the engine calls retention by its own name).
+            // still names the file's key (the engine calls the ones in other units by its own names).
             if case .invalidParameter(let parameter, let reason) = error {
-                throw ConfigurationError(
-                    place: source, key: parameter == "retention" ? "retentionDays" : parameter, reason: reason)
+                throw ConfigurationError(place: source, key: Self.keyNames[parameter] ?? parameter, reason: reason)
             }
             throw ConfigurationError(place: source, key: nil, reason: "\(error)")
         }
         return self
     }
+}
+
+extension ServerConfiguration {
+    /// The file's keys of the engine settings it names otherwise (`EngineSettings.validated`).
+    static let keyNames = [
+        "retention": "retentionDays", "swipeGracePeriod": "swipeGracePeriodSeconds",
+        "minimumTimeOnTop": "minimumTimeOnTopSeconds",
+    ]
 }
 
 /// A configuration that can't be used, naming where and which key.

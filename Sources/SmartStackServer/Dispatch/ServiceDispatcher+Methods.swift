@@ -35,9 +35,12 @@ extension ServiceDispatcher {
         case .registerWidget(let request):
             return try record(context, on: host, { now in request.event(defaultTime: now) }) { _ in [:] }
         case .donate(let request):
-            // The host makes the id of a donation sent without one (`donateNow`), as it does for every caller.
+            // The host makes the id of a donation sent without one (`donateNow`), as it does for every caller; a
+            // retry sent without a date is the same donation whatever time the first call was stamped with.
             let (id, ticket) = try run { () throws(HostError) in
-                try host.donateNow(request.donation(defaultTime: host.serviceTime()), idGiven: request.id != nil)
+                try host.donateNow(
+                    request.donation(defaultTime: host.serviceTime()), idGiven: request.id != nil,
+                    dated: request.date != nil)
             }
             return acknowledge(ticket, context, on: host, reply: DonateRequest.reply(id: id))
         case .deleteDonations(let request):

@@ -200,9 +200,11 @@ public actor EngineHost {
     /// Stores a donation, making up an id when the app gave none; returns the id.
     ///
     /// An id the app already used is accepted again only for the very same donation (a retried call), which
-    /// stores nothing new; a different donation under a used id is a conflict.
-    public func donate(_ donation: Donation, idGiven: Bool) async throws(HostError) -> String {
-        let (id, ticket) = try donateNow(donation, idGiven: idGiven)
+    /// stores nothing new; a different donation under a used id is a conflict. `dated`: whether the call gave
+    /// the donation's date (`false`: it is the service's time, stamped by the caller, and a retry's date is not
+    /// compared).
+    public func donate(_ donation: Donation, idGiven: Bool, dated: Bool = true) async throws(HostError) -> String {
+        let (id, ticket) = try donateNow(donation, idGiven: idGiven, dated: dated)
         try await committed(ticket)
         return id
     }
@@ -210,7 +212,7 @@ public actor EngineHost {
     /// The synchronous half of `donate`: applies and logs the donation and returns its id with the ticket to
     /// wait for before acknowledging it. A retried donation returns the latest ticket, so its acknowledgement
     /// still waits for the first call's commit if that is pending.
-    public func donateNow(_ donation: consuming Donation, idGiven: Bool) throws(HostError) -> (
+    public func donateNow(_ donation: consuming Donation, idGiven: Bool, dated: Bool = true) throws(HostError) -> (
         id: String, ticket: CommitTicket
     ) {
         let sent = donation.date
@@ -221,11 +223,12 @@ public actor EngineHost {
         let key = DonationKey(donation)
         let probe = DonationKeyFilter.probe(key)
         if let existing = try knownDonation(key, probe: probe) {
-            // A retry of a call dated a little ahead was stored at the service's time then: the same donation,
-            // whether its date is still ahead now (clamped again) or has passed since (the date it was sent with is
-            // remembered for the latest clamped donations).
-            let clamped = donation.date != sent || donations.clampedDates[key] == sent
-            guard existing == donation || (clamped && existing.withDate(donation.date) == donation) else {
+            // A retry of a call sent without a date was stamped with the service's time then and another one now:
+            // the same donation whatever its stored date. A retry of a call dated a little ahead was stored at the
+            // service's time then: the same donation, whether its date is still ahead now (clamped again) or has
+            // passed since (the date it was sent with is remembered for the latest clamped donations).
+            let anyDate = !dated || donation.date != sent || donations.clampedDates[key] == sent
+            guard existing == donation || (anyDate && existing.withDate(donation.date) == donation) else {
                 throw .core(
                     .conflict(
                         kind: "donation", id: donation.id, reason: "the app already used this id for another donation"))
