@@ -85,13 +85,18 @@ public struct ReloadScheduler: Hashable, Sendable {
     ///
     /// The policy's reload fires once per due date, consuming budget at that date (or is withheld); a withheld
     /// reload is granted once its time has come. Each uses the time it fell due, so the result does not depend on
-    /// how often the caller advances.
-    public mutating func advance(to t: Timestamp) -> [ReloadOutcome] {
+    /// how often the caller advances. While the provider's app is in the foreground (`foreground`), the policy's
+    /// reload is exempt, as an explicit request then is: it is granted without consuming budget (DESIGN "Reload policy
+    /// and budget"), under the policy's reason.
+    public mutating func advance(to t: Timestamp, foreground: Bool = false) -> [ReloadOutcome] {
         var outcomes: [ReloadOutcome] = []
         while true {
             let dueNow = dueDate.flatMap { $0 <= t ? $0 : nil }
             let withheldNow = withheldUntil.flatMap { $0 <= t ? $0 : nil }
-            if let until = withheldNow, let reason = withheldReason, dueNow.map({ until <= $0 }) ?? true {
+            if foreground, let date = dueNow, let reason = dueReason, withheldNow.map({ $0 > date }) ?? true {
+                setDue(nil, nil)
+                outcomes.append(granted(at: date, reason: reason))
+            } else if let until = withheldNow, let reason = withheldReason, dueNow.map({ until <= $0 }) ?? true {
                 // The pending reload's slot has come; it only misses if the capacity shrank meanwhile, and then
                 // its new time is strictly later, so the loop makes progress.
                 if budget.consume(at: until) {
@@ -109,6 +114,13 @@ public struct ReloadScheduler: Hashable, Sendable {
                 return outcomes
             }
         }
+    }
+
+    /// The provider's app came to the foreground at `t`: a reload withheld for want of budget is granted now, exempt
+    /// (the need it was asked for is still there, and the app in front may spend nothing to meet it).
+    public mutating func appCameToForeground(at t: Timestamp) -> ReloadOutcome? {
+        guard withheldUntil != nil, withheldReason != nil else { return nil }
+        return granted(at: t, reason: .appForeground)
     }
 
     /// The earliest time, no earlier than `t`, at which ``advance(to:)`` has something to do; `nil` when nothing

@@ -54,6 +54,71 @@ struct EngineRelevanceTests {
         #expect(engine.order(at: 400).first == "c")
     }
 
+    @Test func aTopWhoseRelevanceWasWithheldKeepsItWithheldWhenDecidedAgain() throws {
+        // b rotates up at 100 for a minute; at 200 c is relevant and leads by behaviour too, within b's five minutes.
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 60)]), at: F.t(1)))
+        try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(200, 1, 0)]), at: F.t(1)))
+        #expect(engine.order(at: 100).first == "b")
+        try engine.apply(F.donation("c", at: 190))
+        engine.publish(at: F.t(200))
+        let published = try #require(engine.published(F.stack()))
+        let top = try #require(published.entries.first)
+        #expect(top.instance == "c" && top.reason == .rotationLimited)
+        // Deciding again at the same time (as `Explain` and the next publish do) gives the same answer: before, the
+        // published top was exempt from the limit, so its relevance came back (reason relevance, score + 1).
+        let again = try engine.evaluate(stack: F.stack(), at: F.t(200))
+        #expect(again.entries.first?.reason == .rotationLimited)
+        #expect(again.entries.first?.score == top.score)
+        let explained = try engine.explain(stack: F.stack(), instance: F.instance("c"), at: F.t(200))
+        #expect(explained.widgets.first?.reason == .rotationLimited && explained.widgets.first?.score == top.score)
+        #expect(engine.commit(stack: F.stack(), at: F.t(200)) == nil)
+        #expect(try engine.entry("c", at: 399)?.reason == .rotationLimited)
+        // Once b's five minutes are over, c's relevance applies where it is: not a rotation, the top did not change.
+        #expect(engine.order(at: 400).first == "c")
+        #expect(try engine.entry("c", at: 400)?.reason == .relevance)
+    }
+
+    @Test func aLiveActivityAboveTheWidgetsDoesNotLiftTheLimitsOnTheTopWidget() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        try engine.apply(.startLiveActivity(app: F.app("a"), id: "run", attributes: [:], contentState: [:], at: F.t(5)))
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 60)]), at: F.t(1)))
+        try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(200, 1, 0)]), at: F.t(1)))
+        func widgets(at seconds: Double) -> [String] {
+            engine.order(at: seconds).filter { !$0.hasPrefix("liveActivity:") }
+        }
+        #expect(engine.order(at: 100).first == "liveActivity:\(F.app("a"))/run")
+        #expect(widgets(at: 100).first == "b")
+        // b's rotation counted, below the activity: c waits for b's five minutes (before, it rotated up at once and
+        // no rotation was ever counted, so neither limit applied).
+        let explanation = try engine.explain(stack: F.stack(), instance: F.instance("b"), at: F.t(150))
+        #expect(explanation.lastRotation == F.t(100) && explanation.widgets.first?.rotationsToday == 1)
+        #expect(widgets(at: 200).first != "c")
+        #expect(try engine.entry("c", at: 200)?.reason == .rotationLimited)
+        #expect(widgets(at: 400).first == "c")
+    }
+
+    @Test func aBackdatedContextIsHistory() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        try engine.apply(F.donation("a", at: 1))
+        let declaration = RelevanceDeclaration(
+            target: .instance(F.instance("b")), contexts: [.context(key: "location", value: "home")])
+        try engine.apply(.declareRelevance(declaration, at: F.t(2)))
+        try engine.apply(.setContext(key: "location", value: "home", at: F.t(400)))
+        #expect(engine.order(at: 400).first == "b")
+        // A value for the same key dated before the one in force changes nothing; a later one does.
+        try engine.apply(.setContext(key: "location", value: "work", at: F.t(300)))
+        #expect(engine.order(at: 410).first == "b")
+        try engine.apply(.setContext(key: "location", value: nil, at: F.t(100)))
+        #expect(engine.order(at: 420).first == "b")
+        try engine.apply(.setContext(key: "location", value: "work", at: F.t(430)))
+        #expect(engine.order(at: 430).first == "a")
+        // The times survive a snapshot.
+        var restored = try Engine(snapshot: engine.snapshot(), settings: engine.settings)
+        try restored.apply(.setContext(key: "location", value: "home", at: F.t(420)))
+        #expect(restored.order(at: 440).first == "a")
+    }
+
     @Test func developerModeLiftsTheStabilityLimits() throws {
         var engine = try F.engine(apps: ["a", "b", "c"], developerMode: true)
         try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 60)]), at: F.t(1)))

@@ -302,6 +302,35 @@ struct EngineTests {
         #expect(engine.order(at: 3_601).first == "b")
     }
 
+    @Test func aPolicysReloadIsExemptWhileTheAppIsInTheForegroundAndAWithheldOneGoesOutWhenItComesToTheFront() throws {
+        var settings = EngineSettings()
+        settings.reloadBudget = 40
+        var engine = try F.engine(apps: ["a", "b"], settings: settings)
+        try engine.apply(.submitTimeline(.instance(F.instance("a")), F.timeline([(0, 1, 0)]), at: F.t(1)))
+        for i in 0..<40 { _ = try engine.apply(.reloadTimelines(app: F.app("a"), kind: nil, at: F.t(Double(10 + i)))) }
+        #expect(try engine.budget(of: F.instance("a"), at: F.t(60)).left == 0)
+        func requested(_ effects: [EngineEffect]) -> [ReloadReason] {
+            effects.compactMap { if case .reloadRequested(_, _, let reason, _) = $0 { reason } else { nil } }
+        }
+        // The app in front: its timeline's end asks for a reload, sent without spending budget.
+        _ = try engine.apply(.setContext(key: "foregroundApp", value: F.app("a").rawValue, at: F.t(100)))
+        let ending = F.timeline([(200, 1, 0)], policy: .atEnd)
+        try engine.apply(.submitTimeline(.instance(F.instance("a")), ending, at: F.t(110)))
+        #expect(requested(engine.publish(at: F.t(200)).effects) == [.timelineEnded])
+        #expect(try engine.budget(of: F.instance("a"), at: F.t(200)).used == 40)
+        // Another app in front: withheld; then the app comes to the front and the reload goes out, exempt.
+        _ = try engine.apply(.setContext(key: "foregroundApp", value: F.app("b").rawValue, at: F.t(250)))
+        let next = F.timeline([(300, 1, 0)], policy: .atEnd)
+        try engine.apply(.submitTimeline(.instance(F.instance("a")), next, at: F.t(260)))
+        let withheld = engine.publish(at: F.t(300)).effects
+        #expect(requested(withheld).isEmpty)
+        #expect(withheld.contains { if case .reloadWithheld = $0 { true } else { false } })
+        let front = try engine.apply(.setContext(key: "foregroundApp", value: F.app("a").rawValue, at: F.t(400)))
+        #expect(requested(front) == [.appForeground])
+        #expect(try engine.budget(of: F.instance("a"), at: F.t(400)).used == 40)
+        #expect(requested(engine.publish(at: F.t(10 + 86_400)).effects).isEmpty)
+    }
+
     @Test func reloadBudgetWithholdsOverBudgetRequestsAndExemptsTaps() throws {
         var settings = EngineSettings()
         settings.reloadBudget = 40

@@ -21,6 +21,24 @@ private func exhausted() -> ReloadScheduler {
 }
 
 @Suite struct ReloadSchedulerTests {
+    @Test func aPolicysReloadWhileTheAppIsInTheForegroundIsExemptAndAWithheldOneIsGrantedWhenItComesToTheFront() {
+        var scheduler = exhausted()
+        scheduler.timelineSubmitted(timeline(["08:50"]), at: at("08:45"))
+        // In the foreground: the due reload is sent without spending budget, under the policy's reason.
+        let outcomes = scheduler.advance(to: at("08:50"), foreground: true)
+        #expect(outcomes == [.requested(at: at("08:50"), reason: .timelineEnded)])
+        #expect(scheduler.budgetState(at: at("08:50")).used == 40)
+        #expect(scheduler.due == nil)
+        // Not in the foreground: withheld, then granted (exempt) once the app comes to the front.
+        scheduler.timelineSubmitted(timeline(["09:00"]), at: at("08:55"))
+        let withheld = scheduler.advance(to: at("09:00"))
+        #expect(withheld.count == 1 && scheduler.withheld != nil)
+        #expect(scheduler.appCameToForeground(at: at("09:05")) == .requested(at: at("09:05"), reason: .appForeground))
+        #expect(scheduler.withheld == nil)
+        #expect(scheduler.budgetState(at: at("09:05")).used == 40)
+        #expect(scheduler.appCameToForeground(at: at("09:06")) == nil)
+    }
+
     @Test func atEndReloadsOnceAtTheLastEntry() {
         var scheduler = ReloadScheduler()
         scheduler.timelineSubmitted(timeline(["10:00", "11:00"]), at: at("09:00"))

@@ -87,6 +87,10 @@ public struct Decision: Sendable, Hashable {
     public var order: [String] { entries.map(\.instance) }
     public var top: String? { entries.first?.instance }
 
+    /// The first entry that is a widget or a suggestion (a stack's Live Activities come above its widgets): what the
+    /// stability rules call the top.
+    public var topWidget: DecisionEntry? { entries.first { $0.reason != .liveActivity } }
+
     /// Scores closer than this count as the same when deciding whether a decision is new.
     public static let scoreResolution = 0.001
 

@@ -111,9 +111,11 @@ extension Engine {
         }
         state.revision += 1
         decision.revision = state.revision
-        if decision.top != state.published?.top {
+        // The top is the first widget (or suggestion): a Live Activity above the widgets neither rotates nor hides a
+        // rotation below it.
+        if decision.topWidget?.instance != state.published?.topWidget?.instance {
             state.topSince = time
-            if let top = decision.entries.first, top.reason == .relevance || top.reason == .suggestion {
+            if let top = decision.topWidget, top.reason == .relevance || top.reason == .suggestion {
                 state.lastRotation = time
                 timers.schedule(.stack(id), at: time.adding(seconds: settings.minimumTimeOnTop))
                 if let instance = try? InstanceID(top.instance), var widget = instances[instance] {
@@ -253,6 +255,12 @@ extension Engine {
         // A manual swipe's grace holds the top as well: relevance does not rotate another widget up meanwhile.
         var limited: Set<Int> = []
         let publishedTop = state.publishedTop(asOf: time)
+        // The published top keeps its relevance only when it is on top by it (it rotated in, or came to lead by
+        // behaviour and then earned it). A top whose relevance was withheld, or that a swipe or behaviour put there,
+        // earns it as any other widget would: were it exempt for being the published top, deciding again right after
+        // publishing would restore what the publish withheld (`GetStack` and `Explain` disagreed on its reason and
+        // score, and the next publish let the rotation through inside the minimum time on top, uncounted).
+        let topByRelevance = state.publishedTopEntry(asOf: time)?.reason == .relevance
         let topCanRotate =
             configuration.developerMode
             || state.lastRotation(asOf: time).map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
@@ -261,7 +269,7 @@ extension Engine {
             && (configuration.developerMode || state.manualSwipe(asOf: time, grace: settings.swipeGracePeriod) == nil)
         if configuration.smartRotate, !configuration.developerMode {
             while let first = order.first, standings[first].relevance > 0,
-                state.instances[first].rawValue != publishedTop
+                state.instances[first].rawValue != publishedTop || !topByRelevance
             {
                 // Behaviour alone would put it on top (ties go to the user's order): no rotation.
                 let own = standings[first].behaviour
@@ -339,8 +347,11 @@ extension Engine {
 
 extension StackState {
     /// The published top, if it was published at or before `time`.
-    func publishedTop(asOf time: Timestamp) -> String? {
-        published.flatMap { $0.time <= time ? $0.top : nil }
+    func publishedTop(asOf time: Timestamp) -> String? { publishedTopEntry(asOf: time)?.instance }
+
+    /// The top widget (or suggestion) of the last decision published at or before `time`.
+    func publishedTopEntry(asOf time: Timestamp) -> DecisionEntry? {
+        published.flatMap { $0.time <= time ? $0.topWidget : nil }
     }
 
     /// The last rotation at or before `time`.

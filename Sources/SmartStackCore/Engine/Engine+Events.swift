@@ -305,7 +305,11 @@ extension Engine {
             if dueTime > now { now = dueTime }
             switch target {
             case .instance(let id):
-                guard let outcomes = instances[id]?.reload.advance(to: dueTime) else { continue }
+                // Exempt from the budget while the provider's app is in the foreground, as `reloadTimelines` is.
+                let foreground = instances[id].map { contexts["foregroundApp"] == $0.kind.app.rawValue } ?? false
+                guard let outcomes = instances[id]?.reload.advance(to: dueTime, foreground: foreground) else {
+                    continue
+                }
                 effects += outcomes.compactMap { reloadEffect(id, $0, at: dueTime) }
                 if let stack = instances[id]?.stack { stacks[stack]?.dirty = true }
                 scheduleTimers(for: id)

@@ -114,7 +114,7 @@ extension Engine {
             let swipeUntil = swipe.flatMap { swipe in
                 swipe.instance == id ? swipe.time.adding(seconds: settings.swipeGracePeriod) : nil
             }
-            let isTop = result.decision.top == id.rawValue
+            let isTop = result.decision.topWidget?.instance == id.rawValue
             var widgetNext = nextRotation
             let dailyLimitReached = !developer && rotations >= settings.maxRotationsPerWidgetPerDay
             if dailyLimitReached,

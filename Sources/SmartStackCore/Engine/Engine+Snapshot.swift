@@ -8,7 +8,7 @@
 /// `CodecError`, and the service replays its log instead.
 extension Engine {
     /// The layout version of ``snapshot()``.
-    public static let snapshotFormat: UInt64 = 8
+    public static let snapshotFormat: UInt64 = 9
     private static let magic: [UInt8] = Array("SSES".utf8)
 
     /// The engine's state as bytes.
@@ -40,6 +40,11 @@ extension Engine {
             writer.int(Int64(appIndex[app] ?? 0))
         }
         writer.strings(contexts)
+        writer.count(contextTimes.count)
+        for key in contextTimes.keys.sorted() {
+            writer.string(key)
+            contextTimes[key].map { writer.timestamp($0) }
+        }
         writer.count(contextPairIndex.count)
         for pair in contextPairIndex.keys.sorted() {
             writer.string(pair)
@@ -118,6 +123,10 @@ extension Engine {
             appIndex[app] = try reader.int32()
         }
         contexts = try reader.strings()
+        for _ in 0..<(try reader.count()) {
+            let key = try reader.string()
+            contextTimes[key] = try reader.timestamp()
+        }
         for _ in 0..<(try reader.count()) {
             let pair = try reader.string()
             contextPairIndex[pair] = try reader.int32()

@@ -20,6 +20,8 @@ public struct Engine: Sendable {
     var keysByApp: [AppID: [Int32]] = [:]
     var appIndex: [AppID: Int32] = [:]
     var contexts: [String: String] = [:]
+    /// When each context key was last set or cleared (an older call for the key changes nothing).
+    var contextTimes: [String: Timestamp] = [:]
     var contextPairIndex: [String: Int32] = [:]
     /// Interned `key=value` pairs of `contexts`, sorted so that sums over them are reproducible.
     var contextPairs: [Int32] = []
@@ -75,7 +77,8 @@ public struct Engine: Sendable {
             case .engage(let stack, let instance, let kind, _, let at):
                 effects += try engage(stack: stack, instance: instance, kind: kind, at: at)
             case .look(let stack, let at): try look(at: stack, time: at)
-            case .setContext(let key, let value, _): try setContext(key: key, value: value, admitting: admitting)
+            case .setContext(let key, let value, let at):
+                effects += try setContext(key: key, value: value, at: at, admitting: admitting)
             case .startLiveActivity(let app, let id, let attributes, let contentState, let at):
                 try liveActivities.start(
                     app: app, id: id, attributes: attributes, contentState: contentState, at: at, admitting: admitting)
@@ -208,7 +211,13 @@ public struct Engine: Sendable {
         if keys[Int(instance.key)].placed == 0 { noteCandidate(instance.key) }
     }
 
-    mutating func setContext(key: String, value: String?, admitting: Bool) throws(CoreError) {
+    /// Sets (or, with no value, clears) the context `key` as of `time`. A value dated before the one in force for the
+    /// key (a client's backdated call arriving after a newer one) is history: it changes nothing now, as a backdated
+    /// donation is not the app in front. When `foregroundApp` becomes an app, its reloads withheld for want of budget
+    /// are granted (exempt) and returned.
+    mutating func setContext(
+        key: String, value: String?, at time: Timestamp, admitting: Bool
+    ) throws(CoreError) -> [EngineEffect] {
         guard !key.isEmpty, key.utf8.count <= 255 else {
             throw .invalidParameter(parameter: "key", reason: "must be 1-255 bytes")
         }
@@ -220,11 +229,27 @@ public struct Engine: Sendable {
                 throw .limitExceeded(limit: "maxContexts", maximum: settings.maxContexts)
             }
         }
+        if let since = contextTimes[key], time < since { return [] }
+        contextTimes[key] = time
+        if contextTimes.count > 2 * max(1, settings.maxContexts) {
+            // Cleared keys' times go first (a set key's time stays while it is in force): bounded by the contexts.
+            contextTimes = contextTimes.filter { contexts[$0.key] != nil || $0.key == key }
+        }
+        let cameToFront = key == "foregroundApp" && value != nil && contexts[key] != value
         contexts[key] = value
         contextPairs = contexts.keys.sorted().compactMap { key in
             contexts[key].flatMap { internContextPair("\(key)=\($0)") }
         }
         generation += 1
+        guard cameToFront, let value else { return [] }
+        var effects: [EngineEffect] = []
+        for id in instances.ids.sorted() where instances[id]?.kind.app.rawValue == value {
+            if let effect = reloadEffect(id, instances[id]?.reload.appCameToForeground(at: now), at: now) {
+                effects.append(effect)
+                scheduleTimers(for: id)
+            }
+        }
+        return effects
     }
 
     /// The dense index of a context pair, made on first use; nil once `maxContextPairs` pairs have one (the pair

@@ -10,15 +10,26 @@ final class RawVarlinkConnection {
         var description: String
     }
 
+    /// Connects to `path`. A refused connection is tried again until `timeout`: a daemon's socket file exists from
+    /// its `bind` on, before it listens, and a test that saw the file could connect in between (a loaded machine
+    /// made that window long enough: `DaemonJournaldTests` once failed so).
     init(path: String, timeout: Duration = .seconds(10)) throws {
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        guard withUnixAddress(path, { connect(descriptor, $0, $1) }) == 0 else {
-            let error = POSIXError(.init(rawValue: errno) ?? .EIO)
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+            var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            if withUnixAddress(path, { connect(descriptor, $0, $1) }) == 0 {
+                self.descriptor = descriptor
+                return
+            }
+            let code = errno
             close(descriptor)
-            throw error
+            guard code == ECONNREFUSED, ContinuousClock.now < deadline else {
+                throw POSIXError(.init(rawValue: code) ?? .EIO)
+            }
+            usleep(20_000)
         }
     }
 
