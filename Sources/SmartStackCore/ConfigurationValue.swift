@@ -80,13 +80,8 @@ public enum ConfigurationValue: Sendable, Hashable, CustomStringConvertible {
 
     private static func decimalText(_ value: Double) -> String { value == 0 ? "0.0" : "\(value)" }
 
-    private static func utcText(_ timestamp: Timestamp) -> String {
-        let text = timestamp.withOffset(0).rfc3339
-        let micros = Timestamp.floorMod(timestamp.microseconds, 1_000)
-        guard micros != 0 else { return text }
-        let digits = String(micros)
-        return String(text.dropLast()) + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
-    }
+    /// `rfc3339` in UTC: milliseconds, and microseconds when there are any.
+    private static func utcText(_ timestamp: Timestamp) -> String { timestamp.withOffset(0).rfc3339 }
 }
 
 extension ConfigurationValue {

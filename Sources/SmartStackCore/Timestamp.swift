@@ -79,13 +79,16 @@ extension Timestamp {
         self = value
     }
 
-    /// RFC 3339 text with milliseconds and the timestamp's own offset (`Z` for UTC).
+    /// RFC 3339 text with milliseconds, or microseconds when it has any, and the timestamp's own offset (`Z` for
+    /// UTC): the text reads back as the same instant. (With milliseconds only, a time the service stamped, in
+    /// microseconds, read back earlier: a `GetStack` asked `at` its own reply's `date` missed what came within that
+    /// millisecond, and a donation retried with the date `ListDonations` listed was another donation.)
     public var rfc3339: String {
         let local = localSeconds
         let days = Self.floorDiv(local, 86_400)
         let secondOfDay = Self.floorMod(local, 86_400)
         let (year, month, day) = Self.civilFromDays(days)
-        let millis = Self.floorMod(microseconds, 1_000_000) / 1_000
+        let fraction = Self.floorMod(microseconds, 1_000_000)
         var out = ""
         out.reserveCapacity(29)
         func pad(_ value: Int64, _ width: Int) {
@@ -94,7 +97,8 @@ extension Timestamp {
         }
         pad(year, 4); out += "-"; pad(month, 2); out += "-"; pad(day, 2); out += "T"
         pad(secondOfDay / 3_600, 2); out += ":"; pad(secondOfDay % 3_600 / 60, 2); out += ":"
-        pad(secondOfDay % 60, 2); out += "."; pad(millis, 3)
+        pad(secondOfDay % 60, 2); out += "."
+        if fraction % 1_000 == 0 { pad(fraction / 1_000, 3) } else { pad(fraction, 6) }
         if utcOffsetSeconds == 0 {
             out += "Z"
         } else {

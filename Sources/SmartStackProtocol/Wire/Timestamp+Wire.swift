@@ -1,7 +1,7 @@
 public import SmartStackCore
 
 extension Timestamp {
-    /// The RFC 3339 text with the timestamp's own offset (as `rfc3339`: milliseconds, `Z` for UTC), or `null`
+    /// The RFC 3339 text with the timestamp's own offset (as `rfc3339`: milliseconds, or microseconds when it has any, `Z` for UTC), or `null`
     /// when the local date is outside the years 0000–9999 RFC 3339 can write (a budget that never frees up is
     /// "the far future").
     public var wireValue: JSONValue {
@@ -22,9 +22,9 @@ extension Timestamp {
     }
 
     /// The most bytes `writeWire` writes.
-    static let wireBound = 32
+    static let wireBound = 34
 
-    /// Calls `body` with the RFC 3339 bytes (`YYYY-MM-DDTHH:MM:SS.mmm` and `Z` or `±HH:MM`), or `nil` when out of
+    /// Calls `body` with the RFC 3339 bytes (`YYYY-MM-DDTHH:MM:SS.mmm[uuu]` and `Z` or `±HH:MM`), or `nil` when out of
     /// range. The same text as Core's `rfc3339`, formatted on the stack: this runs for every date of every reply.
     func withWireText<R>(_ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
         let local = Self.floorDivide(microseconds, 1_000_000) + Int64(utcOffsetSeconds)
@@ -32,7 +32,7 @@ extension Timestamp {
         let days = Self.floorDivide(local, 86_400)
         let secondOfDay = local - days * 86_400
         let (year, month, day) = Self.civil(fromDays: days)
-        let millis = (microseconds - Self.floorDivide(microseconds, 1_000_000) * 1_000_000) / 1_000
+        let fraction = microseconds - Self.floorDivide(microseconds, 1_000_000) * 1_000_000
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
             var index = 0
             func digits(_ value: Int64, _ width: Int) {
@@ -49,7 +49,8 @@ extension Timestamp {
             }
             digits(year, 4); put("-"); digits(month, 2); put("-"); digits(day, 2); put("T")
             digits(secondOfDay / 3_600, 2); put(":"); digits(secondOfDay % 3_600 / 60, 2); put(":")
-            digits(secondOfDay % 60, 2); put("."); digits(millis, 3)
+            digits(secondOfDay % 60, 2); put(".")
+            if fraction % 1_000 == 0 { digits(fraction / 1_000, 3) } else { digits(fraction, 6) }
             if utcOffsetSeconds == 0 {
                 put("Z")
             } else {
