@@ -195,6 +195,31 @@ struct EngineHostTests {
         #expect(after.order != before.order, "the donated widget did not move: \(after.order)")
     }
 
+    @Test("a ChangeStack whose family a widget does not support names add[i].kind or family, not widgets[i]")
+    func stackChangeNamesItsOwnParameters() async throws {
+        let clock = ManualClock()
+        let host = try await ServerFixture.host(apps: ["mail", "news"], clock: clock)
+        let small = try WidgetKind(
+            id: WidgetKindID(app: ServerFixture.app("clock"), kind: "main"), displayName: "clock",
+            families: [.systemSmall], intent: nil, predictionMappings: [])
+        try await host.record(.registerKind(small, at: clock.now()))
+        let added = WidgetPlacement(instance: try InstanceID("clock"), kind: small.id)
+        let stack = ServerFixture.stack()
+        func parameter(_ change: StackChange) async -> String? {
+            do {
+                _ = try await host.stackChange(stack, change, at: clock.now())
+                return nil
+            } catch {
+                if case .core(.invalidParameter(let parameter, _)) = error { return parameter }
+                return "\(error)"
+            }
+        }
+        #expect(await parameter(StackChange(add: [added])) == "add[0].kind")
+        #expect(await parameter(StackChange(family: .systemSmall)) == "family")
+        let everyone = [ServerFixture.instance("mail"), ServerFixture.instance("news")]
+        #expect(await parameter(StackChange(family: .systemSmall, add: [added], remove: everyone)) == nil)
+    }
+
     @Test("ListDonations pages in recorded order; DeleteDonations removes rows and rebuilds")
     func listAndDelete() async throws {
         let clock = ManualClock()
