@@ -156,6 +156,23 @@ struct EngineTests {
         #expect(try engine.evaluate(stack: F.stack(), at: F.t(401)).entries.allSatisfy { !$0.suggested })
     }
 
+    @Test("a suggestion the minimum time on top keeps out is named by Explain, and comes once the limit allows")
+    func aWithheldSuggestionIsExplained() throws {
+        var (engine, _) = try Self.suggestionEngine()
+        // A manual swipe at 390 holds the top: the Tokyo suggestion waits (before, Explain did not mention it).
+        try engine.apply(
+            .engage(stack: F.stack(), instance: F.instance("notes"), kind: .swipeTo, duration: nil, at: F.t(390)))
+        let tokyo = "suggestion:com.example.weather/main?city=Tokyo"
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(400)).entries.allSatisfy { !$0.suggested })
+        let explained = try engine.explain(stack: F.stack(), at: F.t(400))
+        #expect(explained.withheldSuggestion == tokyo)
+        #expect(explained.nextRotationAllowed == F.t(390 + 15 * 60))
+        // Once the grace is over it is inserted, and nothing waits.
+        let later = F.t(390 + 15 * 60)
+        #expect(try engine.evaluate(stack: F.stack(), at: later).entries.first?.instance == tokyo)
+        #expect(try engine.explain(stack: F.stack(), at: later).withheldSuggestion == nil)
+    }
+
     @Test("suggestions follow their own switch: with Smart Rotate off a suggestion still comes, above the user's order")
     func suggestionsWithoutSmartRotate() throws {
         var (engine, configuration) = try Self.suggestionEngine()

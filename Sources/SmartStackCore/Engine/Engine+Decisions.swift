@@ -27,6 +27,8 @@ struct Evaluation {
     var suggested: Int32?
     /// The widget the top's hold kept ahead of a likelier challenger (`TopHysteresis`), if any.
     var held: Int?
+    /// The candidate key that would be suggested on top but for the minimum time on top, if any.
+    var withheldSuggestion: Int32? = nil
 }
 
 extension Engine {
@@ -322,8 +324,12 @@ extension Engine {
                     reason: reason(for: standings[index], state: state, limited: limited, grouped: grouped, at: time),
                     contributions: standings[index].contributions))
         }
-        // A suggestion goes on top of the widgets (below a pin or a manual swipe) when the top may change.
-        if let candidate, topCanRotate || publishedTop == suggestionID(candidate.key) {
+        // A suggestion goes on top of the widgets (below a pin or a manual swipe) when the top may change; else it
+        // waits, and `Explain` says so.
+        var withheldSuggestion: Int32?
+        if let candidate, !topCanRotate, publishedTop != suggestionID(candidate.key) {
+            withheldSuggestion = candidate.key
+        } else if let candidate {
             let info = keys[Int(candidate.key)]
             let protected = entries.prefix {
                 $0.reason == .liveActivity || $0.reason == .pinned || $0.reason == .manualSwipe
@@ -341,7 +347,7 @@ extension Engine {
         }
         return Evaluation(
             decision: decision, standings: standings, limited: limited, grouped: grouped, suggested: suggested,
-            held: held)
+            held: held, withheldSuggestion: withheldSuggestion)
     }
 }
 

@@ -85,6 +85,10 @@ public struct StackExplanation: Sendable, Hashable {
     /// The widget that hold keeps first among the widgets in this order although a challenger is likelier (its
     /// behaviour raised just above the challenger's), if any.
     public var heldTop: InstanceID?
+    /// A suggestion (its entry's instance id) that would go on top but that the minimum time on top (since the last
+    /// rotation or manual swipe) keeps out for now: inserted once that time has passed, if it is still the
+    /// likeliest; `nil` when none waits.
+    public var withheldSuggestion: String?
     public var widgets: [WidgetExplanation]
 }
 
@@ -160,6 +164,7 @@ extension Engine {
             rankerPerformance: Dictionary(
                 uniqueKeysWithValues: StackRanker.allCases.map { ($0.name, state.selector.performance(of: $0)) }),
             holdMargin: TopHysteresis.ratio(extra: state.holdExtra), heldTop: heldTop(result, state: state),
+            withheldSuggestion: result.withheldSuggestion.map(suggestionID),
             widgets: widgets)
     }
 

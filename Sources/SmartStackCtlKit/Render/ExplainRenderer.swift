@@ -32,6 +32,9 @@ public enum ExplainRenderer {
             lines.append(
                 style.warn("\(held) held \(place): a challenger is likelier, but not \(margin) times as likely"))
         }
+        if let waiting = reply.string("withheldSuggestion") {
+            lines.append(style.warn("suggestion \(waiting) withheld: the minimum time on top has not passed"))
+        }
         var rotation: [String] = []
         if let last = reply.time("lastRotation") {
             rotation.append("last rotation " + Format.timeAndRelative(last, reference: reference))

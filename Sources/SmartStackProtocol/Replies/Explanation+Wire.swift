@@ -22,6 +22,7 @@ extension StackExplanation {
         object.appendNew("rankerPerformance", .object(performance))
         object.appendNew("holdMargin", .double(holdMargin))
         object.appendNew("heldTop", heldTop.map { .string($0.rawValue) } ?? .null)
+        object.appendNew("withheldSuggestion", withheldSuggestion.map { .string($0) } ?? .null)
         object.appendNew("widgets", .array(widgets.map { .object($0.wireObject) }))
         return object
     }
