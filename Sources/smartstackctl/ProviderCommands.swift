@@ -141,7 +141,7 @@ struct DonationsCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List an app's donations, oldest first (ListDonations, every page unless --limit).")
+            abstract: "List an app's donations in recorded order (ListDonations, every page unless --limit).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The app id.") var app: String
         @Option(help: "Start after the donation with this id.") var after: String?

@@ -79,6 +79,47 @@ struct EngineRelevanceTests {
         #expect(try engine.entry("c", at: 400)?.reason == .relevance)
     }
 
+    @Test func aTopItsRotationPutThereKeepsItsRelevanceWhenTheRelevanceDrops() throws {
+        // b rotates up with a high score; its relevance then drops to a fifth (less than its behaviour, so its reason
+        // reads behaviour) and still keeps it on top; c is relevant inside b's five minutes.
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 5, 60), (150, 1, 3_600)]), at: F.t(2)))
+        try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(120, 2, 0)]), at: F.t(2)))
+        #expect(engine.order(at: 100).first == "b")
+        engine.publish(at: F.t(160))
+        let published = try #require(engine.published(F.stack()))
+        #expect(published.entries.first?.instance == "b")
+        // Decided again (Explain, the next publish after an unrelated event): b keeps the top and its relevance
+        // (before, b was limited as if rotating in anew, and a took the top inside the minimum time on top).
+        let again = try engine.evaluate(stack: F.stack(), at: F.t(160))
+        #expect(again.order == published.order && again.entries.first?.score == published.entries.first?.score)
+        try engine.apply(F.donation("elsewhere", at: 170))
+        #expect(engine.order(at: 170).first == "b")
+    }
+
+    @Test func aWithheldOrGroupedOrUnrotatedRelevanceIsNoShareOfTheScore() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 60)]), at: F.t(1)))
+        try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(200, 1, 0)]), at: F.t(1)))
+        #expect(engine.order(at: 100).first == "b")
+        let limited = try #require(try engine.entry("c", at: 200))
+        #expect(limited.reason == .rotationLimited && limited.contributions[.relevance] == nil)
+        var off = try F.engine(apps: ["a", "b"], smartRotate: false)
+        try off.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 0)]), at: F.t(1)))
+        let unrotated = try #require(try off.entry("b", at: 100))
+        #expect(unrotated.reason == .userOrder && unrotated.contributions[.relevance] == nil)
+    }
+
+    @Test func aPinnedWidgetOnTopIsNotARotationWithheld() throws {
+        var engine = try F.engine(apps: ["a", "b"], pinned: "b")
+        try engine.apply(
+            .engage(stack: F.stack(), instance: F.instance("a"), kind: .swipeTo, duration: nil, at: F.t(10)))
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(20, 1, 3_600)]), at: F.t(11)))
+        let explanation = try engine.explain(stack: F.stack(), instance: F.instance("b"), at: F.t(30))
+        let b = try #require(explanation.widgets.first)
+        #expect(b.pinned && b.reason == .pinned && !b.rotationLimited && b.relevance > 0)
+    }
+
     @Test func aLiveActivityAboveTheWidgetsDoesNotLiftTheLimitsOnTheTopWidget() throws {
         var engine = try F.engine(apps: ["a", "b", "c"])
         try engine.apply(.startLiveActivity(app: F.app("a"), id: "run", attributes: [:], contentState: [:], at: F.t(5)))

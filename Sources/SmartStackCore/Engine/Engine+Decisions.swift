@@ -101,6 +101,9 @@ extension Engine {
         state.dirty = false
         state.decidedGeneration = generation
         var decision = result.decision
+        state.publishedTopWithheld =
+            decision.topWidget.flatMap { top in state.instances.firstIndex { $0.rawValue == top.instance } }
+            .map(result.limited.contains) ?? false
         if let key = result.suggested, let lastUse = usage.lastUse(of: key) {
             // The suggestion leaves when its 24 hours since the candidate's last donation are over.
             timers.schedule(.stack(id), at: Timestamp(microseconds: lastUse).adding(seconds: Self.suggestionLifetime))
@@ -163,7 +166,8 @@ extension Engine {
             // A widget the user swiped away is not surfaced by relevance while it is demoted.
             if relevance > 0, instances.slots[Int(slot)]?.engagement.isDemoted(at: time) == true { relevance = 0 }
             var shares = SignalShares()
-            if relevance > 0 { shares[.relevance] = relevance }
+            // Relevance is a share of the score only where it counts (not with Smart Rotate off).
+            if relevance > 0, configuration.smartRotate { shares[.relevance] = relevance }
             standings.append(
                 WidgetStanding(
                     index: index, slot: slot, behaviour: 1 / Double(n),
@@ -243,7 +247,10 @@ extension Engine {
                 strongest[groupKey] = index
             }
         }
-        for index in grouped { standings[index].relevance = 0 }
+        for index in grouped {
+            standings[index].relevance = 0
+            standings[index].contributions[.relevance] = nil
+        }
 
         // Highest score first, ties in the user's order.
         var scores = standings.map(\.score)
@@ -257,12 +264,13 @@ extension Engine {
         // A manual swipe's grace holds the top as well: relevance does not rotate another widget up meanwhile.
         var limited: Set<Int> = []
         let publishedTop = state.publishedTop(asOf: time)
-        // The published top keeps its relevance only when it is on top by it (it rotated in, or came to lead by
-        // behaviour and then earned it). A top whose relevance was withheld, or that a swipe or behaviour put there,
-        // earns it as any other widget would: were it exempt for being the published top, deciding again right after
-        // publishing would restore what the publish withheld (`GetStack` and `Explain` disagreed on its reason and
-        // score, and the next publish let the rotation through inside the minimum time on top, uncounted).
-        let topByRelevance = state.publishedTopEntry(asOf: time)?.reason == .relevance
+        // The published top keeps its relevance unless a limit withheld it when the top was decided (it is on top by
+        // behaviour or a swipe): then it earns it as any other widget would. Were it exempt for being the published
+        // top, deciding again right after publishing would restore what the publish withheld (`GetStack` and
+        // `Explain` disagreed on its reason and score, and the next publish let the rotation through inside the
+        // minimum time on top, uncounted); were every top not on top by relevance alone subject to the limits, a top
+        // that its rotation put there and a smaller relevance keeps there would lose it at the next decision.
+        let topKeepsRelevance = state.publishedTopEntry(asOf: time) != nil && !state.publishedTopWithheld
         let topCanRotate =
             configuration.developerMode
             || state.lastRotation(asOf: time).map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
@@ -271,7 +279,8 @@ extension Engine {
             && (configuration.developerMode || state.manualSwipe(asOf: time, grace: settings.swipeGracePeriod) == nil)
         if configuration.smartRotate, !configuration.developerMode {
             while let first = order.first, standings[first].relevance > 0,
-                state.instances[first].rawValue != publishedTop || !topByRelevance
+                state.instances[first].rawValue != publishedTop || !topKeepsRelevance,
+                state.instances[first] != configuration.pinned
             {
                 // Behaviour alone would put it on top (ties go to the user's order): no rotation.
                 let own = standings[first].behaviour
@@ -285,6 +294,7 @@ extension Engine {
                 guard !relevanceCanRotate || rotationsToday >= settings.maxRotationsPerWidgetPerDay else { break }
                 limited.insert(first)
                 standings[first].relevance = 0
+                standings[first].contributions[.relevance] = nil
                 scores[first] = standings[first].score
                 Self.sortByScore(&order, scores)
             }

@@ -193,6 +193,7 @@ extension ByteWriter {
         optional(value.published) { $0.decision($1) }
         optional(value.sent) { $0.decision($1) }
         optional(value.topSince) { $0.timestamp($1) }
+        bool(value.publishedTopWithheld)
         optional(value.lastRotation) { $0.timestamp($1) }
         optional(value.manualSwipe) { writer, swipe in
             writer.instance(swipe.instance)
@@ -284,6 +285,7 @@ extension ByteReader {
         state.published = try present() ? try decision() : nil
         state.sent = try present() ? try decision() : nil
         state.topSince = try optionalTimestamp()
+        state.publishedTopWithheld = try bool()
         state.lastRotation = try optionalTimestamp()
         if try present() { state.manualSwipe = ManualSwipe(instance: try instance(), time: try timestamp()) }
         state.dirty = try bool()

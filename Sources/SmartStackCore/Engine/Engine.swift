@@ -456,6 +456,9 @@ struct StackState: Sendable, Hashable {
     /// changes smaller than `Decision.scoreResolution` add up until they are sent.
     var sent: Decision?
     var topSince: Timestamp?
+    /// Whether the published top's relevance was withheld by a stability limit when it was decided (it is on top
+    /// by behaviour or a swipe, not by its relevance): it must then earn its relevance as any other widget.
+    var publishedTopWithheld = false
     /// The last time the top changed by a rotation, a suggestion or a manual swipe.
     var lastRotation: Timestamp?
     var manualSwipe: ManualSwipe?

@@ -82,7 +82,16 @@ extension Engine {
                 of: incumbent, count: standings.count, margin: TopHysteresis.margin + state.holdExtra,
                 { standings[$0].behaviour })
         else { return nil }
-        standings[incumbent].behaviour = held
+        // The probabilities still sum to 1 (the interface promises it): the others are scaled down with the raised
+        // incumbent, which is then set just above the best of them again (a division could round the two equal, and
+        // a tie goes to the user's order).
+        let total = standings.indices.reduce(0.0) { $0 + ($1 == incumbent ? held : standings[$1].behaviour) }
+        var best = 0.0
+        for index in standings.indices where index != incumbent {
+            standings[index].behaviour /= total
+            best = max(best, standings[index].behaviour)
+        }
+        standings[incumbent].behaviour = max(held / total, best.nextUp)
         return incumbent
     }
 }

@@ -112,7 +112,7 @@ public struct DeleteDonationsRequest: ProviderRequest {
     public static func reply(deleted: Int) -> JSONObject { ["deleted": .int(Int64(deleted))] }
 }
 
-/// `io.smartstack.Provider.ListDonations`: one page of an app's donations, oldest first.
+/// `io.smartstack.Provider.ListDonations`: one page of an app's donations, in recorded order.
 public struct ListDonationsRequest: ProviderRequest {
     public static let method = SmartStackMethod.listDonations
     public static let access = MethodAccess.provider
@@ -144,7 +144,7 @@ public struct ListDonationsRequest: ProviderRequest {
         }
     }
 
-    /// The reply: `{donations}` in the order given (oldest first).
+    /// The reply: `{donations}` in the order given (recorded order).
     public static func reply(donations: some Sequence<Donation>) -> JSONObject {
         ["donations": .array(donations.map { .object($0.wireObject) })]
     }
