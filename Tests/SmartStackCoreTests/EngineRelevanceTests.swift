@@ -83,7 +83,8 @@ struct EngineRelevanceTests {
         // b rotates up with a high score; its relevance then drops to a fifth (less than its behaviour, so its reason
         // reads behaviour) and still keeps it on top; c is relevant inside b's five minutes.
         var engine = try F.engine(apps: ["a", "b", "c"])
-        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 5, 60), (150, 1, 3_600)]), at: F.t(2)))
+        let falling = F.timeline([(100, 5, 60), (150, 1, 3_600)])
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), falling, at: F.t(2)))
         try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(120, 2, 0)]), at: F.t(2)))
         #expect(engine.order(at: 100).first == "b")
         engine.publish(at: F.t(160))
