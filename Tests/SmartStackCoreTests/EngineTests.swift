@@ -150,6 +150,8 @@ struct EngineTests {
         let top = try #require(decision.entries.first)
         #expect(top.suggested && top.reason == .suggestion)
         #expect(top.instance == "suggestion:com.example.weather/main?city=Tokyo")
+        // Its signals, against the stack's average widget: six recent donations (before, none were given).
+        #expect((top.contributions[.recency] ?? 0) > 0)
         #expect(decision.entries.count == 3)
         configuration.suggestions = false
         try engine.apply(.configureStack(configuration, at: F.t(401)))

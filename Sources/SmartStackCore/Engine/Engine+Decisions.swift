@@ -178,7 +178,7 @@ extension Engine {
         // Behaviour: the learned model's probability that the user goes to each widget next. Suggestions follow
         // their own switch: with Smart Rotate off the model still decides whether a candidate is suggested, and
         // the widgets keep the user's order (their standings as they were before the model).
-        var candidate: (key: Int32, probability: Double)?
+        var candidate: (key: Int32, probability: Double, contributions: SignalShares)?
         var held: Int?
         let unranked = configuration.smartRotate ? [] : standings
         if configuration.smartRotate || configuration.suggestions, n > 0 {
@@ -207,7 +207,14 @@ extension Engine {
             var widgetTotal = 0.0
             for i in 0..<n { widgetTotal += probabilities[i] }
             for i in 0..<n { standings[i].behaviour = widgetTotal > 0 ? probabilities[i] / widgetTotal : 1 / Double(n) }
-            state.ranker.contributions(matrix: matrix, rows: n, count: n) { i, shares in
+            // The candidates' rows too (after the widgets'), against the same average widget: a suggestion's entry
+            // says what made it likelier than the stack's widgets.
+            var candidateShares: [SignalShares] = []
+            state.ranker.contributions(matrix: matrix, rows: n, count: n + candidates.count) { i, shares in
+                guard i < n else {
+                    candidateShares.append(shares)
+                    return
+                }
                 let relevance = standings[i].contributions[.relevance]
                 standings[i].contributions = shares
                 if let relevance { standings[i].contributions[.relevance] = relevance }
@@ -225,7 +232,10 @@ extension Engine {
             if let best = candidates.indices.max(by: { withCandidates[n + $0] < withCandidates[n + $1] }),
                 withCandidates[n + best] > (withCandidates.prefix(n).max() ?? 0)
             {
-                candidate = (candidates[best], withCandidates[n + best])
+                candidate = (
+                    candidates[best], withCandidates[n + best],
+                    best < candidateShares.count ? candidateShares[best] : SignalShares()
+                )
             }
         }
         if !configuration.smartRotate {
@@ -347,7 +357,7 @@ extension Engine {
             entries.insert(
                 DecisionEntry(
                     instance: suggestionID(candidate.key), kind: info.kind, position: 0, score: candidate.probability,
-                    suggested: true, pinned: false, reason: .suggestion, contributions: SignalShares()),
+                    suggested: true, pinned: false, reason: .suggestion, contributions: candidate.contributions),
                 at: protected.count)
             for position in entries.indices { entries[position].position = position }
         }
