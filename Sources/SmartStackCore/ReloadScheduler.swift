@@ -85,21 +85,18 @@ public struct ReloadScheduler: Hashable, Sendable {
     ///
     /// The policy's reload fires once per due date, consuming budget at that date (or is withheld); a withheld
     /// reload is granted once its time has come. Each uses the time it fell due, so the result does not depend on
-    /// how often the caller advances. While the provider's app is in the foreground (`foreground`), the policy's
-    /// reload is exempt, as an explicit request then is: it is granted without consuming budget (DESIGN "Reload policy
-    /// and budget"), under the policy's reason.
+    /// how often the caller advances. While the provider's app is in the foreground (`foreground`), a reload that
+    /// comes due is exempt, as an explicit request then is: it is granted without consuming budget (DESIGN "Reload
+    /// policy and budget"), under its own reason.
     public mutating func advance(to t: Timestamp, foreground: Bool = false) -> [ReloadOutcome] {
         var outcomes: [ReloadOutcome] = []
         while true {
             let dueNow = dueDate.flatMap { $0 <= t ? $0 : nil }
             let withheldNow = withheldUntil.flatMap { $0 <= t ? $0 : nil }
-            if foreground, let date = dueNow, let reason = dueReason, withheldNow.map({ $0 > date }) ?? true {
-                setDue(nil, nil)
-                outcomes.append(granted(at: date, reason: reason))
-            } else if let until = withheldNow, let reason = withheldReason, dueNow.map({ until <= $0 }) ?? true {
+            if let until = withheldNow, let reason = withheldReason, dueNow.map({ until <= $0 }) ?? true {
                 // The pending reload's slot has come; it only misses if the capacity shrank meanwhile, and then
                 // its new time is strictly later, so the loop makes progress.
-                if budget.consume(at: until) {
+                if foreground || budget.consume(at: until) {
                     outcomes.append(granted(at: until, reason: reason))
                 } else {
                     let later = budget.nextAvailable(at: until)
@@ -109,7 +106,8 @@ public struct ReloadScheduler: Hashable, Sendable {
             } else if let date = dueNow, let reason = dueReason {
                 setDue(nil, nil)
                 outcomes.append(
-                    budget.consume(at: date) ? granted(at: date, reason: reason) : withhold(at: date, reason: reason))
+                    foreground || budget.consume(at: date)
+                        ? granted(at: date, reason: reason) : withhold(at: date, reason: reason))
             } else {
                 return outcomes
             }

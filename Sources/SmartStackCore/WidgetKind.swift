@@ -52,6 +52,10 @@ public struct WidgetKind: Sendable, Hashable {
     public var displayName: String { fields.displayName }
     /// The families the kind can be drawn in; never empty.
     public var families: Set<WidgetFamily> { fields.families }
+    /// Why the kind cannot be placed in a stack of `family`, or nil when it can.
+    public func unsupported(_ family: WidgetFamily) -> String? {
+        families.contains(family) ? nil : "\(id) does not support family \(family.rawValue)"
+    }
     /// The configuration intent, or nil when the kind has no configuration.
     public var intent: IntentSchema? { fields.intent }
     /// Further donated intent types that predict this kind's configurations.

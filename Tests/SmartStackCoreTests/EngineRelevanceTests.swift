@@ -5,6 +5,15 @@ import Testing
 struct EngineRelevanceTests {
     typealias F = Fixture
 
+    /// Widgets a, b and c: b is relevant from 100 for a minute (it rotates up), c from 200 on (inside b's five
+    /// minutes on top).
+    static func twoRotations() throws -> Engine {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 60)]), at: F.t(1)))
+        try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(200, 1, 0)]), at: F.t(1)))
+        return engine
+    }
+
     @Test func relevanceRotatesAWidgetUpAtTheEntryDateAndBackAfterItsDuration() throws {
         var engine = try F.engine(apps: ["a", "b", "c"])
         try engine.apply(F.donation("a", at: 5))
@@ -40,9 +49,7 @@ struct EngineRelevanceTests {
     }
 
     @Test func aSecondRotationWithinTheMinimumTimeOnTopIsWithheldAndExplained() throws {
-        var engine = try F.engine(apps: ["a", "b", "c"])
-        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 60)]), at: F.t(1)))
-        try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(200, 1, 0)]), at: F.t(1)))
+        var engine = try Self.twoRotations()
         #expect(engine.order(at: 100).first == "b")
         // At 200, b's relevance has ended and c's begins, but b rotated up only 100 s ago.
         #expect(engine.order(at: 200).first != "c")
@@ -56,9 +63,7 @@ struct EngineRelevanceTests {
 
     @Test func aTopWhoseRelevanceWasWithheldKeepsItWithheldWhenDecidedAgain() throws {
         // b rotates up at 100 for a minute; at 200 c is relevant and leads by behaviour too, within b's five minutes.
-        var engine = try F.engine(apps: ["a", "b", "c"])
-        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 60)]), at: F.t(1)))
-        try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(200, 1, 0)]), at: F.t(1)))
+        var engine = try Self.twoRotations()
         #expect(engine.order(at: 100).first == "b")
         try engine.apply(F.donation("c", at: 190))
         engine.publish(at: F.t(200))
@@ -99,9 +104,7 @@ struct EngineRelevanceTests {
     }
 
     @Test func aWithheldOrGroupedOrUnrotatedRelevanceIsNoShareOfTheScore() throws {
-        var engine = try F.engine(apps: ["a", "b", "c"])
-        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 60)]), at: F.t(1)))
-        try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(200, 1, 0)]), at: F.t(1)))
+        var engine = try Self.twoRotations()
         #expect(engine.order(at: 100).first == "b")
         let limited = try #require(try engine.entry("c", at: 200))
         #expect(limited.reason == .rotationLimited && limited.contributions[.relevance] == nil)
@@ -122,10 +125,8 @@ struct EngineRelevanceTests {
     }
 
     @Test func aLiveActivityAboveTheWidgetsDoesNotLiftTheLimitsOnTheTopWidget() throws {
-        var engine = try F.engine(apps: ["a", "b", "c"])
+        var engine = try Self.twoRotations()
         try engine.apply(.startLiveActivity(app: F.app("a"), id: "run", attributes: [:], contentState: [:], at: F.t(5)))
-        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 60)]), at: F.t(1)))
-        try engine.apply(.submitTimeline(.instance(F.instance("c")), F.timeline([(200, 1, 0)]), at: F.t(1)))
         func widgets(at seconds: Double) -> [String] {
             engine.order(at: seconds).filter { !$0.hasPrefix("liveActivity:") }
         }

@@ -28,7 +28,7 @@ struct Evaluation {
     /// The widget the top's hold kept ahead of a likelier challenger (`TopHysteresis`), if any.
     var held: Int?
     /// The candidate key that would be suggested on top but for the minimum time on top, if any.
-    var withheldSuggestion: Int32? = nil
+    var withheldSuggestion: Int32?
 }
 
 extension Engine {
@@ -273,14 +273,15 @@ extension Engine {
         // publish sees the stability state as it was then (`StackState.asOf`).
         // A manual swipe's grace holds the top as well: relevance does not rotate another widget up meanwhile.
         var limited: Set<Int> = []
-        let publishedTop = state.publishedTop(asOf: time)
+        let publishedTopEntry = state.publishedTopEntry(asOf: time)
+        let publishedTop = publishedTopEntry?.instance
         // The published top keeps its relevance unless a limit withheld it when the top was decided (it is on top by
         // behaviour or a swipe): then it earns it as any other widget would. Were it exempt for being the published
         // top, deciding again right after publishing would restore what the publish withheld (`GetStack` and
         // `Explain` disagreed on its reason and score, and the next publish let the rotation through inside the
         // minimum time on top, uncounted); were every top not on top by relevance alone subject to the limits, a top
         // that its rotation put there and a smaller relevance keeps there would lose it at the next decision.
-        let topKeepsRelevance = state.publishedTopEntry(asOf: time) != nil && !state.publishedTopWithheld
+        let topKeepsRelevance = publishedTopEntry != nil && !state.publishedTopWithheld
         let topCanRotate =
             configuration.developerMode
             || state.lastRotation(asOf: time).map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true

@@ -142,10 +142,8 @@ public struct Engine: Sendable {
             guard let kind = kinds[widget.kind] else {
                 throw .notFound(kind: "widgetKind", id: widget.kind.description)
             }
-            guard kind.families.contains(configuration.family) else {
-                throw .invalidParameter(
-                    parameter: "\(path).kind",
-                    reason: "\(widget.kind) does not support family \(configuration.family.rawValue)")
+            if let reason = kind.unsupported(configuration.family) {
+                throw .invalidParameter(parameter: "\(path).kind", reason: reason)
             }
             do {
                 placed.append((widget, kind, try kind.validateConfiguration(widget.configuration)))

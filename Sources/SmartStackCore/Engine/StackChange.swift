@@ -40,8 +40,13 @@ public struct StackChange: Sendable, Hashable {
 
     /// The configuration `current` becomes. Errors name the parameter: `remove[i]` not in the stack
     /// (`InvalidParameter`), `add[i].instance` already in it, `order` not the stack's instances, `pin` not in the stack,
-    /// `pin` with `unpin`. Family and widget limits are checked when the engine applies it.
-    public func applied(to current: StackConfiguration) throws(CoreError) -> StackConfiguration {
+    /// `pin` with `unpin`, and, for the kinds `kinds` knows, `add[i].kind` of a family the stack will not have or
+    /// `family` that a widget already there does not support (the engine's own check, when it applies the change,
+    /// names `widgets[i].kind`, a parameter only `ConfigureStack` has). Widget limits are checked when the engine
+    /// applies it.
+    public func applied(
+        to current: StackConfiguration, kinds: (WidgetKindID) -> WidgetKind? = { _ in nil }
+    ) throws(CoreError) -> StackConfiguration {
         guard !isEmpty else { throw .invalidParameter(parameter: "stack", reason: "the change asks for nothing") }
         var next = current
         for (index, instance) in remove.enumerated() {
@@ -85,6 +90,13 @@ public struct StackChange: Sendable, Hashable {
                 throw .invalidParameter(parameter: "pin", reason: "instance '\(pin)' is not in stack '\(current.id)'")
             }
             next.pinned = pin
+        }
+        for widget in next.widgets {
+            guard let reason = kinds(widget.kind)?.unsupported(next.family) else { continue }
+            if let index = add.firstIndex(where: { $0.instance == widget.instance }) {
+                throw .invalidParameter(parameter: "add[\(index)].kind", reason: reason)
+            }
+            throw .invalidParameter(parameter: "family", reason: "instance '\(widget.instance)': \(reason)")
         }
         return next
     }

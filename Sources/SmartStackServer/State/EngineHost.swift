@@ -194,21 +194,9 @@ public actor EngineHost {
     /// between. Widgets that stay keep what was learned about them.
     public func stackChange(_ id: StackID, _ change: StackChange, at time: Timestamp) throws(HostError) -> EngineEvent {
         guard let current = engine.configuration(of: id) else { throw .core(.notFound(kind: "stack", id: id.rawValue)) }
-        let next: StackConfiguration
-        do { next = try change.applied(to: current) } catch { throw .core(error) }
-        // A widget of a family the stack will not have is named as `ChangeStack` names it: the added widget
-        // (`add[i].kind`), or the new `family` for a widget already there (the engine's own check names
-        // `widgets[i].kind`, a parameter only `ConfigureStack` has).
-        let kinds = self.kinds(next.widgets.map(\.kind))
-        for widget in next.widgets {
-            guard let kind = kinds[widget.kind], !kind.families.contains(next.family) else { continue }
-            let reason = "\(widget.kind) does not support family \(next.family.rawValue)"
-            if let index = change.add.firstIndex(where: { $0.instance == widget.instance }) {
-                throw .core(.invalidParameter(parameter: "add[\(index)].kind", reason: reason))
-            }
-            throw .core(.invalidParameter(parameter: "family", reason: "instance '\(widget.instance)': \(reason)"))
+        do { return .configureStack(try change.applied(to: current) { engine.kind($0) }, at: time) } catch {
+            throw .core(error)
         }
-        return .configureStack(next, at: time)
     }
 
     /// Stores a donation, making up an id when the app gave none; returns the id.
