@@ -48,6 +48,30 @@ struct EngagementAndStackChangeTests {
         #expect(engine.order(at: 1_300 + 3_600).first == "a")
     }
 
+    /// A widget swiped away is kept at half the lowest widget not swiped away; the factor Explain reports is the
+    /// one applied, that cap included, not the demotion's own 0.25 (which left a strong habit above the others).
+    @Test func aSwipeAwaysReportedFactorIsTheOneApplied() throws {
+        var engine = try F.engine(apps: ["a", "b", "c"])
+        for i in 0..<40 { try engine.apply(F.donation("a", at: Double(i) * 60)) }
+        let now = 2_500.0
+        let before = try engine.explain(stack: F.stack(), at: F.t(now))
+        let rawA = try #require(before.widgets.first { $0.instance == F.instance("a") }).behaviour
+        let lowestOther = try #require(
+            before.widgets.filter { $0.instance != F.instance("a") }.map(\.behaviour).min())
+        // The habit is strong enough that the demotion's factor alone would leave it on top.
+        #expect(rawA * WidgetEngagement.demotionFactor > lowestOther)
+        try Self.engage(&engine, "a", .swipeAway, at: now)
+        let after = try engine.explain(stack: F.stack(), at: F.t(now + 1))
+        let a = try #require(after.widgets.first { $0.instance == F.instance("a") })
+        let factor = a.engagement.factor
+        #expect(factor < WidgetEngagement.demotionFactor)
+        // Applied: a's behaviour before normalising is half the lowest other's.
+        let othersLowest = try #require(
+            after.widgets.filter { $0.instance != F.instance("a") }.map(\.behaviour).min())
+        #expect(abs(a.behaviour / othersLowest - 0.5) < 1e-9)
+        #expect(after.decision.entries.first?.instance != F.instance("a").rawValue)
+    }
+
     @Test func aTapWithoutALookCountsAndOneTapDoesNotTurnAHabit() throws {
         var engine = try F.engine(apps: ["a", "b", "c"])
         for day in 0..<14 {

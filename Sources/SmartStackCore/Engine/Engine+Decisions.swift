@@ -12,6 +12,9 @@ struct WidgetStanding {
     var relevanceState: RelevanceState
     var relevantContext: Int?
     var contributions: SignalShares
+    /// The multiplier engagement applied to its behaviour (before the stack is normalised again): its
+    /// `WidgetEngagement.factor`, or less where a swipe away's cap took it lower (`applyEngagement`).
+    var engagementFactor: Double = 1
     var score: Double { behaviour + relevance }
 }
 

@@ -56,7 +56,8 @@ public struct EngagementState: Sendable, Hashable {
     public var ignoredImpressions: Double
     /// Until when a swipe away demotes it, while it does.
     public var demotedUntil: Timestamp?
-    /// The multiplier of its behaviour probability (before the stack is normalised again).
+    /// The multiplier of its behaviour probability (before the stack is normalised again): its engagement's
+    /// factor, or less where a swipe away keeps it at half the lowest widget not swiped away.
     public var factor: Double
 }
 
@@ -136,7 +137,7 @@ extension Engine {
             let engagement = EngagementState(
                 taps: taps, ignoredImpressions: ignored,
                 demotedUntil: widget.engagement.isDemoted(at: time) ? widget.engagement.demotedUntil : nil,
-                factor: widget.engagement.factor(at: time))
+                factor: standing.engagementFactor)
             widgets.append(
                 WidgetExplanation(
                     instance: id, kind: state.kinds[standing.index], position: position,

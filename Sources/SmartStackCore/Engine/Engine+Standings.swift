@@ -119,6 +119,7 @@ extension Engine {
         for i in 0..<n { meanLog += safeLog(factors[i]) / Double(n) }
         for i in 0..<n {
             standings[i].behaviour = adjusted[i] / total
+            standings[i].engagementFactor = factors[i]
             let share = safeLog(factors[i]) - meanLog
             guard share != 0 else { continue }
             standings[i].contributions[.engagement] = (standings[i].contributions[.engagement] ?? 0) + share
