@@ -5,7 +5,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 USAGE_LOG ?= ../shared/data/usage/desktop.tsv
 SYSTEM_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config systemd-journal-remote git dbus util-linux \
 	libpam-systemd dbus-user-session iproute2
-PYTHON_PACKAGES := varlink==31.0.0 asyncvarlink==0.3.3 pytest
+PYTHON_PACKAGES := varlink==31.0.0 asyncvarlink==0.3.3 dbus-next==0.2.3 pytest
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 ## Release builds (the service, its benchmarks) compile every module, the dependencies' too, without the run-time
 ## exclusivity checks: they cost 7 % of a GetStack's time on the event loop (BENCHMARKS.md, eighth session). The debug
@@ -19,7 +19,8 @@ RELEASE_FLAGS := -c release $(RELEASE_UNCHECKED)
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
 ## fleet test (journal-upload to journal-remote); dbus (dbus-daemon, busctl's peer) for smartstack-desktop's test
 ## under a real systemd and system bus (Tests/e2e/test_desktop.py); util-linux for unshare and nsenter; libpam-systemd
-## and dbus-user-session for its user-session scenario (a PAM login registered with logind, the user's bus); iproute2
+## and dbus-user-session for its user-session scenario (a PAM login registered with logind, the user's bus), with dbus-next
+## (Python) for a stand-in GNOME Shell on that bus; iproute2
 ## for ss, which reads a listening socket's backlog (the socket-activation test). The Python clients go where pip
 ## puts them; Debian 12's own Python (no pip, "externally managed") gets python3-pip and the clients installed with
 ## --break-system-packages, as the test clients they are.
@@ -30,7 +31,7 @@ deps:
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
-	@python3 -c 'import varlink, asyncvarlink, pytest' 2>/dev/null && python3 -c 'import importlib.metadata as m; assert m.version("varlink") == "31.0.0"' 2>/dev/null \
+	@python3 -c 'import varlink, asyncvarlink, dbus_next, pytest' 2>/dev/null && python3 -c 'import importlib.metadata as m; assert m.version("varlink") == "31.0.0"' 2>/dev/null \
 		|| { python3 -m pip --version >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 			$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-pip; }; \
 			python3 -m pip install -q $(PYTHON_PACKAGES) \

@@ -32,6 +32,9 @@ public struct DesktopConfiguration: Sendable, Equatable {
     /// `session`: the logind session whose unlocks are looks (`$XDG_SESSION_ID` when empty; when neither is set,
     /// every session of the service's own uid for the user bus, every session for the system bus).
     public var session = ""
+    /// `overviewLooks`: whether GNOME Shell's overview opening (its `OverviewActive` turning true on the user
+    /// bus) is a look at the stack, as an unlock is.
+    public var overviewLooks = true
 
     public init() {}
 
@@ -98,6 +101,10 @@ public struct DesktopConfiguration: Sendable, Equatable {
                 configuration.dedupSeconds = seconds
             case "session":
                 configuration.session = value
+            case "overviewLooks":
+                guard let on = ["true": true, "yes": true, "1": true, "false": false, "no": false, "0": false][value]
+                else { throw fail(key, "expected true or false, found '\(value)'") }
+                configuration.overviewLooks = on
             default:
                 throw fail(key, "unknown key")
             }

@@ -71,6 +71,8 @@ public struct DesktopTracker: Sendable {
     /// Whether each session's lock hint was last seen true; not kept between runs (a session locks and unlocks
     /// while the agent is stopped).
     private var locked: [String: Bool] = [:]
+    /// Whether GNOME Shell's overview was last seen open; `nil` when not known (start-up, a reconnect).
+    private var overviewOpen: Bool?
 
     public init(configuration: DesktopConfiguration, state: State = State()) {
         self.configuration = configuration
@@ -194,6 +196,18 @@ public struct DesktopTracker: Sendable {
     /// have been missed meanwhile, and a session believed locked would swallow every `Unlock`).
     public mutating func busConnected() {
         locked = [:]
+        overviewOpen = nil
+    }
+
+    /// GNOME Shell's overview (Activities: the dash, the app grid, search) opened or closed: opening it is a look
+    /// at the stack, once per opening (`OverviewActive` true again without a false between is the same
+    /// opening); closing it is none. The first `true` after start-up or a reconnect is a look (its opening was not
+    /// counted). No look when ``DesktopConfiguration/overviewLooks`` is off.
+    public mutating func overview(open: Bool, at date: Timestamp) -> [DesktopCall] {
+        let wasOpen = overviewOpen
+        overviewOpen = open
+        guard configuration.overviewLooks, open, wasOpen != true else { return [] }
+        return unlocked(at: date)
     }
 
     /// The K most-launched apps, most first, ties by first launch.

@@ -8,12 +8,14 @@ import SmartStackSystemd
 
 /// The sd-bus side of smartstack-desktop, kept thin: subscribes to the service manager and to logind, turns
 /// `JobRemoved` of `app-*` units into ``UnitStart``s, passes on logind's `Unlock` and `LockedHint` of the
-/// sessions it listens to (the tracker decides which are looks), and reconnects when a bus goes away. Runs on a
+/// sessions it listens to and, on the user bus, GNOME Shell's `OverviewActive` (the tracker decides which are
+/// looks), and reconnects when a bus goes away. Runs on a
 /// thread of its own (sd-bus connections are single-threaded); everything it sees goes to the agent through
 /// `output`.
 public final class BusWatcher: Sendable {
     let bus: DesktopConfiguration.Bus
     let session: String
+    let overview: Bool
     let output: AsyncStream<DesktopInput>.Continuation
 
     static let systemd = "org.freedesktop.systemd1"
@@ -22,11 +24,19 @@ public final class BusWatcher: Sendable {
     static let unitInterface = "org.freedesktop.systemd1.Unit"
     static let sessionInterface = "org.freedesktop.login1.Session"
     static let sessionPrefix = "/org/freedesktop/login1/session"
+    static let shell = "org.gnome.Shell"
+    static let shellPath = "/org/gnome/Shell"
+    static let properties = "org.freedesktop.DBus.Properties"
 
-    /// `session`: the logind session id whose unlocks count; empty for any.
-    public init(bus: DesktopConfiguration.Bus, session: String, output: AsyncStream<DesktopInput>.Continuation) {
+    /// `session`: the logind session id whose unlocks count; empty for any. `overview`: whether to watch GNOME
+    /// Shell's overview (on the user bus only).
+    public init(
+        bus: DesktopConfiguration.Bus, session: String, overview: Bool = true,
+        output: AsyncStream<DesktopInput>.Continuation
+    ) {
         self.bus = bus
         self.session = session
+        self.overview = overview
         self.output = output
     }
 
@@ -58,7 +68,15 @@ public final class BusWatcher: Sendable {
         try login?.addMatch(
             "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',arg0='\(Self.sessionInterface)'"
         )
+        // GNOME Shell's overview, on the session bus: only what the owner of org.gnome.Shell sends (the bus
+        // matches the sender by the name's current owner).
+        if bus == .user, overview {
+            try manager.addMatch(
+                "type='signal',sender='\(Self.shell)',path='\(Self.shellPath)',interface='\(Self.properties)',member='PropertiesChanged',arg0='\(Self.shell)'"
+            )
+        }
         output.yield(.busConnected(bus == .user ? "user" : "system"))
+        if bus == .user, overview { overviewNow(manager) }
         try catchUp(manager)
         let connections = login.map { $0 === manager ? [manager] : [manager, $0] } ?? [manager]
         while true {
@@ -104,7 +122,22 @@ public final class BusWatcher: Sendable {
             if let session = accepted(message.path, login: login) {
                 output.yield(.session(.unlock, WallClock.now(), session: session))
             }
-        case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
+        case (Self.properties, "PropertiesChanged") where message.path == Self.shellPath:
+            guard overview, bus == .user, try message.readString() == Self.shell else { return }
+            try message.enter("a", "{sv}")
+            while try message.enter("e", "sv") {
+                if try message.readString() == "OverviewActive" {
+                    try message.enter("v", "b")
+                    let open = try message.readBool()
+                    try message.exit()
+                    output.yield(.overview(open, WallClock.now()))
+                } else {
+                    try message.skip("v")
+                }
+                try message.exit()
+            }
+            try message.exit()
+        case (Self.properties, "PropertiesChanged"):
             guard let session = accepted(message.path, login: login), try message.readString() == Self.sessionInterface
             else { return }
             try message.enter("a", "{sv}")
@@ -122,6 +155,20 @@ public final class BusWatcher: Sendable {
             }
             try message.exit()
         default:
+            return
+        }
+    }
+
+    /// GNOME Shell's overview as it is when (re)connecting, passed on as a change: open, it is a look (its opening
+    /// was not seen); closed, the next opening is. No GNOME Shell on the bus: nothing.
+    private func overviewNow(_ connection: BusConnection) {
+        do throws(BusError) {
+            let open = try connection.property(
+                destination: Self.shell, path: Self.shellPath, interface: Self.shell, name: "OverviewActive",
+                type: "b"
+            ).readBool()
+            output.yield(.overview(open, WallClock.now()))
+        } catch {
             return
         }
     }

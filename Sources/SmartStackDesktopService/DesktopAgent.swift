@@ -135,6 +135,13 @@ public struct DesktopAgent: Sendable {
             log(
                 .desktopLook, "session \(session) unlocked: a look at \(configuration.stack)",
                 fields: [.stack: configuration.stack, .session: session, .date: date.rfc3339])
+        case .overview(let open, let date):
+            let calls = tracker.overview(open: open, at: date)
+            guard !calls.isEmpty else { return }
+            contents.pending += calls
+            log(
+                .desktopOverviewLook, "GNOME Shell's overview opened: a look at \(configuration.stack)",
+                fields: [.stack: configuration.stack, .date: date.rfc3339])
         case .busConnected(let bus):
             tracker.busConnected()
             log(.desktopBusConnected, "watching the \(bus) service manager and logind over D-Bus", fields: [.bus: bus])

@@ -7,6 +7,8 @@ public enum DesktopInput: Sendable {
     case unitStarted(UnitStart)
     /// logind signalled about a session: `Unlock`, or `LockedHint` changed.
     case session(SessionSignal, Timestamp, session: String)
+    /// GNOME Shell's `OverviewActive` changed to this value (its overview opened or closed).
+    case overview(Bool, Timestamp)
     /// Connected (again) to the buses and subscribed.
     case busConnected(String)
     /// A bus connection was lost; the watcher reconnects.

@@ -32,6 +32,8 @@ public enum SmartStackEvent: String, Sendable, CaseIterable {
     case desktopStackChanged
     /// smartstack-desktop recorded a look at its stack on an unlock.
     case desktopLook
+    /// smartstack-desktop recorded a look at its stack when GNOME Shell's overview opened.
+    case desktopOverviewLook
     /// smartstack-desktop cannot reach smartstackd and retries.
     case desktopDisconnected
     /// smartstack-desktop reached smartstackd again and resent what was not acknowledged.
@@ -60,6 +62,7 @@ public enum SmartStackEvent: String, Sendable, CaseIterable {
         case .desktopLaunch: "0d56f87b925942e3acac5cdb14e91f48"
         case .desktopStackChanged: "0e94dfab62c446f89bf2aa02fc929f11"
         case .desktopLook: "4386854a752d47eda07159f785b07531"
+        case .desktopOverviewLook: "7464a712b6b64007b414e6de2e0ed0c5"
         case .desktopDisconnected: "89dd89b949304815b342012a1f5927ee"
         case .desktopReconnected: "e97158912bb14f01ba149baa756a02d5"
         }

@@ -82,7 +82,9 @@ struct SmartStackDesktopCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
 
         let (inputs, continuation) = AsyncStream<DesktopInput>.makeStream()
-        let watcher = BusWatcher(bus: configuration.bus, session: configuration.session, output: continuation)
+        let watcher = BusWatcher(
+            bus: configuration.bus, session: configuration.session, overview: configuration.overviewLooks,
+            output: continuation)
         let thread = Thread { watcher.run() }
         thread.name = "sd-bus"
         thread.start()

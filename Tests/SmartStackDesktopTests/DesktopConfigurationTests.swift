@@ -23,6 +23,7 @@ struct DesktopConfigurationTests {
             apps = a b c
             dedupSeconds = 2.5
             session = c1
+            overviewLooks = no
             """)
         #expect(configuration.bus == .system)
         #expect(configuration.stack == "kiosk.apps")
@@ -33,6 +34,8 @@ struct DesktopConfigurationTests {
         #expect(configuration.apps == ["a", "b", "c"])
         #expect(configuration.dedupSeconds == 2.5)
         #expect(configuration.session == "c1")
+        #expect(!configuration.overviewLooks)
+        #expect(DesktopConfiguration().overviewLooks)
         #expect(configuration.ignores("org.gnome.Terminal"))
         #expect(configuration.ignores("org.freedesktop.Notifications"))
         #expect(!configuration.ignores("org.gnome.Terminal2"))
@@ -42,7 +45,7 @@ struct DesktopConfigurationTests {
         ("bus = both", 1, "bus"), ("stackSize = 0", 1, "stackSize"), ("stackSize = 11", 1, "stackSize"),
         ("\nfamily = huge", 2, "family"), ("colour = red", 1, "colour"), ("stack = a b", 1, "stack"),
         ("dedupSeconds = -1", 1, "dedupSeconds"), ("novalue", 1, ""), ("apps = a a", 1, "apps"),
-        ("kind = a b", 1, "kind"),
+        ("kind = a b", 1, "kind"), ("overviewLooks = maybe", 1, "overviewLooks"),
     ])
     func badLinesNameLineAndKey(text: String, line: Int, key: String) {
         #expect(throws: DesktopConfigurationError.self) { try DesktopConfiguration.parse(text, source: "f.conf") }

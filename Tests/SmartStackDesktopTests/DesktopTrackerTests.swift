@@ -182,6 +182,36 @@ struct DesktopTrackerTests {
         #expect(looks([.unlock], session: "6") == 1)
     }
 
+    /// GNOME Shell's overview opening is a look, once per opening; closing it is none; the first opening seen
+    /// after a reconnect counts; none before the stack exists, and none with `overviewLooks` off.
+    @Test func eachOpeningOfTheOverviewIsOneLook() {
+        var configuration = Self.configuration()
+        configuration.apps = ["x"]
+        var tracker = DesktopTracker(configuration: configuration)
+        #expect(tracker.overview(open: true, at: Self.base).isEmpty)  // no stack yet
+        _ = tracker.prepare(at: Self.base)
+        _ = tracker.overview(open: false, at: Self.base)
+        func looks(_ states: [Bool]) -> Int {
+            states.reduce(0) { count, open in count + tracker.overview(open: open, at: Self.base).count }
+        }
+        #expect(tracker.overview(open: true, at: Self.base) == [.recordLook(stack: "desktop.apps", date: Self.base)])
+        #expect(looks([true, true]) == 0)  // still the same opening
+        #expect(looks([false]) == 0)
+        #expect(looks([true, false, true, false]) == 2)
+        _ = tracker.overview(open: true, at: Self.base)
+        tracker.busConnected()
+        #expect(looks([true]) == 1)  // state unknown after the reconnect: its opening was not counted
+        // The overview does not touch the sessions' locks, nor they it.
+        #expect(tracker.sessionSignal(.unlock, session: "2", at: Self.base).count == 1)
+        #expect(looks([false, true]) == 1)
+
+        configuration.overviewLooks = false
+        var off = DesktopTracker(configuration: configuration)
+        _ = off.prepare(at: Self.base)
+        #expect(off.overview(open: true, at: Self.base).isEmpty)
+        #expect(off.sessionSignal(.unlock, session: "2", at: Self.base).count == 1)
+    }
+
     @Test func fixedAppsAreRegisteredAndConfiguredOnce() {
         var configuration = Self.configuration()
         configuration.apps = ["x", "y"]

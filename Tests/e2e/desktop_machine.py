@@ -20,7 +20,7 @@ SYSTEMD = "/lib/systemd/systemd"
 UNIT_DIRECTORY = "/lib/systemd/system"
 MESSAGE_IDS = {
     "desktopBusConnected": None, "desktopBusLost": None, "desktopLaunch": None, "desktopStackChanged": None,
-    "desktopLook": None, "desktopDisconnected": None, "desktopReconnected": None,
+    "desktopLook": None, "desktopOverviewLook": None, "desktopDisconnected": None, "desktopReconnected": None,
 }
 SYSTEM_UNITS = [
     "sysinit.target", "basic.target", "sockets.target", "shutdown.target", "paths.target", "timers.target",

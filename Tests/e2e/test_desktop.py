@@ -20,6 +20,8 @@ namespace hides. The namespace is ended with `systemctl poweroff`, and `timeout 
 import json
 import os
 import pathlib
+import subprocess
+import sys
 import time
 
 import pytest
@@ -317,3 +319,45 @@ def user_scenario(machine):
     time.sleep(1.0)
     sessions = [e["SMARTSTACK_SESSION"] for e in entries(machine, "desktopLook", user=True)]
     assert len(sessions) == 3 and set(sessions) == {path.rsplit("/", 1)[1]}, sessions
+
+    # GNOME Shell's overview: a stand-in owns org.gnome.Shell on the user's bus (started after smartstack-desktop
+    # connected, as a shell that comes up later would) and serves OverviewActive as gnome-shell does; setting it
+    # opens the overview and the owner sends PropertiesChanged. Each opening is one look.
+    user_bus = f"unix:path=/proc/{machine.systemd}/root/run/user/0/bus"
+    shell = subprocess.Popen([sys.executable, str(pathlib.Path(__file__).with_name("fake_gnome_shell.py")), user_bus],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert shell.stdout.readline().strip() == "ready"
+        bus_env = ("env", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus")
+
+        def overview(open_):
+            machine.run(*bus_env, "busctl", "--user", "set-property", "org.gnome.Shell", "/org/gnome/Shell",
+                        "org.gnome.Shell", "OverviewActive", "b", "true" if open_ else "false")
+
+        def overview_looks():
+            return entries(machine, "desktopOverviewLook", user=True)
+        looks_before = user_call("io.smartstack.Shell", "Explain", stack="desktop.apps")["learnedFromLooks"]
+        overview(True)
+        assert eventually(lambda: len(overview_looks()) == 1, 10)
+        assert overview_looks()[0]["SMARTSTACK_STACK"] == "desktop.apps"
+        # The look teaches the ranking like an unlock's: the next launch is its outcome.
+        machine.run("sh", "-c", "XDG_RUNTIME_DIR=/run/user/0 systemd-run --user --quiet --scope "
+                    "--unit=app-gnome-org.gnome.Nautilus-4321.scope sleep 600 >/dev/null 2>&1 &")
+        assert settled("app-gnome-org.gnome.Nautilus-4321.scope")
+        assert eventually(lambda: user_call("io.smartstack.Shell", "Explain", stack="desktop.apps")[
+            "learnedFromLooks"] > looks_before, 10)
+        # Closing is no look; opening again is the next.
+        overview(False)
+        overview(True)
+        assert eventually(lambda: len(overview_looks()) == 2, 10)
+        # The same PropertiesChanged from a peer that does not own org.gnome.Shell is no look.
+        overview(False)
+        machine.run(*bus_env, "busctl", "--user", "emit", "/org/gnome/Shell", "org.freedesktop.DBus.Properties",
+                    "PropertiesChanged", "sa{sv}as", "org.gnome.Shell", "1", "OverviewActive", "b", "true", "0")
+        time.sleep(1.5)
+        assert len(overview_looks()) == 2
+        # Unlock looks are still counted apart from the overview's.
+        assert len(entries(machine, "desktopLook", user=True)) == 3
+    finally:
+        shell.kill()
+        shell.wait(timeout=10)
