@@ -228,7 +228,7 @@ enum Arguments {
 /// A time on the command line, in one syntax for every option that takes one (`--date`, `--at`, `--since`,
 /// `--until`): RFC 3339, `YYYY-MM-DD [HH:MM[:SS]]` on the local clock, `now`, `today`, `yesterday`,
 /// `tomorrow`, or relative (`-1h`, `+30min`, `2d ago`); with or without `=` (`--since -1h`, `--since=-1h`).
-/// Sent to the service as RFC 3339 with the local UTC offset.
+/// Sent to the service as RFC 3339: with the offset it was written with (RFC 3339), else the local UTC offset.
 struct TimeArgument: ExpressibleByArgument, Sendable {
     /// Microseconds since the epoch.
     let microseconds: Int64
@@ -245,7 +245,15 @@ struct TimeArgument: ExpressibleByArgument, Sendable {
                 argument, now: now, utcOffsetSeconds: offset, offsetAt: TimeExpression.localOffset(atSeconds:))
         else { return nil }
         microseconds = parsed
-        utcOffsetSeconds = TimeExpression.localOffset(atSeconds: parsed / 1_000_000)
+        // An RFC 3339 time keeps the offset it was written with: the service learns the hour of the day and the
+        // day of the week on the clock the time names (`09:00-08:00` is 9 in the morning, not 17:00 here).
+        if let written = try? Timestamp(rfc3339: argument),
+            written.microseconds == parsed
+        {
+            utcOffsetSeconds = written.utcOffsetSeconds
+        } else {
+            utcOffsetSeconds = TimeExpression.localOffset(atSeconds: parsed / 1_000_000)
+        }
     }
 
     var rfc3339: String { timestamp.rfc3339 }

@@ -15,8 +15,10 @@ struct RelevanceCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @OptionGroup var target: WidgetTarget
         @Option(
-            name: .customLong("context"),
-            help: "A relevant context, strongest first: KEY=VALUE, or START/END for a date interval (repeatable).")
+            name: .customLong("context"), parsing: .unconditionalSingleValue,
+            help:
+                "A relevant context, strongest first: KEY=VALUE, or START/END for a date interval, each a time as for --date (repeatable)."
+        )
         var contexts: [String] = []
         @Option(help: "A relevance group: widgets of one group are never surfaced together.") var group: String?
         @Option(
@@ -37,7 +39,11 @@ struct RelevanceCommand: AsyncParsableCommand {
                     guard bounds.count == 2 else {
                         throw ValidationError("--context must be KEY=VALUE or START/END, got '\(text)'")
                     }
-                    return .object(["start": .string(bounds[0]), "end": .string(bounds[1])])
+                    guard let start = TimeArgument(argument: bounds[0]), let end = TimeArgument(argument: bounds[1]) else {
+                        throw ValidationError(
+                            "--context '\(text)': START and END must each be a time (\(TimeArgument.forms))")
+                    }
+                    return .object(["start": .string(start.rfc3339), "end": .string(end.rfc3339)])
                 })
             Arguments.add("group", group, to: &fields)
             Arguments.add("date", date, to: &fields)

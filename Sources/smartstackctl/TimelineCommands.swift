@@ -15,12 +15,12 @@ struct TimelineCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @OptionGroup var target: WidgetTarget
         @Option(
-            name: .customLong("entry"),
+            name: .customLong("entry"), parsing: .unconditionalSingleValue,
             help:
                 "An entry as DATE or DATE,SCORE,DURATION (a time as for --date; duration in seconds, 0 = until the next); repeatable."
         )
         var entries: [String] = []
-        @Option(help: "Reload policy: atEnd, never, or after=DATE.") var policy: String?
+        @Option(help: "Reload policy: atEnd, never, or after=DATE (a time as for --date).") var policy: String?
         @Option(
             parsing: .unconditional,
             help: TimeArgument.help("When the timeline was submitted"))
@@ -37,7 +37,11 @@ struct TimelineCommand: AsyncParsableCommand {
             fields["entries"] = .array(try entries.map { .object(try Self.entry($0)) })
             if let policy {
                 if policy.hasPrefix("after=") {
-                    fields["policy"] = .object(["kind": "after", "date": .string(String(policy.dropFirst(6)))])
+                    let text = String(policy.dropFirst(6))
+                    guard let date = TimeArgument(argument: text) else {
+                        throw ValidationError("--policy after='\(text)' is not a time (\(TimeArgument.forms))")
+                    }
+                    fields["policy"] = .object(["kind": "after", "date": .string(date.rfc3339)])
                 } else {
                     fields["policy"] = .object(["kind": .string(policy)])
                 }

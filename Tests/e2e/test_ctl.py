@@ -444,3 +444,32 @@ def test_addresses_as_varlinkctl_takes_them(daemon):
     result = subprocess.run([str(CTL), "--address", "unix:@smartstack", "status"], capture_output=True, text=True,
                             timeout=30)
     assert result.returncode == 64 and "abstract sockets" in result.stderr, (result.returncode, result.stderr)
+
+
+def test_time_flags_keep_the_written_offset_and_take_every_form(daemon):
+    """An RFC 3339 time keeps the offset it was written with (the service learns the hour of the day on the clock
+    the time names), and every option that takes a time takes every form, relative times with a leading '-' too:
+    --entry, --policy after=, --context START/END."""
+    ctl(daemon, "widget", "register", "org.example.clock", "main", "--family", "systemMedium")
+    ctl(daemon, "stack", "configure", "clocks", "--family", "systemMedium", "--widget", "c=org.example.clock/main")
+    yesterday = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=1)).strftime("%Y-%m-%d")
+    written = f"{yesterday}T09:00:00-08:00"
+    ctl(daemon, "donate", "org.example.clock", "open", "--id", "pacific", "--date", written, env={"TZ": "UTC"})
+    listed = ctl_json(daemon, "donations", "list", "org.example.clock")["donations"]
+    assert [d["date"] for d in listed if d["id"] == "pacific"] == [f"{yesterday}T09:00:00.000-08:00"]
+    # Relative times everywhere, the leading '-' included.
+    ctl(daemon, "timeline", "push", "org.example.clock", "main", "--instance", "c", "--entry", "-10min",
+        "--entry", "+1h,0.5,600", "--policy", "after=+2h")
+    ctl(daemon, "relevance", "declare", "org.example.clock", "main", "--instance", "c", "--context", "-1h/+1h")
+    widget = ctl_json(daemon, "explain", "clocks")["widgets"][0]
+    assert widget["relevantContext"] == 0, widget
+    next_reload = datetime.datetime.fromisoformat(widget["nextReload"].replace("Z", "+00:00"))
+    ahead = (next_reload - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    assert 7_000 < ahead <= 7_200, widget["nextReload"]
+    # A time that is none is named as such.
+    bad = ctl(daemon, "timeline", "push", "org.example.clock", "main", "--instance", "c", "--entry", "+1h",
+              "--policy", "after=soon", check=False)
+    assert bad.returncode != 0 and "after='soon' is not a time" in bad.stderr
+    bad = ctl(daemon, "relevance", "declare", "org.example.clock", "main", "--instance", "c", "--context",
+              "later/+1h", check=False)
+    assert bad.returncode != 0 and "START and END must each be a time" in bad.stderr
