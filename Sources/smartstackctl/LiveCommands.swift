@@ -39,7 +39,8 @@ struct RelevanceCommand: AsyncParsableCommand {
                     guard bounds.count == 2 else {
                         throw ValidationError("--context must be KEY=VALUE or START/END, got '\(text)'")
                     }
-                    guard let start = TimeArgument(argument: bounds[0]), let end = TimeArgument(argument: bounds[1]) else {
+                    guard let start = TimeArgument(argument: bounds[0]), let end = TimeArgument(argument: bounds[1])
+                    else {
                         throw ValidationError(
                             "--context '\(text)': START and END must each be a time (\(TimeArgument.forms))")
                     }
