@@ -24,6 +24,9 @@ import SmartStackSystemd
 
 @main
 struct SmartStackDaemon: AsyncParsableCommand {
+    /// How long a stop waits for journald to take the last entries.
+    static let journalCloseLimit = Duration.seconds(3)
+
     static let configuration = CommandConfiguration(
         commandName: "smartstackd",
         abstract: "Ranks the widgets of every Smart Stack and serves them over Varlink on a Unix socket.",
@@ -63,13 +66,15 @@ struct SmartStackDaemon: AsyncParsableCommand {
         let queue = JournalQueue.writing(to: .automatic())
         LoggingSystem.bootstrap { label in JournalLogHandler(label: label, control: levels, queue: queue) }
         let logger = Logger(label: "smartstackd")
+        // The last entries get at most `journalCloseLimit` (journald stalled or stopped blocks them): the stop
+        // ends inside the units' TimeoutStopSec=15s whatever journald does.
         do {
             try await serve(levels: levels, queue: queue, logger: logger)
         } catch {
-            await queue.close()
+            _ = await queue.close(within: Self.journalCloseLimit)
             throw error
         }
-        await queue.close()
+        _ = await queue.close(within: Self.journalCloseLimit)
     }
 
     private func serve(levels: LogLevelControl, queue: JournalQueue, logger: Logger) async throws {

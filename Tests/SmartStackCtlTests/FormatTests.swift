@@ -142,3 +142,36 @@ struct PermissionDeniedMessageTests {
         #expect(missing.contains("Is the service running?"))
     }
 }
+
+/// What an app chose (a Live Activity's id may be any bytes but NUL) reaches the analyst's terminal escaped.
+struct PrintableTests {
+    @Test func controlCharactersAreEscaped() {
+        #expect(Format.printable("mail") == "mail")
+        #expect(Format.printable("a\\b") == "a\\b")
+        #expect(Format.printable("x\n\u{1b}[2J") == "x\\n\\x1b[2J")
+        #expect(Format.printable("t\tr\r\u{7f}\u{9b}é") == "t\\tr\\r\\x7f\\u{9b}é")
+        #expect(Format.printable("a\\b\n") == "a\\\\b\\n")
+    }
+
+    @Test func analyzeEscapesIdsInEveryTable() {
+        let evil = "x\n\u{1b}[2J\u{1b}[Hmail 100.0% <- forged row\u{1b}[8m"
+        let records = [
+            DecisionRecord(
+                time: 1_763_712_000_000_000,
+                event: .orderChanged(
+                    .init(
+                        stack: "home\u{1b}[2J", order: [evil, "mail"], previousOrder: [], reason: "liveActivity",
+                        count: 1))),
+            DecisionRecord(
+                time: 1_763_712_060_000_000,
+                event: .orderChanged(
+                    .init(
+                        stack: "home\u{1b}[2J", order: ["mail"], previousOrder: [evil, "mail"], reason: "behaviour",
+                        count: 1))),
+        ]
+        let text = AnalysisRenderer.render(Analyzer().analyze(records), source: "j\u{1b}")
+        #expect(!text.unicodeScalars.contains { $0.value == 0x1b })
+        #expect(text.contains("x\\n\\x1b[2J"))
+        #expect(!text.split(separator: "\n").contains { $0.hasPrefix("mail 100.0%") })
+    }
+}

@@ -357,6 +357,32 @@ struct JournalQueueTests {
         #expect(!queue.enqueue(JournalQueue.Item(JournalEntry("after close"))))
     }
 
+    @Test("a close with a limit returns when journald is stalled, and takes no more entries", .timeLimit(.minutes(1)))
+    func closeWithinALimit() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let started = Atomic<Int>(0)
+        let stalled = JournalQueue(capacity: 16) { _ in
+            started.add(1, ordering: .relaxed)
+            gate.wait()
+        }
+        stalled.enqueue(JournalQueue.Item(JournalEntry("stuck in journald")))
+        while started.load(ordering: .relaxed) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        stalled.enqueue(JournalQueue.Item(JournalEntry("waiting")))
+        let began = ContinuousClock.now
+        #expect(await stalled.close(within: .milliseconds(200)) == false)
+        #expect(ContinuousClock.now - began < .seconds(30))
+        #expect(!stalled.enqueue(JournalQueue.Item(JournalEntry("after close"))))
+        gate.signal()
+        gate.signal()
+
+        let written = Mutex<[String]>([])
+        let healthy = JournalQueue(capacity: 16) { item in written.withLock { $0.append(item.entry.message) } }
+        for i in 0..<3 { healthy.enqueue(JournalQueue.Item(JournalEntry("e\(i)"))) }
+        #expect(await healthy.close(within: .seconds(30)))
+        #expect(written.withLock { $0 } == ["e0", "e1", "e2"])
+        #expect(!healthy.enqueue(JournalQueue.Item(JournalEntry("after close"))))
+    }
+
     @Test("the capacity set after start (the journalQueue key) bounds what waits from then on", .timeLimit(.minutes(1)))
     func capacityChanged() async throws {
         let gate = DispatchSemaphore(value: 0)

@@ -3,6 +3,31 @@ public import SmartStackCore
 /// How numbers, durations and times read for people.
 public enum Format {
     /// A number with at most `decimals` decimals, trailing zeros kept (`0.787`, `-1.330`).
+    /// `text` safe to print on a terminal: control characters (C0, DEL, C1) as escapes (`\n`, `\t`, `\x1b`,
+    /// `\u{9b}`) and a backslash doubled, so an id an app chose cannot move the cursor, clear the screen or
+    /// forge a line. Text without them is returned as it is.
+    public static func printable(_ text: String) -> String {
+        func isControl(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        }
+        guard text.unicodeScalars.contains(where: { isControl($0) }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x80 && isControl(scalar):
+                let hex = String(scalar.value, radix: 16)
+                out += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            case _ where isControl(scalar): out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
     public static func number(_ value: Double, decimals: Int = 3) -> String {
         guard value.isFinite else { return String(value) }
         var scale = 1.0

@@ -11,7 +11,7 @@ public enum AnalysisRenderer {
             return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(12))
         }
         var lines: [String] = []
-        var range = "Journal: \(source)"
+        var range = "Journal: \(Format.printable(source))"
         if let start = report.start, let end = report.end {
             range += ", \(time(start)) to \(time(end))"
             if let seconds = report.seconds { range += " (\(Format.duration(seconds)))" }
@@ -23,7 +23,7 @@ public enum AnalysisRenderer {
                 + "inserted, \(Format.count(entries.suggestionRemoved)) removed, \(Format.count(entries.reloadRequested)) "
                 + "reloads requested, \(Format.count(entries.reloadWithheld)) withheld, "
                 + "\(Format.count(entries.engagement)) engagement entries")
-        for note in report.notes { lines.append(style.warn("note: ") + note) }
+        for note in report.notes { lines.append(style.warn("note: ") + Format.printable(note)) }
         if report.machines.contains(where: { !$0.machineID.isEmpty }) {
             lines.append("")
             var machines = Table([
@@ -34,7 +34,8 @@ public enum AnalysisRenderer {
             ])
             for machine in report.machines {
                 machines.append([
-                    machine.label, machine.machineID, Format.count(machine.entries.total),
+                    Format.printable(machine.label), Format.printable(machine.machineID),
+                    Format.count(machine.entries.total),
                     Format.count(machine.entries.orderChanged), Format.count(machine.stacks),
                     Format.count(machine.topChanges), Format.count(machine.entries.suggestionInserted),
                     Format.count(machine.entries.reloadRequested), Format.count(machine.entries.reloadWithheld),
@@ -54,23 +55,24 @@ public enum AnalysisRenderer {
         ])
         for stack in report.stacks {
             stacks.append([
-                stack.stack, Format.count(stack.decisions), Format.count(stack.changes), Format.count(stack.topChanges),
+                Format.printable(stack.stack), Format.count(stack.decisions), Format.count(stack.changes),
+                Format.count(stack.topChanges),
                 stack.topChangesPerHour.map { Format.number($0, decimals: 1) } ?? "-",
                 stack.medianTimeOnTop.map(Format.duration) ?? "-", Format.count(stack.manualSwipes),
                 Format.count(stack.suggestionsInserted), Format.count(stack.reloadsRequested),
                 Format.count(stack.reloadsWithheld),
-                stack.rotationReasons.counts.map { "\($0.key) \($0.count)" }.joined(separator: ", "),
+                stack.rotationReasons.counts.map { "\(Format.printable($0.key)) \($0.count)" }.joined(separator: ", "),
             ])
         }
         lines.append(stacks.render(style: style))
 
         for stack in report.stacks where !stack.timeOnTop.isEmpty {
             lines.append("")
-            lines.append(style.bold("Time on top in \(stack.stack)"))
+            lines.append(style.bold("Time on top in \(Format.printable(stack.stack))"))
             var table = Table([.init("widget"), .init("share", .right), .init("time", .right), .init("")])
             for share in stack.timeOnTop.prefix(12) {
                 table.append([
-                    share.widget, Format.percent(share.share), Format.duration(share.seconds),
+                    Format.printable(share.widget), Format.percent(share.share), Format.duration(share.seconds),
                     style.accent(Format.bar(share.share, width: 30)),
                 ])
             }
@@ -88,7 +90,8 @@ public enum AnalysisRenderer {
         ])
         for widget in report.widgets {
             widgets.append([
-                widget.widget, widget.stack.isEmpty ? "-" : widget.stack, Format.count(widget.surfaced),
+                Format.printable(widget.widget), widget.stack.isEmpty ? "-" : Format.printable(widget.stack),
+                Format.count(widget.surfaced),
                 Format.count(widget.surfacedByRelevance), Format.count(widget.surfacedByBehaviour),
                 Format.count(widget.surfaced - widget.surfacedByRelevance - widget.surfacedByBehaviour),
                 haveEngagement ? Format.count(widget.tapsAfterSurfaced) : "-",

@@ -109,6 +109,38 @@ public final class JournalQueue: Sendable {
         await flush()
     }
 
+    /// ``close()``, waiting at most `limit` for journald: `false` when it did not take the entries in time (a
+    /// journald that is stalled or stopped blocks the drain), so that a stop ends well inside `TimeoutStopSec=`;
+    /// what is still queued then is lost with the process, as it would be if journald were gone. Takes no more
+    /// entries either way.
+    public func close(within limit: Duration) async -> Bool {
+        state.withLock { $0.closed = true }
+        let result = Once()
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let finish: @Sendable (Bool) -> Void = { closed in
+                if result.claim() { continuation.resume(returning: closed) }
+            }
+            Task {
+                await self.flush()
+                finish(true)
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                finish(false)
+            }
+        }
+    }
+
+    /// True the first time it is claimed only.
+    private final class Once: Sendable {
+        private let claimed = Mutex(false)
+        func claim() -> Bool {
+            claimed.withLock { done in
+                defer { done = true }; return !done
+            }
+        }
+    }
+
     /// Runs `body` on the drain queue after `delay` (the journal's coalescing timer).
     func after(_ delay: Duration, _ body: @escaping @Sendable () -> Void) {
         let (seconds, attoseconds) = delay.components
