@@ -528,39 +528,49 @@ struct HostStatePartTests {
         ]
         let order = decisions[0].order
         // Late: at its own time; the next publish leaves the stack out when its order is the one journaled.
-        #expect(journal.place(home, donation, lateness: 5, lastEntry: nil) == .ownTime)
+        #expect(journal.place(home, donation, lateness: 5, lastEntry: nil, now: Self.t0) == .ownTime)
         #expect(journal.journals(order, for: home, at: Self.t0, published: ["x"]) == true)
         #expect(journal.journals(order, for: home, at: Self.t0, published: ["x"]) == false)
         #expect(!journal.isEmpty)
-        #expect(journal.reported(decisions)?.map(\.stack) == [work])
+        #expect(journal.reported(decisions, at: Self.t0)?.map(\.stack) == [work])
         // The next publish reports it; so does one whose order differs from what was journaled.
-        #expect(journal.reported(decisions) == nil)
-        #expect(journal.place(home, donation, lateness: 5, lastEntry: nil) == .ownTime)
+        #expect(journal.reported(decisions, at: Self.t0) == nil)
+        #expect(journal.place(home, donation, lateness: 5, lastEntry: nil, now: Self.t0) == .ownTime)
         #expect(journal.journals(["mail"], for: home, at: Self.t0, published: nil) == true)
-        #expect(journal.reported(decisions) == nil)
+        #expect(journal.reported(decisions, at: Self.t0) == nil)
         #expect(journal.isEmpty)
         // An order equal to the last publish's is not journaled again at an event's time.
-        #expect(journal.place(home, donation, lateness: 5, lastEntry: nil) == .ownTime)
+        #expect(journal.place(home, donation, lateness: 5, lastEntry: nil, now: Self.t0) == .ownTime)
         #expect(journal.journals(["a"], for: home, at: Self.t0, published: ["a"]) == false)
         // Dated before the stack's last entry: reported at the service's time.
-        #expect(journal.place(work, donation, lateness: 5, lastEntry: Self.t0.adding(seconds: 1)) == .serviceTime)
+        #expect(
+            journal.place(work, donation, lateness: 5, lastEntry: Self.t0.adding(seconds: 1), now: Self.t0)
+                == .serviceTime)
         #expect(journal.stacks(affected: [work], by: donation, backfilled: true) == [work, home])
         #expect(journal.stacks(affected: [work], by: donation, backfilled: false) == [work])
         // A live event ends the stack's backfill.
-        #expect(journal.place(home, donation, lateness: 0, lastEntry: nil) == .serviceTime)
+        #expect(journal.place(home, donation, lateness: 0, lastEntry: nil, now: Self.t0) == .serviceTime)
         #expect(journal.isEmpty)
         // A provider's event far back into a stack not being replayed: at the service's time, nothing left out.
-        #expect(journal.place(home, donation, lateness: 86_400, lastEntry: nil) == .serviceTime)
+        #expect(journal.place(home, donation, lateness: 86_400, lastEntry: nil, now: Self.t0) == .serviceTime)
         #expect(journal.isEmpty)
         // A shell's event far back makes a replay: left out of every publish until a live event; the replay's
         // donations (far back too) are journaled at their own times.
-        #expect(journal.place(home, look, lateness: 86_400, lastEntry: nil) == .ownTime)
-        #expect(journal.place(home, donation, lateness: 86_400, lastEntry: Self.t0.adding(seconds: 9)) == .ownTime)
-        #expect(journal.reported(decisions)?.map(\.stack) == [work])
-        #expect(journal.reported(decisions)?.map(\.stack) == [work])
-        #expect(journal.place(home, look, lateness: 0, lastEntry: nil) == .serviceTime)
-        #expect(journal.reported(decisions) == nil)
+        #expect(journal.place(home, look, lateness: 86_400, lastEntry: nil, now: Self.t0) == .ownTime)
+        #expect(
+            journal.place(home, donation, lateness: 86_400, lastEntry: Self.t0.adding(seconds: 9), now: Self.t0)
+                == .ownTime)
+        #expect(journal.reported(decisions, at: Self.t0)?.map(\.stack) == [work])
+        #expect(journal.reported(decisions, at: Self.t0)?.map(\.stack) == [work])
+        #expect(journal.place(home, look, lateness: 0, lastEntry: nil, now: Self.t0) == .serviceTime)
+        #expect(journal.reported(decisions, at: Self.t0) == nil)
         journal.forget(home)
+        #expect(journal.isEmpty)
+        // A replay ends, too, when no backfilled event about its stack came for a second of the service's time: one
+        // shell call dated far back does not silence the stack's later decisions.
+        #expect(journal.place(home, look, lateness: 7_200, lastEntry: nil, now: Self.t0) == .ownTime)
+        #expect(journal.reported(decisions, at: Self.t0.adding(seconds: 0.5))?.map(\.stack) == [work])
+        #expect(journal.reported(decisions, at: Self.t0.adding(seconds: 3)) == nil)
         #expect(journal.isEmpty)
     }
 

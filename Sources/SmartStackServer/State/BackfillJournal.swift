@@ -12,14 +12,20 @@ import SmartStackCore
 ///   misorder the stack's history). The next publish leaves the stack out only when its order is the one journaled
 ///   so; a later change (a timeline entry coming due, another app's relevance) is reported as usual.
 /// - **replay** (further back): a shell's event about the stack (configuring it, a look, engagement: what
-///   `smartstackctl replay` sends before any donation) makes it a replay's stack, left out of every publish until a
-///   live event about it: the journal then holds the replayed history at its own times, and no entry at the service's
-///   time ends the last replayed top's time on top years later. A provider's event that far back into a stack that
+///   `smartstackctl replay` sends before any donation) makes it a replay's stack, left out of publishes while the
+///   replay goes on: the journal then holds the replayed history at its own times, and no entry at the service's time
+///   ends the last replayed top's time on top years later. It ends at a live event about the stack, and when no
+///   backfilled event about it came for ``replayQuiet`` of the service's time: a replay sends its events back to back,
+///   and one shell call dated far back (a look queued through an outage) must not silence the stack's later
+///   decisions (an entry coming due, a live timeline) in the journal. A provider's event that far back into a stack that
 ///   is not being replayed is reported by the next publish at the service's time, like a live one: one app's old
 ///   date can neither place entries years back nor silence a stack that shows other apps' widgets.
 struct BackfillJournal {
     /// How far behind the service's time an event is a replay's rather than a late one's.
     static let replayLateness = 3_600.0
+    /// How long, in seconds of the service's time, a replay's stack stays left out of publishes after its last
+    /// backfilled event.
+    static let replayQuiet = 1.0
 
     /// Where an event's effect on a stack is journaled.
     enum Placement: Equatable {
@@ -33,6 +39,8 @@ struct BackfillJournal {
     private var sincePublish: Set<StackID> = []
     /// The stacks being replayed: left out of publishes until a live event about them.
     private var replaying: Set<StackID> = []
+    /// The service's time of each replayed stack's last backfilled event.
+    private var lastReplayed: [StackID: Timestamp] = [:]
     /// Per stack being backfilled, the order last journaled for it at an event's time, and that time; kept until a
     /// live event about the stack or a publish reports it.
     private var journaled: [StackID: (order: [String], time: Timestamp)] = [:]
@@ -50,16 +58,17 @@ struct BackfillJournal {
         return stacks
     }
 
-    /// Notes an event about `stack`, `lateness` seconds behind the service's time, and says where its decision is
-    /// journaled. `lastEntry`: the engine time of the stack's last publish (its last entry unless one was journaled
-    /// at an event's time since).
-    mutating func place(_ stack: StackID, _ event: EngineEvent, lateness: Double, lastEntry: Timestamp?) -> Placement {
+    /// Notes an event about `stack`, `lateness` seconds behind the service's time (`now`), and says where its
+    /// decision is journaled. `lastEntry`: the engine time of the stack's last publish (its last entry unless one was
+    /// journaled at an event's time since).
+    mutating func place(
+        _ stack: StackID, _ event: EngineEvent, lateness: Double, lastEntry: Timestamp?, now: Timestamp
+    ) -> Placement {
         guard lateness > 1 else {
-            sincePublish.remove(stack)
-            replaying.remove(stack)
-            journaled[stack] = nil
+            forget(stack)
             return .serviceTime
         }
+        defer { if replaying.contains(stack) { lastReplayed[stack] = now } }
         if !replaying.contains(stack) {
             if lateness > Self.replayLateness {
                 guard event.isShellEvent else { return .serviceTime }
@@ -76,6 +85,7 @@ struct BackfillJournal {
     mutating func forget(_ stack: StackID) {
         sincePublish.remove(stack)
         replaying.remove(stack)
+        lastReplayed[stack] = nil
         journaled[stack] = nil
     }
 
@@ -87,11 +97,16 @@ struct BackfillJournal {
         return true
     }
 
-    /// Of the decisions a publish made, those the journal reports: every one but those of stacks being replayed and
-    /// of stacks journaled at an event's time since the last publish whose order is the one journaled so. A stack
-    /// reported is no longer being backfilled. `nil` when every decision is reported.
-    mutating func reported(_ decisions: [Decision]) -> [Decision]? {
+    /// Of the decisions a publish at `time` (the service's) made, those the journal reports: every one but those of
+    /// stacks being replayed and of stacks journaled at an event's time since the last publish whose order is the one
+    /// journaled so. A replay with no backfilled event for ``replayQuiet`` has ended. A stack reported is no longer
+    /// being backfilled. `nil` when every decision is reported.
+    mutating func reported(_ decisions: [Decision], at time: Timestamp) -> [Decision]? {
         guard !isEmpty else { return nil }
+        for (stack, last) in lastReplayed where time.seconds(since: last) > Self.replayQuiet {
+            replaying.remove(stack)
+            lastReplayed[stack] = nil
+        }
         let backfilled = sincePublish
         sincePublish = []
         guard !decisions.isEmpty else { return nil }

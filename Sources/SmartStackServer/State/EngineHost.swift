@@ -364,7 +364,10 @@ public actor EngineHost {
         // Backfilled events (a replay) are journaled at their own times; the check costs nothing otherwise.
         let lateness = -event.time.seconds(since: serviceTime())
         let backfilled = lateness > 1
-        if backfilled || !backfill.isEmpty { journalBackfill(event, backfilled: backfilled, lateness: lateness) }
+        if backfilled || !backfill.isEmpty {
+            journalBackfill(
+                event, backfilled: backfilled, lateness: lateness, now: event.time.adding(seconds: lateness))
+        }
         if case .removeStack(let stack, _) = event {
             backfill.forget(stack)
             reporter.stackRemoved(stack)
@@ -417,15 +420,17 @@ public actor EngineHost {
     /// Journals what a backfilled event (dated in the past: a replay, a late donation) changed, as the engine decides
     /// each stack it concerns at the event's own time, one decision per event that changes an order (see
     /// `BackfillJournal` for which events are so journaled); a live event ends the backfill of the stacks it concerns.
-    private func journalBackfill(_ event: EngineEvent, backfilled: Bool, lateness: Double) {
+    private func journalBackfill(_ event: EngineEvent, backfilled: Bool, lateness: Double, now: Timestamp) {
         var journaled: [Decision] = []
         for stack in backfill.stacks(affected: engine.stacks(affectedBy: event), by: event, backfilled: backfilled) {
             let published = engine.published(stack)
-            guard backfill.place(stack, event, lateness: lateness, lastEntry: published?.time) == .ownTime,
+            guard backfill.place(stack, event, lateness: lateness, lastEntry: published?.time, now: now) == .ownTime,
                 var decision = try? engine.evaluate(stack: stack, at: event.time),
                 backfill.journals(decision.order, for: stack, at: event.time, published: published?.order)
             else { continue }
-            decision.revision = published?.revision ?? decision.revision
+            // The revision whose publish brings this order to subscribers: the stack's next (the publish at the
+            // service's time then leaves out the order journaled so). `evaluate` gives the last published one.
+            decision.revision = (published?.revision ?? 0) + 1
             journaled.append(decision)
         }
         if !journaled.isEmpty { reporter.published(decisions: journaled, effects: []) }
@@ -474,7 +479,7 @@ public actor EngineHost {
         let (decisions, effects) = engine.publish(at: time)
         engineChanged()
         // Stacks with backfilled events since the last publish were journaled at those events' times (`apply`).
-        let reported = backfill.reported(decisions)
+        let reported = backfill.reported(decisions, at: time)
         let mark = EngineEvent.publish(at: time)
         captured?.append(mark)
         let ticket = log.enqueue([mark])
