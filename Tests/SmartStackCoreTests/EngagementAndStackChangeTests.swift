@@ -135,6 +135,27 @@ struct EngagementAndStackChangeTests {
         #expect(b.rotationLimited && b.rotationLimitedBy == .manualSwipe && b.reason == .rotationLimited)
     }
 
+    /// A stack configured again under a removed stack's id starts its revisions above the removed one's (the removal
+    /// takes the next), in a snapshot and in a rebuild too, so no subscriber sees a revision of that id twice.
+    @Test func aRemovedStacksIdNeverRepeatsARevision() throws {
+        var engine = try F.engine(apps: ["a", "b"])
+        try engine.apply(F.donation("b", at: 1))
+        let before = try #require(engine.publish(at: F.t(2)).decisions.first).revision
+        try engine.apply(.removeStack(F.stack(), at: F.t(3)))
+        #expect(engine.revisionFloor == before + 1)
+        let widgets = [WidgetPlacement(instance: F.instance("a"), kind: F.kindID("a"))]
+        try engine.apply(
+            .configureStack(StackConfiguration(id: F.stack(), family: .systemMedium, widgets: widgets), at: F.t(4)))
+        let again = try #require(engine.publish(at: F.t(4)).decisions.first)
+        #expect(again.revision == before + 2)
+        let restored = try Engine(snapshot: engine.snapshot(), settings: engine.settings)
+        #expect(restored.revisionFloor == engine.revisionFloor)
+        let rebuilt = Engine(settings: engine.settings)
+        var adopted = engine
+        _ = adopted.adopt(rebuilt)
+        #expect(adopted.revisionFloor == engine.revisionFloor)
+    }
+
     @Test func aStackChangeKeepsTheWidgetsThatStay() throws {
         var engine = try F.engine(apps: ["a", "b", "c"])
         try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(0, 1, 0)]), at: F.t(1)))

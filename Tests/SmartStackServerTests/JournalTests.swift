@@ -245,9 +245,11 @@ struct ServiceJournalTests {
         try await Self.configure(host, ["maps", "mail"], clock: clock)
         await journal.queue.flush()
         let entries = recorder.entries(.orderChanged)
-        #expect(entries.map { $0.value(of: .order) } == ["mail,news,maps", "news,mail,maps", "maps,mail"])
-        #expect(entries.map { $0.value(of: .previousOrder) } == ["", "mail,news,maps", ""])
-        #expect(entries.map { $0.value(of: .count) } == ["1", "1", "1"])
+        // The removal is an entry of its own (no order, reason removed), written at once.
+        #expect(entries.map { $0.value(of: .order) } == ["mail,news,maps", "news,mail,maps", "", "maps,mail"])
+        #expect(entries.map { $0.value(of: .previousOrder) } == ["", "mail,news,maps", "news,mail,maps", ""])
+        #expect(entries.map { $0.value(of: .reason) }[2] == "removed")
+        #expect(entries.map { $0.value(of: .count) } == ["1", "1", "1", "1"])
     }
 
     @Test("a removed stack is forgotten: a stack made again under its id has no previous order, nothing is kept")
@@ -262,7 +264,8 @@ struct ServiceJournalTests {
         try await Self.configure(host, ["news", "mail"], clock: clock)
         await journal.queue.flush()
         let entries = recorder.entries(.orderChanged)
-        #expect(entries.map { $0.value(of: .order) } == ["mail,news,maps", "news,mail"])
+        #expect(entries.map { $0.value(of: .order) } == ["mail,news,maps", "", "news,mail"])
+        #expect(entries[1].value(of: .reason) == "removed")
         #expect(entries.last?.value(of: .previousOrder) == "")
     }
 

@@ -173,3 +173,46 @@ def test_a_reload_request_carries_the_instances_configuration(daemon):
     assert replies["berlin"]["configuration"] == {"city": "Berlin"}, replies
     assert replies["today"]["configuration"] == {}, replies
     assert replies["today"]["kind"] == "summary" and replies["paris"]["kind"] == "city"
+
+
+def test_a_removed_stack_is_pushed_and_its_id_never_repeats_a_revision(make_daemon):
+    """A subscriber learns that a stack it follows is gone (one last reply, removed true, no entries), and a stack
+    configured again under that id starts its revisions above the removed one's, so a shell that applies only
+    revisions above the last it saw never drops the new stack's orders (survives a restart: the floor is state)."""
+    daemon = make_daemon(subdirectory="d")
+    setup_stack(daemon.address, stack="dash", apps=("mail", "news"))
+    updates = []
+    subscribed = threading.Event()
+
+    def listen():
+        with varlink.Client(address=daemon.address) as client:
+            with client.open("io.smartstack.Shell", namespaced=False) as shell:
+                for update in shell.Subscribe(stacks=["dash"], _more=True):
+                    updates.append(update)
+                    subscribed.set()
+                    if len(updates) == 3:
+                        return
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    assert subscribed.wait(5)
+    last = updates[0]["revision"]
+    call(daemon.address, "io.smartstack.Shell", "RemoveStack", stack="dash")
+    assert call(daemon.address, "io.smartstack.Shell", "ListStacks")["stacks"] == []
+    configured = call(
+        daemon.address, "io.smartstack.Shell", "ConfigureStack", stack="dash", family="systemMedium",
+        widgets=[{"instance": "maps2", "app": "com.example.mail", "kind": "main"}])
+    listener.join(5)
+    assert len(updates) == 3, updates
+    removal, again = updates[1], updates[2]
+    assert removal["removed"] is True and removal["order"] == [] and removal["revision"] > last, removal
+    assert "removed" not in again and [e["instance"] for e in again["order"]] == ["maps2"]
+    assert again["revision"] > removal["revision"] and configured["revision"] > removal["revision"]
+    # The floor is kept across a restart: removed again, configured again, still above.
+    assert daemon.stop() == 0, daemon.log()
+    daemon = make_daemon(subdirectory="d")
+    call(daemon.address, "io.smartstack.Shell", "RemoveStack", stack="dash")
+    reply = call(
+        daemon.address, "io.smartstack.Shell", "ConfigureStack", stack="dash", family="systemMedium",
+        widgets=[{"instance": "maps3", "app": "com.example.mail", "kind": "main"}])
+    assert reply["revision"] > again["revision"] + 1, (reply, again)

@@ -82,6 +82,16 @@ public struct Decision: Sendable, Hashable {
     public var revision: Int
     public var time: Timestamp
     public var entries: [DecisionEntry]
+    /// The stack was removed: no entries, and the revision is its last (`RemoveStack`'s, pushed to subscribers).
+    public var removed = false
+
+    public init(stack: StackID, revision: Int, time: Timestamp, entries: [DecisionEntry], removed: Bool = false) {
+        self.stack = stack
+        self.revision = revision
+        self.time = time
+        self.entries = entries
+        self.removed = removed
+    }
 
     /// The entries' ids, top first.
     public var order: [String] { entries.map(\.instance) }

@@ -99,6 +99,7 @@ extension Engine {
     public mutating func adopt(_ rebuilt: Engine) -> [Decision] {
         var rebuilt = rebuilt
         rebuilt.publish(at: now)
+        rebuilt.revisionFloor = max(rebuilt.revisionFloor, revisionFloor)
         var changed: [Decision] = []
         for id in rebuilt.stacks.keys.sorted() {
             guard var state = rebuilt.stacks[id] else { continue }

@@ -8,7 +8,7 @@
 /// `CodecError`, and the service replays its log instead.
 extension Engine {
     /// The layout version of ``snapshot()``.
-    public static let snapshotFormat: UInt64 = 9
+    public static let snapshotFormat: UInt64 = 10
     private static let magic: [UInt8] = Array("SSES".utf8)
 
     /// The engine's state as bytes.
@@ -66,6 +66,7 @@ extension Engine {
         writer.array(pendingLooks.sorted()) { $0.stack($1) }
         writer.array(suggestionCandidates) { $0.int(Int64($1)) }
         writer.int(Int64(generation))
+        writer.int(Int64(revisionFloor))
         return writer.bytes
     }
 
@@ -145,6 +146,7 @@ extension Engine {
         for _ in 0..<(try reader.count()) { pendingLooks.insert(try reader.stack()) }
         for _ in 0..<(try reader.count()) { suggestionCandidates.append(try reader.int32()) }
         generation = try reader.integer()
+        revisionFloor = try reader.integer()
         try reader.expectEnd()
     }
 }

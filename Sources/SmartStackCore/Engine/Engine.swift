@@ -30,6 +30,10 @@ public struct Engine: Sendable {
     var keyRelevance: [Int32: RelevanceDeclaration] = [:]
     var timers = TimerQueue()
     var pendingLooks: Set<StackID> = []
+    /// Stacks configured from now on start their revisions above this: one above the last revision of every stack
+    /// removed so far (its removal takes that one), so a stack configured again under a removed one's id never
+    /// repeats a revision a subscriber saw.
+    public internal(set) var revisionFloor = 0
     /// Keys with no placed instance that donations made suggestion candidates, most recent last.
     var suggestionCandidates: [Int32] = []
     /// Bumped by every change that can move any stack's order (donations, contexts, Live Activities).
@@ -156,6 +160,7 @@ public struct Engine: Sendable {
         }
 
         var state = existing ?? StackState(configuration: configuration, prior: usage.prior)
+        if existing == nil { state.revision = revisionFloor }
         let kept = Set(
             placed.compactMap { widget, _, config -> InstanceID? in
                 guard let old = instances[widget.instance], old.kind == widget.kind, old.configuration == config else {
@@ -198,6 +203,7 @@ public struct Engine: Sendable {
     mutating func removeStack(_ id: StackID) throws(CoreError) {
         guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
         for instance in state.instances { removeInstance(instance) }
+        revisionFloor = max(revisionFloor, state.revision + 1)
         stacks[id] = nil
         pendingLooks.remove(id)
     }

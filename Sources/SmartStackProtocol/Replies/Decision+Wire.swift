@@ -1,7 +1,8 @@
 public import SmartStackCore
 
 extension Decision {
-    /// The shape of `GetStack` and `Subscribe` replies: `{stack, revision, order, date}`.
+    /// The shape of `GetStack` and `Subscribe` replies: `{stack, revision, order, date}`, and `removed: true` for a
+    /// removed stack's last `Subscribe` reply.
     public var wireObject: JSONObject {
         var order: [JSONValue] = []
         order.reserveCapacity(entries.count)
@@ -11,6 +12,7 @@ extension Decision {
         object.appendNew("revision", .int(Int64(revision)))
         object.appendNew("order", .array(order))
         object.appendNew("date", time.wireValue)
+        if removed { object.appendNew("removed", .bool(true)) }
         return object
     }
 
@@ -33,6 +35,7 @@ extension Decision {
             }
             output.literal(#"],"date":"#)
             time.writeWire(to: &output)
+            if removed { output.literal(#","removed":true"#) }
             output.byte(Byte.closeBrace)
         }
     }

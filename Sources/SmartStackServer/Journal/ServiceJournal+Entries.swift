@@ -61,7 +61,7 @@ extension ServiceJournal {
         let decision = change.decision
         let top = decision.top ?? ""
         var message = "Order of stack \(decision.stack.rawValue) changed"
-        message += top.isEmpty ? ": empty" : ": \(top) on top"
+        message += decision.removed ? ": the stack was removed" : top.isEmpty ? ": empty" : ": \(top) on top"
         if change.count > 1 { message += " (\(change.count) changes in a burst)" }
         var entry = JournalEntry(.orderChanged, message)
         entry.append(.stack, decision.stack.rawValue)
@@ -70,7 +70,7 @@ extension ServiceJournal {
         entry.append(.order, JournalList.join(decision.order))
         entry.append(.previousOrder, change.previousOrder.map(JournalList.join) ?? "")
         entry.append(.top, top)
-        entry.append(.reason, decision.entries.first?.reason.rawValue ?? "")
+        entry.append(.reason, decision.removed ? "removed" : decision.entries.first?.reason.rawValue ?? "")
         entry.append(
             .scores,
             decision.entries.map { "\(JournalList.encode($0.instance))=\(score($0.score))" }.joined(separator: ","))

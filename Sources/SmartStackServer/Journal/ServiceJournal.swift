@@ -90,8 +90,8 @@ public final class ServiceJournal: ServiceReporter {
     // MARK: ServiceReporter
 
     public func stackRemoved(_ stack: StackID) {
+        // The removal's own entry comes with its publish (`Decision.removed`), which forgets the stack.
         let held = state.withLock { state -> OrderChangeCoalescer.Change? in
-            state.lastPublished.removeValue(forKey: stack)
             let held = state.coalescer.remove(stack)
             if held != nil { state.counters.orderEntries += 1 }
             return held
@@ -108,6 +108,20 @@ public final class ServiceJournal: ServiceReporter {
         var items: [JournalQueue.Item] = []
         let timer: Duration? = state.withLock { state in
             for decision in decisions {
+                if decision.removed {
+                    // Written at once, not held: the stack's history ends here (analyze closes its last top), and
+                    // a stack configured again under the id starts afresh.
+                    let previous = state.lastPublished.removeValue(forKey: decision.stack)
+                    if let held = state.coalescer.remove(decision.stack) {
+                        state.counters.orderEntries += 1
+                        items.append(Self.orderChangedEntry(held))
+                    }
+                    state.counters.decisionsPublished += 1
+                    state.counters.orderEntries += 1
+                    items.append(
+                        Self.orderChangedEntry(.init(decision: decision, previousOrder: previous?.order, count: 1)))
+                    continue
+                }
                 let previous = state.lastPublished.updateValue(decision, forKey: decision.stack)
                 state.counters.decisionsPublished += 1
                 let (inserted, removed) = Self.suggestionChanges(decision, previous: previous)

@@ -66,6 +66,9 @@ public actor EngineHost {
     /// Serving, storage failed or stopping (`HostPhase`).
     var phase = HostPhase.serving
     var publishScheduled = false
+    /// Stacks removed since the last publish, as their last decisions (`Decision.removed`): the next publish sends
+    /// them to subscribers and the journal, once the removal is stored.
+    var pendingRemovals: [Decision] = []
     /// The rebuilds (deletions, retention sweeps) waiting, run one at a time by one task.
     var rebuilds = RebuildQueue<PendingDeletion>()
     /// Counts rollbacks to the stored state (after a failed commit), so a rebuild that began before one starts over.
@@ -371,6 +374,9 @@ public actor EngineHost {
         if case .removeStack(let stack, _) = event {
             backfill.forget(stack)
             reporter.stackRemoved(stack)
+            pendingRemovals.append(
+                Decision(
+                    stack: stack, revision: engine.revisionFloor, time: serviceTime(), entries: [], removed: true))
         }
         if let donation = event.donation {
             donations.applied(donation, probe: checked ?? DonationKeyFilter.probe(DonationKey(donation)))
@@ -470,8 +476,14 @@ public actor EngineHost {
         // The store takes records again (a call found it so before the retry came): serving.
         if case .storageFailed = phase { phase = .serving }
         let time = serviceTime(reading: reading ?? clock.now())
-        if let quiet = publishQuietUntil, time < quiet { return .committed }
+        let removals = pendingRemovals
+        pendingRemovals = []
+        if let quiet = publishQuietUntil, time < quiet {
+            fanOut(decisions: removals, effects: [])
+            return .committed
+        }
         guard engine.needsPublish(at: time) else {
+            fanOut(decisions: removals, effects: [])
             scheduleWakeUp()
             publishQuietUntil = engine.nextPublishDue()
             return .committed
@@ -485,7 +497,7 @@ public actor EngineHost {
         let ticket = log.enqueue([mark])
         lastTicket = ticket
         if log.snapshotDue { log.snapshot(engine) }
-        fanOut(decisions: decisions, effects: effects, reported: reported)
+        fanOut(decisions: removals + decisions, effects: effects, reported: reported.map { removals + $0 })
         scheduleWakeUp()
         return ticket
     }
