@@ -36,8 +36,11 @@ struct StackCommand: AsyncParsableCommand {
             let request = try GlobalOptions.checked { () throws(VarlinkError) in
                 GetStackRequest(stack: try Typed.stack(stack), at: at?.timestamp)
             }
+            // The settings printed above the order are the stack's current ones, so none for an order at another
+            // time (`explain --at` gives the settings that order was decided under).
             let (reply, configuration) = try await global.withClient { client in
                 let order = try await client.call(request)
+                guard at == nil else { return (order, JSONObject?.none) }
                 let stacks = try await client.call(ListStacksRequest())
                 return (order, stacks.objects("stacks").first { $0.string("stack") == stack })
             }

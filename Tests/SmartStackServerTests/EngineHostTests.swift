@@ -267,6 +267,29 @@ struct EngineHostTests {
         await host.closeSubscription(subscription.id)
     }
 
+    @Test("while anyone subscribes, scores that drift with time alone are decided again within a minute and pushed")
+    func timeAloneIsPushedToSubscribers() async throws {
+        let clock = ManualClock()
+        let host = try await ServerFixture.host(apps: ["mail", "news", "maps"], clock: clock)
+        _ = try await host.donate(ServerFixture.donation("news", at: clock.now()), idGiven: false)
+        await host.tick()
+        // No subscriber: no wake-up for the decisions' age (nothing is scheduled in the engine either).
+        let unsubscribed = await host.wakeUp.scheduled
+        #expect(unsubscribed.map { $0.seconds(since: clock.now()) > Engine.decisionMaxAge } ?? true)
+        let subscription = try await host.subscribe(stacks: [ServerFixture.stack()])
+        let before = try #require(subscription.initial.first)
+        let due = try #require(await host.wakeUp.scheduled)
+        #expect(due.seconds(since: before.time) <= Engine.decisionMaxAge)
+        // The wake-up an hour on (the time service fires it): recency has drifted, the new scores are pushed.
+        clock.advance(seconds: 3_600)
+        await host.timerFired()
+        var iterator = subscription.stream.makeAsyncIterator()
+        let drifted = try #require(await iterator.next())
+        #expect(drifted.revision > before.revision)
+        #expect(drifted.time > before.time)
+        await host.closeSubscription(subscription.id)
+    }
+
     @Test("a subscriber that does not read is cut off when its queue is full; others are not slowed")
     func slowSubscriberIsCutOff() async throws {
         var limits = HostLimits()

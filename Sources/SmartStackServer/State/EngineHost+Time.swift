@@ -21,11 +21,15 @@ extension EngineHost {
     var retentionSweepInterval: Double { limits.retentionSweepInterval }
 
     /// Tells the time service the next moment time-driven work is due: the engine's next scheduled change, the
-    /// next retention sweep, or the storage retry, so decisions are published at that moment without anyone asking.
+    /// next retention sweep, a decision's maximum age while anyone subscribes, or the storage retry, so decisions are published at that moment without anyone asking.
     func scheduleWakeUp() {
         guard phase != .stopping else { return }
         let sweep = wakeUp.lastRetentionSweep.adding(seconds: retentionSweepInterval)
         var next = engine.nextWakeUp.map { min($0, sweep) } ?? sweep
+        // While shells follow stacks, scores that drift with time alone (recency, the time of day) are decided again
+        // when a decision reaches `Engine.decisionMaxAge` and pushed when they changed (a score by 0.001 or more),
+        // without anyone asking. With no subscriber there is nobody to push to: the next read decides them again.
+        if subscriptions.subscriberCount > 0, let due = engine.nextPublishDue() { next = min(next, due) }
         // While storage fails nothing time changed can be published or swept: the retry is the one moment. (A due
         // timer stayed the next moment, in the past, and the time service woke the host again at once, about 2,000
         // times a second for the whole outage.)

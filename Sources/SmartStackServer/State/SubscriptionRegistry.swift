@@ -150,6 +150,7 @@ extension EngineHost {
         let ended = OneShotSignal()
         continuation.onTermination = { _ in ended.fire() }
         let id = subscriptions.add(.init(stacks: stacks.map(Set.init), continuation: continuation))
+        scheduleWakeUp()
         return HostSubscription(id: id, initial: initial, stream: stream, ended: ended)
     }
 
@@ -197,6 +198,8 @@ extension EngineHost {
         let initial = try initialDecisions(stacks)
         let id = subscriptions.add(
             .init(stacks: stacks.map(Set.init), delivery: .push(send: send, close: close, finish: finish)))
+        // A subscriber is someone to push what time alone changes to (`scheduleWakeUp`).
+        scheduleWakeUp()
         return (id, initial)
     }
 
