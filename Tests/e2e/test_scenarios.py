@@ -73,23 +73,30 @@ def test_timeline_relevance_rotates_to_top_at_entry_date_and_back_after_duration
     assert seen[0][2] < seen[1][2] < seen[2][2]
 
 
-def test_subscribe_receives_current_order_then_the_change(daemon):
-    setup_stack(daemon.address)
+def listen_in_background(address, stack, count):
+    """Subscribes to `stack` on a thread of its own until `count` replies came; returns the replies (filled as they
+    come) and the thread, once the first reply (the current order) arrived."""
     updates = []
     subscribed = threading.Event()
 
     def listen():
-        with varlink.Client(address=daemon.address) as client:
+        with varlink.Client(address=address) as client:
             with client.open("io.smartstack.Shell", namespaced=False) as shell:
-                for update in shell.Subscribe(stacks=["home"], _more=True):
+                for update in shell.Subscribe(stacks=[stack], _more=True):
                     updates.append(update)
                     subscribed.set()
-                    if len(updates) == 2:
+                    if len(updates) == count:
                         return
 
     listener = threading.Thread(target=listen, daemon=True)
     listener.start()
     assert subscribed.wait(5)
+    return updates, listener
+
+
+def test_subscribe_receives_current_order_then_the_change(daemon):
+    setup_stack(daemon.address)
+    updates, listener = listen_in_background(daemon.address, "home", 2)
     # The shell reorders the stack by hand (a configuration with another order publishes at once).
     call(
         daemon.address, "io.smartstack.Shell", "ConfigureStack", stack="home", family="systemMedium",
@@ -181,21 +188,7 @@ def test_a_removed_stack_is_pushed_and_its_id_never_repeats_a_revision(make_daem
     revisions above the last it saw never drops the new stack's orders (survives a restart: the floor is state)."""
     daemon = make_daemon(subdirectory="d")
     setup_stack(daemon.address, stack="dash", apps=("mail", "news"))
-    updates = []
-    subscribed = threading.Event()
-
-    def listen():
-        with varlink.Client(address=daemon.address) as client:
-            with client.open("io.smartstack.Shell", namespaced=False) as shell:
-                for update in shell.Subscribe(stacks=["dash"], _more=True):
-                    updates.append(update)
-                    subscribed.set()
-                    if len(updates) == 3:
-                        return
-
-    listener = threading.Thread(target=listen, daemon=True)
-    listener.start()
-    assert subscribed.wait(5)
+    updates, listener = listen_in_background(daemon.address, "dash", 3)
     last = updates[0]["revision"]
     call(daemon.address, "io.smartstack.Shell", "RemoveStack", stack="dash")
     assert call(daemon.address, "io.smartstack.Shell", "ListStacks")["stacks"] == []
