@@ -115,30 +115,20 @@ public final class JournalQueue: Sendable {
     /// entries either way.
     public func close(within limit: Duration) async -> Bool {
         state.withLock { $0.closed = true }
-        let result = Once()
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let finish: @Sendable (Bool) -> Void = { closed in
-                if result.claim() { continuation.resume(returning: closed) }
-            }
-            Task {
-                await self.flush()
-                finish(true)
-            }
-            Task {
-                try? await Task.sleep(for: limit)
-                finish(false)
-            }
+        let done = OneShotSignal()
+        let flushed = Atomic(false)
+        Task {
+            await self.flush()
+            flushed.store(true, ordering: .releasing)
+            done.fire()
         }
-    }
-
-    /// True the first time it is claimed only.
-    private final class Once: Sendable {
-        private let claimed = Mutex(false)
-        func claim() -> Bool {
-            claimed.withLock { done in
-                defer { done = true }; return !done
-            }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            done.fire()
         }
+        await done.wait()
+        timer.cancel()
+        return flushed.load(ordering: .acquiring)
     }
 
     /// Runs `body` on the drain queue after `delay` (the journal's coalescing timer).

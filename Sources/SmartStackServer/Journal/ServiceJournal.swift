@@ -89,16 +89,6 @@ public final class ServiceJournal: ServiceReporter {
 
     // MARK: ServiceReporter
 
-    public func stackRemoved(_ stack: StackID) {
-        // The removal's own entry comes with its publish (`Decision.removed`), which forgets the stack.
-        let held = state.withLock { state -> OrderChangeCoalescer.Change? in
-            let held = state.coalescer.remove(stack)
-            if held != nil { state.counters.orderEntries += 1 }
-            return held
-        }
-        if let held { queue.enqueue(Self.orderChangedEntry(held)) }
-    }
-
     /// Stacks whose latest published decision is kept (for the previous order of the next entry).
     public var stacksFollowed: Int { state.withLock { $0.lastPublished.count } }
 
@@ -109,8 +99,9 @@ public final class ServiceJournal: ServiceReporter {
         let timer: Duration? = state.withLock { state in
             for decision in decisions {
                 if decision.removed {
-                    // Written at once, not held: the stack's history ends here (analyze closes its last top), and
-                    // a stack configured again under the id starts afresh.
+                    // Written at once, not held: the stack's history ends here (analyze closes its last top). What
+                    // is kept about the stack goes, so a stack configured again under the id starts afresh and what
+                    // is kept is bounded by the stacks that exist, however many come and go.
                     let previous = state.lastPublished.removeValue(forKey: decision.stack)
                     if let held = state.coalescer.remove(decision.stack) {
                         state.counters.orderEntries += 1

@@ -22,13 +22,6 @@ public protocol ServiceReporter: Sendable {
     func clientRejected(_ peer: PeerCredentials, _ rejection: ClientRejection)
     /// Entries dropped so far because the journal's queue was full (`nil` when there is no such queue).
     var droppedEntries: Int? { get }
-    /// A stack was removed: whatever the reporter keeps about it goes (a stack created again under its id starts
-    /// anew), so what it keeps is bounded by the stacks that exist, however many come and go.
-    func stackRemoved(_ stack: StackID)
-}
-
-extension ServiceReporter {
-    public func stackRemoved(_ stack: StackID) {}
 }
 
 /// A reporter that reports nothing (tests, tools).

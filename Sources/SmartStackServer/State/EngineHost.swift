@@ -365,18 +365,16 @@ public actor EngineHost {
         captured?.append(event)
         if event.time > latestEventTime { latestEventTime = event.time }
         // Backfilled events (a replay) are journaled at their own times; the check costs nothing otherwise.
-        let lateness = -event.time.seconds(since: serviceTime())
+        let now = serviceTime()
+        let lateness = -event.time.seconds(since: now)
         let backfilled = lateness > 1
         if backfilled || !backfill.isEmpty {
-            journalBackfill(
-                event, backfilled: backfilled, lateness: lateness, now: event.time.adding(seconds: lateness))
+            journalBackfill(event, backfilled: backfilled, lateness: lateness, now: now)
         }
         if case .removeStack(let stack, _) = event {
             backfill.forget(stack)
-            reporter.stackRemoved(stack)
             pendingRemovals.append(
-                Decision(
-                    stack: stack, revision: engine.revisionFloor, time: serviceTime(), entries: [], removed: true))
+                Decision(stack: stack, revision: engine.revisionFloor, time: now, entries: [], removed: true))
         }
         if let donation = event.donation {
             donations.applied(donation, probe: checked ?? DonationKeyFilter.probe(DonationKey(donation)))
@@ -476,14 +474,12 @@ public actor EngineHost {
         // The store takes records again (a call found it so before the retry came): serving.
         if case .storageFailed = phase { phase = .serving }
         let time = serviceTime(reading: reading ?? clock.now())
-        let removals = pendingRemovals
-        pendingRemovals = []
-        if let quiet = publishQuietUntil, time < quiet {
-            fanOut(decisions: removals, effects: [])
-            return .committed
+        if !pendingRemovals.isEmpty {
+            fanOut(decisions: pendingRemovals, effects: [])
+            pendingRemovals = []
         }
+        if let quiet = publishQuietUntil, time < quiet { return .committed }
         guard engine.needsPublish(at: time) else {
-            fanOut(decisions: removals, effects: [])
             scheduleWakeUp()
             publishQuietUntil = engine.nextPublishDue()
             return .committed
@@ -497,7 +493,7 @@ public actor EngineHost {
         let ticket = log.enqueue([mark])
         lastTicket = ticket
         if log.snapshotDue { log.snapshot(engine) }
-        fanOut(decisions: removals + decisions, effects: effects, reported: reported.map { removals + $0 })
+        fanOut(decisions: decisions, effects: effects, reported: reported)
         scheduleWakeUp()
         return ticket
     }
