@@ -206,6 +206,40 @@ struct EngineTests {
         #expect(later.count == 1 && later[0].entries.allSatisfy { !$0.suggested })
     }
 
+    @Test("a suggestion on top takes engagement: swiped away it stays out for 24 hours, survives a snapshot")
+    func aSuggestionTakesEngagement() throws {
+        var (engine, _) = try Self.suggestionEngine()
+        let tokyo = "suggestion:com.example.weather/main?city=Tokyo"
+        let tokyoID = try InstanceID(tokyo)
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(400)).entries.first?.instance == tokyo)
+        // A tap and an impression are taken (before, each was InvalidParameter naming the instance); the order stays.
+        try engine.apply(.engage(stack: F.stack(), instance: tokyoID, kind: .tap, duration: nil, at: F.t(401)))
+        try engine.apply(.engage(stack: F.stack(), instance: tokyoID, kind: .impression, duration: 2, at: F.t(402)))
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(403)).entries.first?.instance == tokyo)
+        #expect(
+            try engine.explain(stack: F.stack(), instance: tokyoID, at: F.t(403)).decision.entries.first?.instance
+                == tokyo)
+        // Swiped away, it leaves the stack, also after more donations to it, for 24 hours from the swipe.
+        try engine.apply(.engage(stack: F.stack(), instance: tokyoID, kind: .swipeAway, duration: nil, at: F.t(500)))
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(501)).entries.allSatisfy { !$0.suggested })
+        try engine.apply(F.donation("weather", at: 600, intent: "CityIntent", parameters: ["city": "Tokyo"]))
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(601)).entries.allSatisfy { !$0.suggested })
+        // Kept by a snapshot.
+        var restored = try Engine(snapshot: engine.snapshot(), settings: engine.settings)
+        #expect(try restored.evaluate(stack: F.stack(), at: F.t(601)).entries.allSatisfy { !$0.suggested })
+        try restored.apply(F.donation("weather", at: 80_000, intent: "CityIntent", parameters: ["city": "Tokyo"]))
+        #expect(try restored.evaluate(stack: F.stack(), at: F.t(86_899)).entries.allSatisfy { !$0.suggested })
+        #expect(try restored.evaluate(stack: F.stack(), at: F.t(86_900)).entries.first?.instance == tokyo)
+        // An id that names no candidate of the stack is still refused, saying so.
+        let other = try InstanceID("suggestion:com.example.weather/main?city=Oslo")
+        #expect(
+            throws: CoreError.invalidParameter(
+                parameter: "instance", reason: "'\(other)' is not a suggestion of stack '\(F.stack())'")
+        ) {
+            try engine.apply(.engage(stack: F.stack(), instance: other, kind: .tap, duration: nil, at: F.t(700)))
+        }
+    }
+
     @Test func theRankerLearnsFromWhatTheUserDoesAfterALook() throws {
         var engine = try F.engine(apps: ["a", "b", "c"])
         // Every look is followed by opening "b", although "a" is always the app used last.

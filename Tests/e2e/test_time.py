@@ -188,6 +188,45 @@ def test_suggestions_expire_24_hours_after_their_last_donation(daemon):
     assert not any(entry["suggested"] for entry in call(address, SHELL, "GetStack", stack="home")["order"])
 
 
+def test_a_suggestion_swiped_away_leaves_the_stack_and_stays_out(daemon):
+    address = daemon.address
+    call(address, PROVIDER, "RegisterWidget", app="org.ex.weather", kind="city", families=["systemMedium"],
+         intent={"type": "CityIntent", "parameters": [{"name": "city", "type": "string"}]})
+    call(address, PROVIDER, "RegisterWidget", app="org.ex.notes", kind="main", families=["systemMedium"])
+    call(address, SHELL, "ConfigureStack", stack="home", family="systemMedium", suggestions=True, widgets=[
+        {"instance": "notes", "app": "org.ex.notes", "kind": "main"},
+        {"instance": "berlin", "app": "org.ex.weather", "kind": "city", "configuration": {"city": "Berlin"}}])
+    for index in range(6):
+        call(address, PROVIDER, "Donate", app="org.ex.weather", intent="CityIntent", parameters={"city": "Tokyo"},
+             id=f"t{index}", date=now_plus(-600 + 60 * index))
+    top = call(address, SHELL, "GetStack", stack="home")["order"][0]
+    assert top["suggested"] and top["instance"] == "suggestion:org.ex.weather/city?city=Tokyo", top
+    # The shell reports what the user did with it, as with a widget (each was InvalidParameter before).
+    call(address, SHELL, "RecordEngagement", stack="home", instance=top["instance"], kind="impression", duration=3.0)
+    call(address, SHELL, "RecordEngagement", stack="home", instance=top["instance"], kind="tap")
+    explained = call(address, SHELL, "Explain", stack="home", instance=top["instance"])
+    assert explained["order"][0]["instance"] == top["instance"] and explained["widgets"] == [], explained
+    with varlink.Client(address=address) as client:
+        with client.open(SHELL, namespaced=False) as shell:
+            updates = shell.Subscribe(stacks=["home"], _more=True)
+            assert next(updates)["order"][0]["suggested"]
+            call(address, SHELL, "RecordEngagement", stack="home", instance=top["instance"], kind="swipeAway")
+            pushed = next(updates)
+            assert not any(entry["suggested"] for entry in pushed["order"]), pushed
+    # Another donation does not bring it back, nor does the rest of the day (the engine test sees it come back).
+    call(address, PROVIDER, "Donate", app="org.ex.weather", intent="CityIntent", parameters={"city": "Tokyo"},
+         id="t6")
+    assert not any(entry["suggested"] for entry in call(address, SHELL, "GetStack", stack="home")["order"])
+    later = call(address, SHELL, "GetStack", stack="home", at=now_plus(86_400 - 60))
+    assert not any(entry["suggested"] for entry in later["order"]), later
+    # An id naming no suggestion of the stack is refused, naming the instance.
+    with pytest.raises(varlink.VarlinkError) as refused:
+        call(address, SHELL, "RecordEngagement", stack="home", instance="suggestion:org.ex.weather/city?city=Oslo",
+             kind="tap")
+    assert refused.value.error() == "org.varlink.service.InvalidParameter"
+    assert refused.value.parameters()["parameter"] == "instance"
+
+
 def test_dates_are_consistent(make_daemon):
     daemon = make_daemon("reloadBudget = 40\n")
     address = daemon.address

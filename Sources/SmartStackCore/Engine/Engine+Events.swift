@@ -144,7 +144,15 @@ extension Engine {
     {
         guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
         guard state.instances.contains(instance), let widget = instances[instance] else {
-            throw .invalidParameter(parameter: "instance", reason: "instance '\(instance)' is not in stack '\(id)'")
+            if let key = suggestionKey(named: instance, in: state) {
+                try engageSuggestion(key, in: id, kind: kind, at: time)
+                return []
+            }
+            let reason =
+                instance.rawValue.hasPrefix(Self.suggestionPrefix)
+                ? "'\(instance)' is not a suggestion of stack '\(id)'"
+                : "instance '\(instance)' is not in stack '\(id)'"
+            throw .invalidParameter(parameter: "instance", reason: reason)
         }
         // Engagement reaches the ranking only through the widget's own bounded adjustment (`WidgetEngagement`),
         // not as features of the learned model, whose first steps on a new feature are large: two taps there
@@ -179,6 +187,33 @@ extension Engine {
         }
         stacks[id]?.dirty = true
         return effects.compactMap { $0 }
+    }
+
+    /// What the user did with a suggestion of a stack (its entry's id names a candidate). A swipe away keeps the
+    /// candidate out of the stack for ``suggestionLifetime`` (the next of the stack's candidates may take its
+    /// place); an impression is a look, as a widget's is; a swipe to it ends a manual swipe, so the stack shows the
+    /// service's order again, where the suggestion is on top while it wins. A tap changes nothing by itself: the
+    /// app it opens donates, and that donation is what the ranking learns from.
+    mutating func engageSuggestion(_ key: Int32, in id: StackID, kind: EngagementKind, at time: Timestamp)
+        throws(CoreError)
+    {
+        switch kind {
+        case .tap:
+            return
+        case .swipeTo:
+            stacks[id]?.manualSwipe = nil
+        case .swipeAway:
+            let candidates = Set(suggestionCandidates)
+            var dismissed = stacks[id]?.dismissedSuggestions ?? []
+            dismissed.removeAll { $0.key == key || $0.until <= time || !candidates.contains($0.key) }
+            let until = time.adding(seconds: Self.suggestionLifetime)
+            dismissed.append(DismissedSuggestion(key: key, until: until))
+            stacks[id]?.dismissedSuggestions = dismissed
+            timers.schedule(.stack(id), at: until)
+        case .impression:
+            try look(at: id, time: time)
+        }
+        stacks[id]?.dirty = true
     }
 
     // MARK: Timelines, relevance and reloads

@@ -99,7 +99,8 @@ extension Engine {
         -> StackExplanation
     {
         guard let state = stacks[id] else { throw .notFound(kind: "stack", id: id.rawValue) }
-        if let instance, !state.instances.contains(instance) {
+        // A suggestion's entry is in the order (with its contributions); it has no widget explanation.
+        if let instance, !state.instances.contains(instance), suggestionKey(named: instance, in: state) == nil {
             throw .invalidParameter(parameter: "instance", reason: "instance '\(instance)' is not in stack '\(id)'")
         }
         var matrix: [Double] = []

@@ -8,7 +8,7 @@
 /// `CodecError`, and the service replays its log instead.
 extension Engine {
     /// The layout version of ``snapshot()``.
-    public static let snapshotFormat: UInt64 = 10
+    public static let snapshotFormat: UInt64 = 11
     private static let magic: [UInt8] = Array("SSES".utf8)
 
     /// The engine's state as bytes.
@@ -201,6 +201,10 @@ extension ByteWriter {
             writer.instance(swipe.instance)
             writer.timestamp(swipe.time)
         }
+        array(value.dismissedSuggestions) { writer, dismissed in
+            writer.int(Int64(dismissed.key))
+            writer.timestamp(dismissed.until)
+        }
         bool(value.dirty)
         int(Int64(value.decidedGeneration))
     }
@@ -290,6 +294,9 @@ extension ByteReader {
         state.publishedTopWithheld = try bool()
         state.lastRotation = try optionalTimestamp()
         if try present() { state.manualSwipe = ManualSwipe(instance: try instance(), time: try timestamp()) }
+        for _ in 0..<(try count()) {
+            state.dismissedSuggestions.append(DismissedSuggestion(key: try int32(), until: try timestamp()))
+        }
         state.dirty = try bool()
         state.decidedGeneration = try integer()
         return state

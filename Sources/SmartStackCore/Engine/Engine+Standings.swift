@@ -146,8 +146,9 @@ extension Engine {
             state.slots.indices.compactMap { index in
                 instances.slots[Int(state.slots[index])]?.group.map { "\(state.kinds[index].app)\u{0}\($0)" }
             })
+        let dismissed = Set(state.dismissedSuggestions.lazy.filter { time < $0.until }.map(\.key))
         var result: [Int32] = []
-        for key in suggestionCandidates.reversed() where !placed.contains(key) {
+        for key in suggestionCandidates.reversed() where !placed.contains(key) && !dismissed.contains(key) {
             let info = keys[Int(key)]
             guard let kind = kinds[info.kind],
                 kind.families.contains(state.configuration.family),
@@ -167,6 +168,17 @@ extension Engine {
     func suggestionID(_ key: Int32) -> String {
         let info = keys[Int(key)]
         let configuration = info.configuration.queryText
-        return "suggestion:\(info.kind)" + (configuration.isEmpty ? "" : "?\(configuration)")
+        return Self.suggestionPrefix + "\(info.kind)" + (configuration.isEmpty ? "" : "?\(configuration)")
+    }
+
+    /// What every suggestion entry's id starts with.
+    static let suggestionPrefix = "suggestion:"
+
+    /// The candidate key a suggestion entry's id names, if it is a candidate not placed in the stack (whether or
+    /// not it is shown now: an engagement may come after the suggestion left).
+    func suggestionKey(named instance: InstanceID, in state: StackState) -> Int32? {
+        guard instance.rawValue.hasPrefix(Self.suggestionPrefix) else { return nil }
+        let placed = Set(state.keys)
+        return suggestionCandidates.last { !placed.contains($0) && suggestionID($0) == instance.rawValue }
     }
 }

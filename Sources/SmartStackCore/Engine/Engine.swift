@@ -466,10 +466,19 @@ struct StackState: Sendable, Hashable {
     /// The last time the top changed by a rotation, a suggestion or a manual swipe.
     var lastRotation: Timestamp?
     var manualSwipe: ManualSwipe?
+    /// Suggestions the user swiped away in this stack, and until when each stays out of it
+    /// (``Engine/suggestionLifetime`` after the swipe; at most one per candidate, the expired ones dropped).
+    var dismissedSuggestions: [DismissedSuggestion] = []
     var dirty = true
     var decidedGeneration = -1
 
     init(configuration: StackConfiguration) { self.configuration = configuration }
+}
+
+/// A suggestion swiped away in a stack: its candidate key, kept out of the stack until `until`.
+struct DismissedSuggestion: Sendable, Hashable {
+    var key: Int32
+    var until: Timestamp
 }
 
 /// The tops a stack showed at a look with a target: the seen top (an instance id) and MRU's (a usage key).
