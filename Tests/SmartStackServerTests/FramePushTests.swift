@@ -89,4 +89,24 @@ struct FramePushTests {
         #expect(try Self.written(channel) == ["x"])
         #expect(!channel.isActive)
     }
+
+    @Test("finish with a last frame writes it after what waits, before the stream started or after")
+    func finishWithALastFrame() throws {
+        let waiting = try Self.active()
+        let early = FramePush(limit: 4)
+        #expect(early.send(Self.frame("x")))
+        early.finish(with: Self.frame("stopping"))
+        early.start(on: waiting)
+        #expect(try Self.written(waiting) == ["x", "stopping"])
+        #expect(!waiting.isActive)
+
+        let started = try Self.active()
+        let late = FramePush(limit: 4)
+        late.start(on: started)
+        #expect(late.send(Self.frame("y")))
+        late.finish(with: Self.frame("stopping"))
+        #expect(try Self.written(started) == ["y", "stopping"])
+        #expect(!started.isActive)
+        #expect(!late.send(Self.frame("after")))
+    }
 }

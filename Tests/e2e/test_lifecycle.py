@@ -64,13 +64,22 @@ def test_sigterm_finishes_in_flight_calls_ends_streams_and_exits_zero(make_daemo
     stream.sendall(encode("io.smartstack.Shell.Subscribe", {}, more=True))
     reader = FrameReader(stream)
     assert reader.next()["continues"] is True
+    watch = daemon.raw(timeout=10)
+    watch.sendall(encode("io.smartstack.Provider.WatchReloads", {"app": "com.example.mail"}, more=True))
+    watching = FrameReader(watch)
     idle = daemon.raw(timeout=10)
     idle.sendall(encode("org.varlink.service.GetInfo"))
     assert FrameReader(idle).next()["parameters"]["product"] == "smartstackd"
     began = time.monotonic()
     assert daemon.stop() == 0, daemon.log()
     assert time.monotonic() - began < 5
+    # Each stream's last reply says why it ends (a bare close is a client cut off, or a crash).
+    last = reader.next()
+    assert last.get("error") == "io.smartstack.Shell.ServiceStopping" and "continues" not in last, last
     assert reader.closed(timeout=2)
+    last = watching.next()
+    assert last.get("error") == "io.smartstack.Provider.ServiceStopping", last
+    assert watching.closed(timeout=2)
     assert FrameReader(idle).closed(timeout=2)
     assert not os.path.exists(daemon.socket_path)
 

@@ -94,7 +94,7 @@ extension ServiceDispatcher {
             }
         case .watchReloads(let request):
             let subscription = try run { () throws(HostError) in try host.watchReloads(app: request.app) }
-            return .done(watchReloads(subscription, request))
+            return .done(watchReloads(subscription, request, context))
         case .startLiveActivity(let request):
             return try record(context, on: host, { now in request.event(defaultTime: now) }) { _ in [:] }
         case .updateLiveActivity(let request):
@@ -322,12 +322,16 @@ extension ServiceDispatcher {
     {
         let frames = decisionFrames
         let push = FramePush(limit: host.limits.subscriberQueue)
+        // A stream the service ends (it stops) ends with this error, so a shell knows to wait for the next instance
+        // (a bare close is a client cut off for not reading, or a crash).
+        let stopping = context.error(.stopping)
         let id: UInt64
         let initial: [Decision]
         do throws(HostError) {
             (id, initial) = try host.subscribe(
                 stacks: stacks, send: { decision in push.send(frames.reply(to: decision, continues: true).buffer) },
-                close: { push.close() }, finish: { push.finish() })
+                close: { push.close() },
+                finish: { push.finish(with: VarlinkReply(error: stopping).encoded) })
         } catch {
             throw context.error(error)
         }
@@ -360,10 +364,13 @@ extension ServiceDispatcher {
 
     /// The stream of a reload watch: each reload asked of the app, with the instance's configuration as it is
     /// when the reply is sent (none when its stack no longer has the instance).
-    private func watchReloads(_ subscription: HostSubscription<EngineEffect>, _ request: WatchReloadsRequest)
+    private func watchReloads(
+        _ subscription: HostSubscription<EngineEffect>, _ request: WatchReloadsRequest, _ context: CallContext
+    )
         -> CallOutcome
     {
         let host = self.host
+        let stopping = context.error(.stopping)
         return .stream { send in
             try await Self.run(subscription, host: host) {
                 for await effect in subscription.stream where request.wants(effect) {
@@ -374,6 +381,8 @@ extension ServiceDispatcher {
                     if let object = effect.reloadWireObject(configuration: configuration) { try await send(object) }
                 }
             }
+            // Ended by the service's stop: the last reply says so (as Subscribe's does).
+            if await host.isStopping { throw stopping }
         }
     }
 }

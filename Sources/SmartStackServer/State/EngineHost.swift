@@ -65,6 +65,8 @@ public actor EngineHost {
     let started: Timestamp
     /// Serving, storage failed or stopping (`HostPhase`).
     var phase = HostPhase.serving
+    /// Whether the host stopped (its streams then end with `ServiceStopping`).
+    public var isStopping: Bool { phase == .stopping }
     var publishScheduled = false
     /// Stacks removed since the last publish, as their last decisions (`Decision.removed`): the next publish sends
     /// them to subscribers and the journal, once the removal is stored.

@@ -315,10 +315,15 @@ struct ConnectionStateMachine {
         case .stream(let run):
             state = .streamWaiting(
                 .open { sendFrame in
-                    try await run { parameters in
-                        var frame: [UInt8] = []
-                        VarlinkReply(parameters: parameters, continues: true).encode(into: &frame)
-                        try await sendFrame(frame)
+                    do {
+                        try await run { parameters in
+                            var frame: [UInt8] = []
+                            VarlinkReply(parameters: parameters, continues: true).encode(into: &frame)
+                            try await sendFrame(frame)
+                        }
+                    } catch let error as VarlinkError {
+                        // A stream that ends with an error (the service stopping) sends it as its last reply.
+                        try await sendFrame(VarlinkReply(error: error).encoded)
                     }
                 })
             decoder = VarlinkFrameDecoder(maxFrameSize: maxFrameSize)

@@ -19,8 +19,9 @@ public final class FramePush: @unchecked Sendable {
     private var state = State.waiting
     private var queued: Deque<ByteBuffer> = []
     private var limit: Int
-    /// `finish()` came before the stream started: close once started, after what waited.
+    /// `finish()` came before the stream started: close once started, after what waited (and its last frame).
     private var finishing = false
+    private var lastFrame: ByteBuffer?
     /// A flush is scheduled for the end of the loop's turn.
     private var flushScheduled = false
     /// Called once when the client leaves (the subscription is then removed); not when the service ends the
@@ -85,7 +86,7 @@ public final class FramePush: @unchecked Sendable {
         guard case .waiting = state else { return }
         state = .started(channel)
         if finishing {
-            finish()
+            finish(with: lastFrame)
         } else {
             flush(channel)
         }
@@ -105,18 +106,24 @@ public final class FramePush: @unchecked Sendable {
         if wrote { channel.flush() }
     }
 
-    /// The service ends the stream (shutdown): what waits is written, then the connection closes.
-    public func finish() {
+    /// The service ends the stream (shutdown): what waits is written, then `last` (the stream's last reply, an error
+    /// saying why it ends), then the connection closes.
+    public func finish(with last: [UInt8]? = nil) {
+        finish(with: last.map { ByteBuffer(bytes: $0) })
+    }
+
+    private func finish(with last: ByteBuffer?) {
         switch state {
         case .ended:
             return
         case .waiting:
             finishing = true
+            lastFrame = last
         case .started(let channel):
             state = .ended
             for frame in queued { channel.write(frame, promise: nil) }
             queued.removeAll()
-            channel.writeAndFlush(ByteBuffer(), promise: nil)
+            channel.writeAndFlush(last ?? ByteBuffer(), promise: nil)
             channel.close(promise: nil)
         }
     }
