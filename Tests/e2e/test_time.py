@@ -327,3 +327,22 @@ def test_every_time_option_takes_one_syntax(daemon, workdir):
     assert "Missing value" not in result.stderr, result.stderr
     bad = ctl(daemon, "stack", "show", "home", "--at", "soonish", check=False)
     assert bad.returncode != 0 and "soonish" in bad.stderr
+
+
+def test_an_order_asked_for_a_past_time_keeps_its_revision_when_later_events_come(daemon):
+    address = daemon.address
+    for app in ("mail", "news"):
+        call(address, PROVIDER, "RegisterWidget", app=f"com.example.{app}", kind="main", families=["systemMedium"],
+             date=now_plus(-7_200))
+    call(address, SHELL, "ConfigureStack", stack="home", family="systemMedium", date=now_plus(-3_600), widgets=[
+        {"instance": app, "app": f"com.example.{app}", "kind": "main"} for app in ("mail", "news")])
+    before = call(address, SHELL, "GetStack", stack="home", at=now_plus(-1_800))
+    assert before["revision"] >= 1, before
+    # A later event makes the same question one about the past (answered from the stored history): the order's
+    # revision is the one it was published under, not 0 (it was 0 before).
+    call(address, SHELL, "RecordLook", stack="home")
+    after = call(address, SHELL, "GetStack", stack="home", at=now_plus(-1_800))
+    assert after["revision"] == before["revision"], (before, after)
+    assert [e["instance"] for e in after["order"]] == [e["instance"] for e in before["order"]]
+    explained = call(address, SHELL, "Explain", stack="home", at=now_plus(-1_800))
+    assert explained["revision"] == before["revision"], explained

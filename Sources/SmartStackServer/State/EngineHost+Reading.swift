@@ -97,8 +97,8 @@ extension EngineHost {
 
     /// The engine to answer a question about `time`: the live one when no recorded event is later than `time`
     /// (its stability state is read as of `time`), else one rebuilt off the event loop from the stored events
-    /// dated at or before `time`, in the order they were applied (publish marks included): the state as it was
-    /// then, with nothing of what came after. `reader`: the caller's uid (history reads take turns by uid).
+    /// dated at or before `time`, in the order they were applied (publish marks included, the later ones at `time`):
+    /// the state as it was then, with nothing of what came after. `reader`: the caller's uid (history reads take turns by uid).
     func engine(asOf time: Timestamp, reader: UInt32 = 0) async throws(HostError) -> Engine {
         guard time < latestEventTime else { return engine }
         // Everything logged so far, read back once stored.
@@ -115,7 +115,14 @@ extension EngineHost {
                 var past = Engine(settings: settings)
                 try log.replay(after: 0, through: through) { event in
                     _ = smartstack_pace()
-                    if event.time <= time { past.replay(event) }
+                    if event.time <= time {
+                        past.replay(event)
+                    } else if case .publish = event {
+                        // A publish after `time` published events up to it too (a backdated event is published
+                        // when it comes): its revision is the order's as of `time`, decided at `time`. Left out,
+                        // an order configured with an earlier date had revision 0 once any later event came.
+                        past.replay(.publish(at: time))
+                    }
                 }
                 return past
             }
