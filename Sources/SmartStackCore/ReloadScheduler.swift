@@ -23,6 +23,19 @@ public enum ReloadOutcome: Hashable, Sendable {
     case withheld(until: Timestamp, reason: ReloadReason)
 }
 
+/// A reload sent to the provider and not yet answered by a timeline.
+public struct OutstandingReload: Hashable, Sendable {
+    /// When it was sent.
+    public var at: Timestamp
+    /// Why.
+    public var reason: ReloadReason
+
+    public init(at: Timestamp, reason: ReloadReason) {
+        self.at = at
+        self.reason = reason
+    }
+}
+
 /// When one widget instance's timeline is reloaded: its policy's due date, explicit requests and its budget.
 ///
 /// A state machine without I/O: callers feed it submissions, requests and the passing of time, and send the
@@ -39,6 +52,9 @@ public struct ReloadScheduler: Hashable, Sendable {
     public internal(set) var withheldUntil: Timestamp?
     /// Why the pending reload was asked for.
     public internal(set) var withheldReason: ReloadReason?
+    /// The latest reload requested that no timeline answered yet: when it was sent, and why. A provider that was
+    /// not watching then (its app not running, the service just started) gets it when it starts watching.
+    public internal(set) var outstanding: OutstandingReload?
 
     /// A scheduler with nothing due, spending `budget`.
     public init(budget: ReloadBudget = ReloadBudget()) {
@@ -64,6 +80,7 @@ public struct ReloadScheduler: Hashable, Sendable {
     /// window of the budget (a provider could otherwise gather a day's budget for every day it dates back).
     public mutating func timelineSubmitted(_ timeline: Timeline, at t: Timestamp) {
         clearWithheld()
+        outstanding = nil
         switch timeline.policy {
         case .atEnd: setDue(max(timeline.lastEntryDate, t), .timelineEnded)
         case .after(let date): setDue(max(date, t), .policyDate)
@@ -136,6 +153,7 @@ public struct ReloadScheduler: Hashable, Sendable {
     private mutating func granted(at t: Timestamp, reason: ReloadReason) -> ReloadOutcome {
         clearWithheld()
         if let dueDate, dueDate <= t { setDue(nil, nil) }
+        outstanding = OutstandingReload(at: t, reason: reason)
         return .requested(at: t, reason: reason)
     }
 

@@ -39,6 +39,22 @@ private func exhausted() -> ReloadScheduler {
         #expect(scheduler.appCameToForeground(at: at("09:06")) == nil)
     }
 
+    @Test("a reload sent stays outstanding until a timeline answers it; a withheld one is not sent yet")
+    func outstandingUntilATimelineComes() {
+        var scheduler = ReloadScheduler(budget: ReloadBudget(capacity: 1))
+        #expect(scheduler.outstanding == nil)
+        _ = scheduler.request(at: at("08:00"), reason: .providerRequest)
+        #expect(scheduler.outstanding == OutstandingReload(at: at("08:00"), reason: .providerRequest))
+        // Withheld (budget spent): the one sent is still the one owed.
+        _ = scheduler.request(at: at("08:01"), reason: .providerRequest)
+        #expect(scheduler.outstanding?.at == at("08:00"))
+        scheduler.timelineSubmitted(timeline(["09:00"], policy: .never), at: at("08:02"))
+        #expect(scheduler.outstanding == nil)
+        // An exempt one is sent, so it is owed too.
+        _ = scheduler.request(at: at("08:03"), reason: .userInteraction)
+        #expect(scheduler.outstanding == OutstandingReload(at: at("08:03"), reason: .userInteraction))
+    }
+
     @Test func atEndReloadsOnceAtTheLastEntry() {
         var scheduler = ReloadScheduler()
         scheduler.timelineSubmitted(timeline(["10:00", "11:00"]), at: at("09:00"))

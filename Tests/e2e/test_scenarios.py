@@ -1,10 +1,13 @@
 """Scenarios through the independent Python varlink client: register, configure, donate, rank, subscribe."""
+import socket
 import threading
 import time
 
+import pytest
 import varlink
 
-from helpers import call, now_plus, setup_stack
+from helpers import FrameReader, call, encode, now_plus, setup_stack
+from storage_support import StatefulDaemon
 
 
 def get_stack(address, stack="home", **extra):
@@ -180,6 +183,54 @@ def test_a_reload_request_carries_the_instances_configuration(daemon):
     assert replies["berlin"]["configuration"] == {"city": "Berlin"}, replies
     assert replies["today"]["configuration"] == {}, replies
     assert replies["today"]["kind"] == "summary" and replies["paris"]["kind"] == "city"
+
+
+def test_a_reload_sent_while_nobody_watched_reaches_the_provider_when_it_watches(workdir):
+    """A reload request is kept until a timeline answers it: a provider that was not watching (not running, the
+    service restarting, its stream opened a moment after the request on another connection) gets it first."""
+    service = StatefulDaemon(workdir)
+    try:
+        daemon = service.start()
+        address = daemon.address
+        call(address, "io.smartstack.Provider", "RegisterWidget", app="org.ex.weather", kind="radar",
+             families=["systemMedium"])
+        call(address, "io.smartstack.Shell", "ConfigureStack", stack="home", family="systemMedium", widgets=[
+            {"instance": "rad", "app": "org.ex.weather", "kind": "radar"},
+            {"instance": "rad2", "app": "org.ex.weather", "kind": "radar"}])
+        requested = call(address, "io.smartstack.Provider", "ReloadTimelines", app="org.ex.weather")
+        assert sorted(requested["requested"]) == ["rad", "rad2"], requested
+        # rad2 is answered before anyone watches; rad is not.
+        call(address, "io.smartstack.Provider", "SubmitTimeline", app="org.ex.weather", kind="radar",
+             instance="rad2", entries=[{"date": now_plus(0)}], policy={"kind": "never"})
+
+        def watch():
+            stream = daemon.raw(timeout=10)
+            stream.sendall(encode("io.smartstack.Provider.WatchReloads", {"app": "org.ex.weather"}, more=True))
+            return stream, FrameReader(stream)
+
+        stream, reader = watch()
+        first = reader.next()["parameters"]
+        assert (first["instance"], first["reason"]) == ("rad", "providerRequest"), first
+        stream.settimeout(1)
+        with pytest.raises(socket.timeout):
+            reader.next()  # rad2 was answered: nothing more
+        stream.close()
+        # Still owed after kill -9 (from the stored log), until a timeline answers it.
+        service.kill()
+        daemon = service.start()
+        stream, reader = watch()
+        assert reader.next()["parameters"]["instance"] == "rad"
+        call(daemon.address, "io.smartstack.Provider", "SubmitTimeline", app="org.ex.weather", kind="radar",
+             instance="rad", entries=[{"date": now_plus(0)}], policy={"kind": "never"})
+        stream.close()
+        stream, reader = watch()
+        stream.settimeout(1)
+        with pytest.raises(socket.timeout):
+            reader.next()
+        stream.close()
+        service.stop()
+    finally:
+        service.close()
 
 
 def test_a_removed_stack_is_pushed_and_its_id_never_repeats_a_revision(make_daemon):

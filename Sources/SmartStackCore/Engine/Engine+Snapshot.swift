@@ -8,7 +8,7 @@
 /// `CodecError`, and the service replays its log instead.
 extension Engine {
     /// The layout version of ``snapshot()``.
-    public static let snapshotFormat: UInt64 = 11
+    public static let snapshotFormat: UInt64 = 12
     private static let magic: [UInt8] = Array("SSES".utf8)
 
     /// The engine's state as bytes.

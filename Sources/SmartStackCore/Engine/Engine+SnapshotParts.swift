@@ -93,6 +93,10 @@ extension ByteWriter {
         optional(value.dueReason) { $0.string($1.rawValue) }
         optional(value.withheldUntil) { $0.timestamp($1) }
         optional(value.withheldReason) { $0.string($1.rawValue) }
+        optional(value.outstanding) { writer, outstanding in
+            writer.timestamp(outstanding.at)
+            writer.string(outstanding.reason.rawValue)
+        }
     }
 
     mutating func liveActivities(_ value: LiveActivityRegistry) {
@@ -297,6 +301,7 @@ extension ByteReader {
         value.dueReason = try present() ? try reloadReason() : nil
         value.withheldUntil = try optionalTimestamp()
         value.withheldReason = try present() ? try reloadReason() : nil
+        if try present() { value.outstanding = OutstandingReload(at: try timestamp(), reason: try reloadReason()) }
         return value
     }
 

@@ -375,6 +375,19 @@ public struct Engine: Sendable {
         return state.reload.budgetState(at: time)
     }
 
+    /// The reloads sent for an app's instances that no timeline answered yet, oldest first: what a provider that
+    /// starts watching is sent first (it may not have been watching when they were sent).
+    public func outstandingReloads(of app: AppID) -> [EngineEffect] {
+        var requests: [(at: Timestamp, instance: InstanceID, effect: EngineEffect)] = []
+        for case let instance? in instances.slots where instance.kind.app == app {
+            guard let outstanding = instance.reload.outstanding else { continue }
+            let effect = EngineEffect.reloadRequested(
+                instance: instance.id, kind: instance.kind, reason: outstanding.reason, at: outstanding.at)
+            requests.append((outstanding.at, instance.id, effect))
+        }
+        return requests.sorted { ($0.at, $0.instance) < ($1.at, $1.instance) }.map(\.effect)
+    }
+
     /// The latest published decision of a stack.
     /// Inlinable: the service reads it on every `GetStack`, and a call into this module on an engine kept in a
     /// class (the service's actor) copies the whole engine first (a retain and a release per stored field).

@@ -180,10 +180,15 @@ extension EngineHost {
         guard subscriptions.count < limits.maxSubscriptions else {
             throw .core(.limitExceeded(limit: "maxSubscriptions", maximum: limits.maxSubscriptions))
         }
+        // First the reloads sent that no timeline answered yet (the app may not have been watching then: its
+        // provider not running, the service just started, a request made on another connection a moment before),
+        // taken in the same isolation as the registration, so none is missed or sent twice.
+        let outstanding = engine.outstandingReloads(of: app)
         let (stream, continuation) = AsyncStream.makeStream(
-            of: EngineEffect.self, bufferingPolicy: .bufferingOldest(limits.subscriberQueue))
+            of: EngineEffect.self, bufferingPolicy: .bufferingOldest(limits.subscriberQueue + outstanding.count))
         let ended = OneShotSignal()
         continuation.onTermination = { _ in ended.fire() }
+        for effect in outstanding { continuation.yield(effect) }
         let id = subscriptions.add(.init(app: app, continuation: continuation))
         return HostSubscription(id: id, initial: [], stream: stream, ended: ended)
     }
