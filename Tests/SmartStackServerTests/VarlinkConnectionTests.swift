@@ -388,9 +388,12 @@ struct ConnectionRegistryTests {
         #expect(registry.admit(EmbeddedChannel(), uid: 0) == .limit(32))
     }
 
-    @Test func aSmallLimitKeepsNone() {
+    @Test("a small limit keeps one for the exempt uids (before, none: one uid could lock root out); a limit of 1 none")
+    func aSmallLimitKeepsOne() {
         let registry = ConnectionRegistry(limit: 8, exempt: [0])
-        #expect(registry.reservedForExempt == 0)
-        #expect(Self.admitted(registry, uid: 1_000, count: 10) == 8)
+        #expect(registry.reservedForExempt == 1)
+        #expect(Self.admitted(registry, uid: 1_000, count: 10) == 7)
+        #expect(Self.admitted(registry, uid: 0, count: 2) == 1)
+        #expect(ConnectionRegistry(limit: 1, exempt: [0]).reservedForExempt == 0)
     }
 }

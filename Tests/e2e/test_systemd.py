@@ -172,6 +172,59 @@ def test_socket_activation_serves_every_socket_named_varlink(workdir):
         assert daemon.stop() == 0, daemon.log()
 
 
+@pytest.mark.skipif(SOCKET_ACTIVATE is None, reason="needs systemd-socket-activate (Debian package systemd)")
+def test_socket_activation_refuses_a_connection_over_the_limit_and_goes_on(workdir):
+    """Over maxConnections a connection on a passed socket is closed and reported, and the service goes on. Before,
+    the refused channel was closed before NIO registered it: a debug build crashed on an assertion (any member of
+    the socket's group could stop the service with 257 connections), a release build reported nothing."""
+    path = os.path.join(workdir, "io.smartstack")
+    config = os.path.join(workdir, "smartstackd.conf")
+    with open(config, "w") as file:
+        file.write("maxConnections = 2\n")
+    daemon = Process(workdir, [SOCKET_ACTIVATE, "-l", path, "--fdname=varlink", str(DAEMON), "--config", config,
+                               "--state", os.path.join(workdir, "state")], env=clean_environment())
+    held = []
+    try:
+        wait_for_path(path)
+        deadline = time.monotonic() + 10
+        while len(held) < 2:
+            try:
+                connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                connection.settimeout(5)
+                connection.connect(path)
+                connection.sendall(encode("org.varlink.service.GetInfo", {}))
+                assert FrameReader(connection).next()["parameters"]["product"] == "smartstackd"
+                held.append(connection)
+            except ConnectionRefusedError:  # bound but not yet listening
+                connection.close()
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        for _ in range(3):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as extra:
+                extra.settimeout(5)
+                extra.connect(path)
+                try:
+                    extra.sendall(encode("org.varlink.service.GetInfo", {}))
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                assert FrameReader(extra).closed(timeout=5)
+        daemon.wait_log("Refused client uid", "connection limit (2) reached")
+        assert daemon.process.poll() is None, daemon.log()
+        held.pop().close()
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                assert call("unix:" + path, "org.varlink.service", "GetInfo")["product"] == "smartstackd"
+                break
+            except (ConnectionError, BrokenPipeError, varlink.error.VarlinkError):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+    finally:
+        for connection in held:
+            connection.close()
+        assert daemon.stop() == 0, daemon.log()
+
+
 # sd_notify and the watchdog.
 
 def start_notified(workdir, **environment):

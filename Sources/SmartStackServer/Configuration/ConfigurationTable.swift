@@ -102,7 +102,7 @@ extension ServerConfiguration {
             "largest message in bytes; a larger one closes its connection"),
         .integer(
             "maxConnections", 1...65_536, \.maxConnections,
-            "connections served at once (a sixteenth kept for root and the service's own uid); more are closed on accept"
+            "connections served at once (a sixteenth, at least one, kept for root and the service's own uid); more are closed on accept"
         ),
         .integer(
             "maxInputBytes", 65_536...(4 << 30), \.maxInputBytes,

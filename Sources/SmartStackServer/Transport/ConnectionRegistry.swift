@@ -81,8 +81,9 @@ public final class ConnectionRegistry: Sendable {
 
     /// The connections kept for the exempt uids (root, the service's own): a sixteenth of `limit` (64 of 1,024), so
     /// that callers who fill the rest (four uids at `maxConnectionsPerUID` each) cannot lock the administrator out;
-    /// none under 16 (a limit that small is a test's or a kiosk's, and one kept would be most of it).
-    public var reservedForExempt: Int { exempt.isEmpty ? 0 : limit / 16 }
+    /// at least one under 16 (a kiosk's small limit: with none kept, one ordinary uid holding every connection locked
+    /// root out), none for a limit of 1.
+    public var reservedForExempt: Int { exempt.isEmpty || limit < 2 ? 0 : max(1, limit / 16) }
 
     /// Admits a new connection of `uid` unless a limit is reached or the service is stopping; returns why not.
     func admit(_ channel: any Channel, uid: UInt32) -> Refusal? {

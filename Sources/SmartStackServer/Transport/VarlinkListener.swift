@@ -199,7 +199,7 @@ public struct VarlinkListener: Service {
     }
 
     /// Admits a new channel and adds its connection handler, on its event loop as NIO creates it; over the limit
-    /// (or while stopping) the channel is closed at once, with its peer's credentials kept for the report.
+    /// (or while stopping) it gets no handler, and `serve` closes it and reports the peer.
     private func connectionInitializer() -> @Sendable (any Channel) -> EventLoopFuture<AcceptedConnection> {
         let connections = self.connections
         let handler = self.handler
@@ -212,8 +212,10 @@ public struct VarlinkListener: Service {
         return { channel in
             channel.eventLoop.makeCompletedFuture {
                 let peer = PeerCredentials.now(of: channel)
+                // A refused channel is closed by `serve`, once NIO registered it: closed here, before its
+                // registration (a socket systemd passed, `withConnectedSocket`), NIO asserted (a debug build
+                // crashed on the first refused connection) or failed the registration, so it was never reported.
                 if let refusal = connections.admit(channel, uid: peer.uid) {
-                    channel.close(promise: nil)
                     return AcceptedConnection(channel: channel, refused: (peer, refusal))
                 }
                 channel.closeFuture.whenComplete { _ in connections.remove(channel) }
@@ -230,6 +232,7 @@ public struct VarlinkListener: Service {
     /// has), or reports a refused one.
     private func serve(_ connection: AcceptedConnection) async {
         if let (peer, refusal) = connection.refused {
+            connection.channel.close(promise: nil)
             switch refusal {
             case .limit(let limit):
                 reporter.clientRejected(peer, .connectionLimit(limit))
