@@ -25,6 +25,8 @@ public protocol EventLog: Sendable {
     /// refuses records (storage failing): the claim is not stored, and the caller should not keep it.
     @discardableResult
     func recordOwner(app: AppID, uid: UInt32) -> Bool
+    /// Removes the claim of `app` by `uid` (the call that made it failed), in the next commit, after the claim.
+    func releaseOwner(app: AppID, uid: UInt32)
     /// Removes donations from the stored history (rows deleted, not flagged) and stores `engine`, the state right
     /// after their removal, as the snapshot, in the same transaction; returns a ticket for that transaction.
     func delete(donations: [(app: AppID, id: String)], engine: Engine) -> CommitTicket
@@ -65,6 +67,7 @@ extension EventLog {
     public func flush() {}
     @discardableResult
     public func recordOwner(app: AppID, uid: UInt32) -> Bool { true }
+    public func releaseOwner(app: AppID, uid: UInt32) {}
 }
 
 /// Whether an event log takes records.

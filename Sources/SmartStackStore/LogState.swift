@@ -11,6 +11,8 @@ enum PendingItem: Sendable {
     case snapshot(StoredSnapshot)
     /// The uid an app id belongs to from now on (the first to claim it keeps it).
     case owner(AppID, UInt32)
+    /// A claim given back (the claiming call failed): the app belongs to nobody again, if `uid` held it.
+    case ownerReleased(AppID, UInt32)
 }
 
 /// The writer's queue and the log's lifecycle, behind one lock.

@@ -248,6 +248,10 @@ public final class SQLiteEventLog: EventLog {
         return true
     }
 
+    public func releaseOwner(app: AppID, uid: UInt32) {
+        _ = queue(0, wake: true) { state in state.pending.append(.ownerReleased(app, uid)) }
+    }
+
     public func flush() {
         let wakeWriter = state.withLock { state -> Bool in
             guard state.writerIdle, !state.pending.isEmpty else { return false }

@@ -22,6 +22,7 @@ final class StoreWriter: @unchecked Sendable {
     private var keysThrough: RawStatement?
     private var doom: RawStatement?
     private var claim: RawStatement?
+    private var release: RawStatement?
     private var buffer = ByteWriter(capacity: 512)
     var recordsSinceCheckpoint = 0
     var bytesSinceCheckpoint = 0
@@ -86,6 +87,14 @@ final class StoreWriter: @unchecked Sendable {
                     claim.bind(1, text: text)
                     claim.bind(2, Int64(uid))
                     try claim.run()
+                }
+            case .ownerReleased(let app, let uid):
+                let release = try prepared(\.release, "DELETE FROM app_owner WHERE app = ? AND uid = ?", db)
+                var text = app.rawValue
+                try text.withUTF8 { text in
+                    release.bind(1, text: text)
+                    release.bind(2, Int64(uid))
+                    try release.run()
                 }
             case .snapshot(let snapshot):
                 // A snapshot taken before a later deletion's snapshot must not replace it.

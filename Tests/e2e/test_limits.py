@@ -274,18 +274,27 @@ def test_connections_are_kept_for_root_when_other_uids_fill_the_rest(make_daemon
 
 
 @needs_other_users
-def test_an_app_first_used_by_root_belongs_to_root(make_daemon, workdir, scripts):
+def test_an_app_belongs_to_the_first_other_uid_whose_call_for_it_succeeds(make_daemon, workdir, scripts):
+    """Root's calls claim nothing (an administrator trying an app took it from its uid for good), nor do a failed
+    call and a read (a ReloadTimelines answered NotFound, a ListDonations claimed the app before)."""
     os.chmod(workdir, 0o755)
     daemon = make_daemon(extra_args=("--system",), config="providers = *\n")
     call(daemon.address, PROVIDER, "RegisterWidget", app="org.ex.a", kind="main", families=["systemMedium"])
-    caller = os.path.join(scripts, "caller.py")
-    [refused] = as_user(65534, caller, daemon.socket_path, json.dumps([donate("org.ex.a", "w")]))
-    assert refused["error"] == PERMISSION_DENIED
-    # Root keeps acting for it; an app nobody used yet goes to its first uid.
     assert call(daemon.address, PROVIDER, "Donate", app="org.ex.a", intent="open", id="r")["id"] == "r"
-    [accepted] = as_user(65534, caller, daemon.socket_path, json.dumps([donate("org.ex.b", "n")]))
-    assert "error" not in accepted
-    assert call(daemon.address, PROVIDER, "Donate", app="org.ex.b", intent="open", id="r")["id"] == "r"
+    caller = os.path.join(scripts, "caller.py")
+    failed, read = as_user(65534, caller, daemon.socket_path, json.dumps([
+        {"method": PROVIDER + ".ReloadTimelines", "parameters": {"app": "org.ex.z"}},
+        {"method": PROVIDER + ".ListDonations", "parameters": {"app": "org.ex.y"}}]))
+    assert failed["error"] == PROVIDER + ".NotFound", failed
+    assert read["parameters"]["donations"] == [], read
+    # uid 1000 takes both apps the failed call and the read named, and the app root used.
+    taken = as_user(1000, caller, daemon.socket_path, json.dumps(
+        [donate("org.ex.z", "z"), donate("org.ex.y", "y"), donate("org.ex.a", "a")]))
+    assert [reply.get("parameters", {}).get("id") for reply in taken] == ["z", "y", "a"], taken
+    [refused] = as_user(65534, caller, daemon.socket_path, json.dumps([donate("org.ex.a", "w")]))
+    assert refused["error"] == PERMISSION_DENIED, refused
+    # Root keeps acting for any app.
+    assert call(daemon.address, PROVIDER, "Donate", app="org.ex.a", intent="open", id="r2")["id"] == "r2"
 
 
 @needs_other_users

@@ -26,6 +26,9 @@ public final class AccessControl: Sendable {
     /// Whether a call may go ahead.
     public enum Verdict: Sendable, Hashable {
         case allowed
+        /// Allowed, and the call claimed the app for its uid (it had no owner): given back with `release` if the
+        /// call fails, so a refused or failed call claims nothing.
+        case claimed
         /// Refused, and why (for the journal; the caller only sees `PermissionDenied`).
         case denied(String)
         /// The app is unowned and the caller already claimed as many apps as one uid may (`maxAppsPerUID`): the
@@ -68,6 +71,7 @@ public final class AccessControl: Sendable {
     /// grow the claims (kept in memory and stored with the state) without bound by inventing app ids.
     public let maxAppsPerUID: Int
     private let claimRecorder = Mutex<(@Sendable (AppID, UInt32) -> Bool)?>(nil)
+    private let claimReleaser = Mutex<(@Sendable (AppID, UInt32) -> Void)?>(nil)
     private let groupCache = Mutex<[UInt32: (groups: [UInt32], at: ContinuousClock.Instant)]>([:])
 
     public init(mode: Mode, serviceUID: UInt32, accounts: AccountDatabase = .system, maxAppsPerUID: Int = 4_096) {
@@ -112,17 +116,16 @@ public final class AccessControl: Sendable {
         }
     }
 
-    /// The check after a provider call is decoded: may this caller act for `app`? Claims an unowned app.
+    /// The check after a provider call is decoded: may this caller act for `app`? With `claiming`, claims an
+    /// unowned app for the caller (`.claimed`; the caller gives it back with `release` if the call fails).
     ///
-    /// Root and the service's own uid may act for any app, and claim one nobody owns like anyone else: an app
-    /// id belongs to the first uid that acts for it, whoever that is (only the policy's `app.ID` lines say
-    /// otherwise).
-    public func authorize(app: AppID, peer: PeerCredentials) -> Verdict {
+    /// Root and the service's own uid may act for any app and claim none: their calls (an administrator trying an
+    /// app, `smartstackctl replay`) must not take an app away from the uid that runs it. An app id belongs to the
+    /// first other uid whose call for it succeeds (only the policy's `app.ID` lines say otherwise); a read
+    /// (`claiming` false: `ListDonations`) claims nothing.
+    public func authorize(app: AppID, peer: PeerCredentials, claiming: Bool = true) -> Verdict {
         guard case .system(let policy) = mode else { return .allowed }
-        if isSuperuser(peer) {
-            if policy.apps[app] == nil { claim(app, for: peer.uid, limited: false) }
-            return .allowed
-        }
+        if isSuperuser(peer) { return .allowed }
         if let owners = policy.apps[app] {
             return matches(owners, peer)
                 ? .allowed : .denied("app \(app.rawValue) belongs to other callers (policy key app.\(app.rawValue))")
@@ -130,18 +133,33 @@ public final class AccessControl: Sendable {
         guard matches(policy.providers, peer) else {
             return .denied("not allowed to provide apps the policy does not assign (policy key providers)")
         }
-        guard let owner = claim(app, for: peer.uid, limited: true) else { return .appLimit(maximum: maxAppsPerUID) }
-        return owner == peer.uid ? .allowed : .denied("app \(app.rawValue) was registered by uid \(owner)")
+        if !claiming {
+            guard let owner = owner(of: app), owner != peer.uid else { return .allowed }
+            return .denied("app \(app.rawValue) belongs to uid \(owner)")
+        }
+        guard let (owner, claimed) = claim(app, for: peer.uid) else { return .appLimit(maximum: maxAppsPerUID) }
+        guard owner == peer.uid else { return .denied("app \(app.rawValue) belongs to uid \(owner)") }
+        return claimed ? .claimed : .allowed
     }
 
-    /// The owner of `app`, which becomes `uid` when it had none (the claim is then recorded with the state); `nil`
-    /// when it had none and `uid`, `limited`, already owns `maxAppsPerUID` apps.
-    @discardableResult
-    private func claim(_ app: AppID, for uid: UInt32, limited: Bool) -> UInt32? {
+    /// Gives back a claim `authorize` made for a call that then failed: the app belongs to nobody again, in memory
+    /// and in the store (after the claim, in the next commit).
+    public func release(_ app: AppID, claimedBy uid: UInt32) {
+        let released = claims.withLock { claims -> Bool in
+            guard claims.owners[app] == uid else { return false }
+            claims.remove(app, from: uid)
+            return true
+        }
+        if released { claimReleaser.withLock { $0 }?(app, uid) }
+    }
+
+    /// The owner of `app`, which becomes `uid` when it had none (the claim is then recorded with the state), and
+    /// whether this made it so; `nil` when it had none and `uid` already owns `maxAppsPerUID` apps.
+    private func claim(_ app: AppID, for uid: UInt32) -> (owner: UInt32, claimed: Bool)? {
         let (owner, claimed) = claims.withLock { claims -> (UInt32?, Bool) in
             if let owner = claims.owners[app] { return (owner, false) }
             let owned = claims.perUID[uid, default: 0]
-            if limited, owned >= maxAppsPerUID { return (nil, false) }
+            if owned >= maxAppsPerUID { return (nil, false) }
             claims.add(app, to: uid)
             return (uid, true)
         }
@@ -149,15 +167,17 @@ public final class AccessControl: Sendable {
             // Not stored (storage failing): not kept either, so the next call claims it again. A claim kept only in
             // memory would be lost at a restart, under donations stored later, which another uid could then claim.
             claims.withLock { $0.remove(app, from: uid) }
+            return (uid, false)
         }
-        return owner
+        return owner.map { ($0, claimed) }
     }
 
     /// Takes the claims stored before a restart (before the service listens). They count toward their uids'
-    /// `maxAppsPerUID`: a uid over it (the limit lowered since) keeps its apps and claims no more.
+    /// `maxAppsPerUID`: a uid over it (the limit lowered since) keeps its apps and claims no more. A claim of an app
+    /// the policy now assigns (`app.ID`) is not taken: the app is no longer that uid's, for its quotas either.
     public func restoreClaims(_ owners: [AppID: UInt32]) {
         claims.withLock { claims in
-            for (app, uid) in owners { claims.add(app, to: uid) }
+            for (app, uid) in owners where !isAssigned(app) { claims.add(app, to: uid) }
         }
     }
 
@@ -166,14 +186,24 @@ public final class AccessControl: Sendable {
     public func resetClaims(to owners: [AppID: UInt32]) {
         claims.withLock { claims in
             claims = Claims()
-            for (app, uid) in owners { claims.add(app, to: uid) }
+            for (app, uid) in owners where !isAssigned(app) { claims.add(app, to: uid) }
         }
     }
 
+    /// Whether the policy assigns `app` (an `app.ID` line): then no claim decides who owns it.
+    public func isAssigned(_ app: AppID) -> Bool {
+        guard case .system(let policy) = mode else { return false }
+        return policy.apps[app] != nil
+    }
+
     /// Has every new claim passed to `record` (which stores it with the state) as it is made; `record` returns
-    /// whether it will be stored (false: the claim is dropped).
-    public func recordClaims(_ record: @escaping @Sendable (AppID, UInt32) -> Bool) {
+    /// whether it will be stored (false: the claim is dropped). A claim given back is passed to `release`.
+    public func recordClaims(
+        _ record: @escaping @Sendable (AppID, UInt32) -> Bool,
+        release: @escaping @Sendable (AppID, UInt32) -> Void = { _, _ in }
+    ) {
         claimRecorder.withLock { $0 = record }
+        claimReleaser.withLock { $0 = release }
     }
 
     /// The uid that owns an app by first registration, if any.

@@ -210,7 +210,7 @@ extension ServerConfiguration {
         .policy("shells", default: "*", "who may call io.smartstack.Shell"),
         .policy(
             "providers", default: "*",
-            "who may provide apps not assigned by app.ID (the first uid to act for an app owns it)"),
+            "who may provide apps not assigned by app.ID (the first uid whose call for an app succeeds owns it)"),
         .policy("admins", default: "", "who may call io.smartstack.Admin and read stacks (root always may)"),
         .choice(
             "durability", [("process", .process), ("power", .power)] as [(String, StoreOptions.Durability)],

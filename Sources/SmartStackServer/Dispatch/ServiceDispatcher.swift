@@ -80,12 +80,18 @@ public struct ServiceDispatcher: CallHandler {
         let admission = admit(
             call, peer: peer, as: call.known,
             decode: { () throws(VarlinkError) in try SmartStackRequest(call: call) }, app: \.actingApp)
+        let claimed: AppID?
         switch admission {
-        case .admitted(let admitted): request = admitted
+        case .admitted(let admitted, let claim):
+            request = admitted
+            claimed = claim
         case .answered(let outcome): return .done(outcome)
         }
         let context = CallContext(call: call, peer: peer)
-        return host.answer(request, context, by: self)
+        let outcome = host.answer(request, context, by: self)
+        // A call that claimed its app and failed gives the claim back: a refused or failed call claims nothing.
+        if let claimed, case .done(.failure) = outcome { access.release(claimed, claimedBy: peer.uid) }
+        return outcome
     }
 
     /// `ImmediateOutcome` carried out of the host's isolation (its completion is only run back inside it).
@@ -106,7 +112,8 @@ public struct ServiceDispatcher: CallHandler {
 
     /// Whether a call goes on to its handler, or what it is answered at once.
     private enum Admission<Request> {
-        case admitted(Request)
+        /// Handled next; with the app the call claimed for its caller, if it did.
+        case admitted(Request, claimed: AppID?)
         case answered(CallOutcome)
     }
 
@@ -125,9 +132,12 @@ public struct ServiceDispatcher: CallHandler {
         } catch {
             return .answered(failed(call, error))
         }
+        var claimed: AppID?
         if let app = app(request) {
-            switch access.authorize(app: app, peer: peer) {
+            // A read of the app's donations claims nothing.
+            switch access.authorize(app: app, peer: peer, claiming: method != .listDonations) {
             case .allowed: break
+            case .claimed: claimed = app
             case .denied(let reason): return .answered(refuse(call, peer: peer, reason: reason))
             case .appLimit(let maximum):
                 return .answered(
@@ -142,6 +152,7 @@ public struct ServiceDispatcher: CallHandler {
             if let method, method.records || method == .deleteDonations, !access.isSuperuser(peer),
                 let wait = rateLimiter.take(app)
             {
+                if let claimed { access.release(claimed, claimedBy: peer.uid) }
                 return .answered(rateLimited(call, wait))
             }
         } else if let method, method.records, !access.isSuperuser(peer), let wait = rateLimiter.take(uid: peer.uid) {
@@ -149,7 +160,7 @@ public struct ServiceDispatcher: CallHandler {
             // no shell can flood the log either.
             return .answered(rateLimited(call, wait))
         }
-        return .admitted(request)
+        return .admitted(request, claimed: claimed)
     }
 
     /// `RateLimited {limit, retryAfterSeconds}`, naming the configuration key.

@@ -38,7 +38,9 @@ public struct ServiceAssembly: Sendable {
         let restored = try await host.restore()
         // Apps claimed by their first uid keep their owner across restarts.
         access.restoreClaims(restored.owners)
-        access.recordClaims { app, uid in log.recordOwner(app: app, uid: uid) }
+        access.recordClaims(
+            { app, uid in log.recordOwner(app: app, uid: uid) },
+            release: { app, uid in log.releaseOwner(app: app, uid: uid) })
         // A rollback after a failed commit re-reads the stored claims too.
         await host.perform { host in host.ownersRestored = { owners in access.resetClaims(to: owners) } }
         // The per-uid shares of the global limits, in system mode: by each app's claiming uid.
