@@ -75,6 +75,10 @@ struct ServerConfigurationTests {
             ("minimumTimeOnTopSeconds = 1.5", "c:1: minimumTimeOnTopSeconds:"),
             ("maxRotationsPerWidgetPerDay = 0", "c:1: maxRotationsPerWidgetPerDay:"),
             ("maxRotationsPerWidgetPerDay = 1441", "c:1: maxRotationsPerWidgetPerDay:"),
+            // A key set twice (the last line won silently, for the access policy's keys too).
+            ("shells = uid:1000\nshells = uid:65534", "c:2: shells: set again (first at c:1)"),
+            ("maxFrameSize = 2048\n# more\nmaxFrameSize = 4096", "c:3: maxFrameSize: set again (first at c:1)"),
+            ("app.org.ex.a = uid:1\napp.org.ex.a = uid:2", "c:2: app.org.ex.a: set again"),
         ])
     func rejects(text: String, expected: String) {
         #expect {

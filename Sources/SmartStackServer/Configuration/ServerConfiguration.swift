@@ -54,6 +54,9 @@ public struct ServerConfiguration: Sendable, Hashable {
         -> ServerConfiguration
     {
         var configuration = ServerConfiguration()
+        // Where each key was set: a key set twice is an error (the last line won silently, so a second `shells =`
+        // line meant as an addition locked out everyone the first one named).
+        var seen: [String: String] = [:]
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             let trimmed = line.trimmingSpaces
@@ -64,6 +67,12 @@ public struct ServerConfiguration: Sendable, Hashable {
             }
             let key = trimmed[..<equals].trimmingSpaces
             let value = trimmed[trimmed.index(after: equals)...].trimmingSpaces
+            if let first = seen[String(key)] {
+                throw ConfigurationError(
+                    place: place, key: String(key),
+                    reason: "set again (first at \(first)); write it once (a principal list takes several, \"a, b\")")
+            }
+            seen[String(key)] = place
             try configuration.set(key, to: value, place: place)
         }
         return try configuration.validated(source: source)
