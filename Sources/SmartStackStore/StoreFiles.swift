@@ -59,13 +59,33 @@ enum StoreFiles {
 
     /// Refuses a file that exists, is not empty and does not start with SQLite's header: SQLite would report it
     /// only on first use, and it must never be turned into a database.
+    ///
+    /// The file (and a write-ahead log or shared-memory file beside it) must also be writable: SQLite opens a file it
+    /// may only read without complaint, and the service then started, reported ready, and failed every write with
+    /// `StorageFailed` (a restore that left the file with another owner or mode). A file the service may not open is
+    /// `notWritable` (exit 73), as a directory it cannot write is; only damage is `unreadable` (exit 65).
     static func checkHeader(_ path: String) throws(StoreOpenError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDWR | O_CLOEXEC)
         if fd < 0 {
-            if errno == ENOENT { return }
-            throw StoreOpenError(.unreadable, path: path, reason: "cannot be read: \(String(cString: strerror(errno)))")
+            let code = errno
+            if code == ENOENT { return }
+            let reason = String(cString: strerror(code))
+            if code == EACCES || code == EPERM || code == EROFS {
+                throw StoreOpenError(
+                    .notWritable, path: path,
+                    reason: "cannot be opened for reading and writing: \(reason) (check its owner and mode)")
+            }
+            throw StoreOpenError(.unreadable, path: path, reason: "cannot be read: \(reason)")
         }
         defer { close(fd) }
+        for companion in [path + "-wal", path + "-shm"] where access(companion, F_OK) == 0 {
+            guard access(companion, R_OK | W_OK) == 0 else {
+                let reason = String(cString: strerror(errno))
+                throw StoreOpenError(
+                    .notWritable, path: path,
+                    reason: "its file \(companion) cannot be read and written: \(reason) (check its owner and mode)")
+            }
+        }
         var header = [UInt8](repeating: 0, count: 16)
         let count = header.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
         if count == 0 { return }

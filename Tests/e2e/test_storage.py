@@ -3,12 +3,15 @@ errors for a damaged file, a newer schema, a read-only state directory and a ful
 import os
 import pathlib
 import random
+import shutil
+import subprocess
 import sqlite3
 import threading
 import time
 
 import pytest
 
+from conftest import DAEMON
 from storage_support import (
     RawClient, StatefulDaemon, at, can_mount, digest, integrity_check, list_donation_ids, mounted_tmpfs,
     start_failing)
@@ -237,6 +240,97 @@ def test_a_read_only_state_directory_is_refused(workdir):
         code, output = start_failing(workdir, state)
     assert code == 73, output
     assert str(state / "smartstack.sqlite") in output, output
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv")
+def test_a_database_the_service_may_not_write_is_refused_at_start(workdir, readable_copy):
+    """A database file the service's uid may read but not write (a restore that left it 0444 or root's) is refused
+    at start with exit 73 naming it. Before, the service started, reported ready and failed every write."""
+    daemon = StatefulDaemon(workdir)
+    try:
+        running = daemon.start()
+        client = RawClient(running.socket_path)
+        setup(client)
+        client.close()
+        daemon.stop()
+    finally:
+        daemon.close()
+    os.chmod(workdir, 0o755)
+    state = daemon.database.parent
+    for path in [state, *state.iterdir()]:
+        os.chown(path, 65534, 65534)
+    binary = readable_copy(DAEMON)
+    for owner, mode in ((65534, 0o444), (0, 0o600)):  # read-only for the service; root's alone
+        os.chown(daemon.database, owner, owner)
+        os.chmod(daemon.database, mode)
+        before = digest(daemon.database)
+        result = subprocess.run(
+            [shutil.which("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups", str(binary),
+             "--listen", str(pathlib.Path(workdir) / "refused.sock"), "--state", str(state)],
+            capture_output=True, text=True, timeout=30)
+        output = result.stdout + result.stderr
+        assert result.returncode == 73, output
+        assert str(daemon.database) in output and "reading and writing" in output, output
+        assert digest(daemon.database) == before
+
+
+def test_an_online_backup_under_load_is_a_whole_database_the_service_starts_on(workdir):
+    """The backup docs/storage.md gives (SQLite's online backup of the live file, here Python's sqlite3.backup,
+    as `sqlite3 FILE ".backup COPY"` does) taken while donations are committed: the copy passes the integrity
+    check, and a service started on it lists a prefix of what was acknowledged, at least all acknowledged before
+    the backup began. (Copying the files one by one, as cp does, gave damaged copies.)"""
+    (pathlib.Path(workdir) / "live").mkdir()
+    daemon = StatefulDaemon(pathlib.Path(workdir) / "live")
+    copy_directory = pathlib.Path(workdir) / "restored"
+    try:
+        running = daemon.start()
+        client = RawClient(running.socket_path)
+        setup(client)
+        acknowledged = []
+        stop = threading.Event()
+
+        def donate():
+            donor = RawClient(running.socket_path)
+            index = 0
+            while not stop.is_set():
+                ok(donor.call("io.smartstack.Provider.Donate", app=APPS[0], intent="open", id=f"b{index}"))
+                acknowledged.append(f"b{index}")
+                index += 1
+            donor.close()
+
+        thread = threading.Thread(target=donate)
+        thread.start()
+        time.sleep(0.5)
+        before = len(acknowledged)
+        copy_directory.mkdir()
+        source = sqlite3.connect(f"file:{daemon.database}?mode=ro", uri=True)
+        target = sqlite3.connect(copy_directory / "smartstack.sqlite")
+        source.backup(target, pages=64)
+        target.close()
+        source.close()
+        time.sleep(0.2)
+        stop.set()
+        thread.join(timeout=30)
+        client.close()
+        daemon.stop()
+    finally:
+        daemon.close()
+    assert before > 0
+    assert integrity_check(copy_directory / "smartstack.sqlite") == [("ok",)]
+    restored = StatefulDaemon(copy_directory.parent / "restored-run")
+    restored.directory.mkdir()
+    (restored.directory / "state").mkdir()
+    os.replace(copy_directory / "smartstack.sqlite", restored.database)
+    try:
+        running = restored.start()
+        client = RawClient(running.socket_path)
+        listed = list_donation_ids(client, APPS[0])
+        client.close()
+        restored.stop()
+    finally:
+        restored.close()
+    assert listed == acknowledged[:len(listed)], (len(listed), len(acknowledged))
+    assert before <= len(listed) <= len(acknowledged)
 
 
 @needs_mount
