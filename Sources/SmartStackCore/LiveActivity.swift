@@ -123,11 +123,15 @@ public struct LiveActivityRegistry: Hashable, Sendable {
     public mutating func update(app: AppID, id: String, contentState: [String: String], at t: Timestamp)
         throws(CoreError)
     {
+        try Self.validate(id: id)
         try Self.validate(contentState, parameter: "contentState")
         var activity = try existing(app: app, id: id, at: t)
         guard activity.phase(at: t) == .active else {
             throw .conflict(kind: "liveActivity", id: id, reason: "the activity has ended")
         }
+        // An update dated before the activity's last change (queued by the app, arriving late) is history: it does
+        // not roll the content back, nor `updated` (which otherwise went back, even before `started`).
+        guard t >= activity.updated else { return }
         activity.contentState = contentState
         activity.updated = t
         byApp[app, default: [:]][id] = activity
@@ -137,20 +141,29 @@ public struct LiveActivityRegistry: Hashable, Sendable {
     /// by default ``LiveActivity/maxEndedVisible``).
     ///
     /// Ending an activity that has already ended (by the app or after 8 hours) keeps its end date and only sets
-    /// the final content and the dismissal, so an app can take an ended activity away sooner.
+    /// the final content and brings the dismissal sooner, so an app can take an ended activity away sooner; it never
+    /// puts the removal later (a retried end without `dismissAfter` kept an activity the app had dismissed for 4
+    /// more hours). An end dated before the activity's last change is taken at that change: it did not end before
+    /// it was updated (an end dated year 1 removed an activity started a moment ago).
     public mutating func end(
-        app: AppID, id: String, contentState: [String: String]? = nil, dismissAfter: Double? = nil, at t: Timestamp
+        app: AppID, id: String, contentState: [String: String]? = nil, dismissAfter: Double? = nil, at time: Timestamp
     ) throws(CoreError) {
+        try Self.validate(id: id)
         if let contentState { try Self.validate(contentState, parameter: "contentState") }
         if let dismissAfter, !(dismissAfter >= 0 && dismissAfter <= LiveActivity.maxEndedVisible) {
             throw .invalidParameter(
                 parameter: "dismissAfter",
                 reason: "must be between 0 and \(Int(LiveActivity.maxEndedVisible)) seconds")
         }
-        var activity = try existing(app: app, id: id, at: t)
-        if activity.phase(at: t) == .active { activity.endedExplicitly = t }
+        var activity = try existing(app: app, id: id, at: time)
+        let t = max(time, activity.updated)
+        if activity.phase(at: t) == .active {
+            activity.endedExplicitly = t
+            activity.dismissal = dismissAfter.map { t.adding(seconds: $0) }
+        } else if let dismissAfter {
+            activity.dismissal = min(activity.removalDate, t.adding(seconds: dismissAfter))
+        }
         if let contentState { activity.contentState = contentState }
-        activity.dismissal = dismissAfter.map { t.adding(seconds: $0) }
         activity.updated = t
         byApp[app, default: [:]][id] = activity
     }

@@ -66,6 +66,40 @@ private func registry(starting ids: [String] = ["order-1"], at start: String = "
         #expect(error?.parameter == "dismissAfter")
     }
 
+    @Test("a second end never keeps an activity longer; a late update or end dated back changes nothing before it")
+    func endsAndUpdatesOutOfOrder() throws {
+        var activities = registry()
+        try activities.end(app: delivery, id: "order-1", dismissAfter: 60, at: at("09:00"))
+        // A retried end without dismissAfter kept it 4 hours from the retry; it is still removed at 09:01.
+        try activities.end(app: delivery, id: "order-1", at: at("09:00:30"))
+        #expect(activities.activity(app: delivery, id: "order-1", at: at("09:00:30"))?.removalDate == at("09:01"))
+        // A later dismissAfter only brings it sooner.
+        try activities.end(app: delivery, id: "order-1", dismissAfter: 600, at: at("09:00:40"))
+        #expect(activities.activity(app: delivery, id: "order-1", at: at("09:00:40"))?.removalDate == at("09:01"))
+        try activities.end(app: delivery, id: "order-1", dismissAfter: 5, at: at("09:00:40"))
+        #expect(activities.activity(app: delivery, id: "order-1", at: at("09:00:40"))?.removalDate == at("09:00:45"))
+
+        var late = registry(starting: ["order-2"], at: "08:00")
+        try late.update(app: delivery, id: "order-2", contentState: ["eta": "2"], at: at("08:30"))
+        // Queued earlier, arriving after: not rolled back.
+        try late.update(app: delivery, id: "order-2", contentState: ["eta": "8"], at: at("08:10"))
+        let updated = late.activity(app: delivery, id: "order-2", at: at("08:31"))
+        #expect(updated?.contentState == ["eta": "2"] && updated?.updated == at("08:30"))
+        // An end dated before the last update is taken at it (not before the activity was updated, nor its start).
+        try late.end(app: delivery, id: "order-2", dismissAfter: 60, at: at("07:00"))
+        let ended = late.activity(app: delivery, id: "order-2", at: at("08:30"))
+        #expect(ended?.endDate == at("08:30") && ended?.removalDate == at("08:31"))
+        // Update and end check the id as start does (a 300-byte id was NotFound, echoing it whole).
+        let long = String(repeating: "x", count: 300)
+        #expect(throws: CoreError.self) { try late.update(app: delivery, id: long, contentState: [:], at: at("08:40")) }
+        do throws(CoreError) {
+            try late.end(app: delivery, id: long, at: at("08:40"))
+            Issue.record("a 300-byte id was taken")
+        } catch {
+            #expect(error.parameter == "id")
+        }
+    }
+
     @Test func endingAnAutoEndedActivityCanDismissItSooner() throws {
         var registry = registry()
         try registry.end(app: delivery, id: "order-1", dismissAfter: 60, at: at("17:00"))

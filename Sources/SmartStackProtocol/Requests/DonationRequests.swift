@@ -136,6 +136,12 @@ public struct ListDonationsRequest: ProviderRequest {
         let p = try Parameters(parameters, allowed: ["app", "after", "limit"])
         app = try p.appID()
         after = try p.optionalString("after")
+        if let after {
+            // A donation's id: 1-255 bytes (an empty or longer one was NotFound, echoing it).
+            guard !after.isEmpty, after.utf8.count <= 255 else {
+                throw .invalidParameter("after", reason: "must be a donation id of 1-255 bytes")
+            }
+        }
         let given = try p.optionalInt("limit")
         limitGiven = given != nil
         limit = given ?? Self.defaultLimit

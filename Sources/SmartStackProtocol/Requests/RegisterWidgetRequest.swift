@@ -37,7 +37,10 @@ public struct RegisterWidgetRequest: ProviderRequest {
             guard case .string(let text) = value else {
                 throw .invalidParameter(path, reason: "expected a string, got \(value.typeName)")
             }
-            families.insert(try Self.core { () throws(CoreError) in try WidgetFamily(parsing: text, parameter: path) })
+            let family = try Self.core { () throws(CoreError) in try WidgetFamily(parsing: text, parameter: path) }
+            guard families.insert(family).inserted else {
+                throw .invalidParameter(path, reason: "\(family.rawValue) is listed twice")
+            }
         }
         let intent = try p.optionalStruct("intent", allowed: ["type", "parameters"]).map {
             (intent) throws(VarlinkError) in try Self.intentSchema(intent)
