@@ -240,6 +240,29 @@ struct EngineTests {
         }
     }
 
+    @Test("a kind's new definition must fit its placed instances: one that does not is a conflict naming the instance")
+    func aNewDefinitionMustFitThePlacedInstances() throws {
+        var (engine, _) = try Self.suggestionEngine()
+        let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
+        // Only systemSmall now: the stack is systemMedium, and berlin is placed in it.
+        #expect(throws: CoreError.self) {
+            try engine.apply(.registerKind(F.kind("weather", families: [.systemSmall], intent: schema), at: F.t(500)))
+        }
+        do throws(CoreError) {
+            try engine.apply(.registerKind(F.kind("weather", families: [.systemSmall], intent: schema), at: F.t(500)))
+        } catch {
+            guard case .conflict(let kind, _, let reason) = error else { throw error }
+            #expect(kind == "widgetKind" && reason.contains("instance 'berlin' of stack 'home'"), "\(reason)")
+        }
+        // Without the city parameter, berlin's configuration no longer validates.
+        #expect(throws: CoreError.self) { try engine.apply(.registerKind(F.kind("weather"), at: F.t(501))) }
+        #expect(engine.kind(F.kindID("weather"))?.families == [.systemMedium])
+        // A definition that still fits (another family added) replaces the old one.
+        try engine.apply(
+            .registerKind(F.kind("weather", families: [.systemMedium, .systemSmall], intent: schema), at: F.t(502)))
+        #expect(engine.kind(F.kindID("weather"))?.families == [.systemMedium, .systemSmall])
+    }
+
     @Test func theRankerLearnsFromWhatTheUserDoesAfterALook() throws {
         var engine = try F.engine(apps: ["a", "b", "c"])
         // Every look is followed by opening "b", although "a" is always the app used last.

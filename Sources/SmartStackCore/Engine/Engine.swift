@@ -116,6 +116,29 @@ public struct Engine: Sendable {
             }
             kindsByApp[kind.id.app, default: []].append(kind.id)
             kindsByApp[kind.id.app]?.sort()
+        } else if admitting {
+            // A new definition must still fit every placed instance of the kind: one it rejects kept its stored
+            // configuration and family, got reload requests the provider's schema cannot express, and made the
+            // shell's unchanged ConfigureStack and every ChangeStack of its stack fail.
+            for case let instance? in instances.slots where instance.kind == kind.id {
+                let family = stacks[instance.stack]?.configuration.family
+                var reason: String?
+                if let family, let unsupported = kind.unsupported(family) {
+                    reason = unsupported
+                } else {
+                    do throws(CoreError) {
+                        _ = try kind.validateConfiguration(instance.configuration.values)
+                    } catch {
+                        reason = "\(error)"
+                    }
+                }
+                if let reason {
+                    throw .conflict(
+                        kind: "widgetKind", id: kind.id.description,
+                        reason: "instance '\(instance.id)' of stack '\(instance.stack)' would not fit the new definition"
+                            + " (\(reason)); remove it from its stack first")
+                }
+            }
         }
         kinds[kind.id] = kind
     }
