@@ -135,8 +135,8 @@ public struct Engine: Sendable {
                 if let reason {
                     throw .conflict(
                         kind: "widgetKind", id: kind.id.description,
-                        reason: "instance '\(instance.id)' of stack '\(instance.stack)' would not fit the new definition"
-                            + " (\(reason)); remove it from its stack first")
+                        reason: "instance '\(instance.id)' of stack '\(instance.stack)' would not fit the new"
+                            + " definition (\(reason)); remove it from its stack first")
                 }
             }
         }
