@@ -103,8 +103,12 @@ struct Call: AsyncParsableCommand {
     @Argument(help: "The fully qualified method, such as io.smartstack.Shell.GetStack.") var method: String
     @Argument(help: "The parameters as a JSON object.") var parameters: String = "{}"
     @Flag(help: "Call a streaming method and print each reply.") var more = false
-    @Option(help: "With --more: stop after this many replies.") var count: Int?
+    @Option(help: "With --more: stop after this many replies (1 or more).") var count: Int?
     @Flag(help: "Send the call with oneway: no reply is read.") var oneway = false
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be 1 or more, got \(count)") }
+    }
 
     func run() async throws {
         let object = try Arguments.object(parameters, option: "the parameters")

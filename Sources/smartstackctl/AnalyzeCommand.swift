@@ -57,7 +57,11 @@ struct Analyze: AsyncParsableCommand {
                 throw ValidationError("\(option): \(error.description)")
             }
         }
-        var query = JournalQuery(since: try bound(since, "--since"), until: try bound(until, "--until"))
+        let (from, to) = (try bound(since, "--since"), try bound(until, "--until"))
+        if let from, let to, from > to {
+            throw ValidationError("--since must not be later than --until (as journalctl has it)")
+        }
+        var query = JournalQuery(since: from, until: to)
         let sourceText: String
         if let directory {
             query.source = .directory(directory)

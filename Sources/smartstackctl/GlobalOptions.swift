@@ -205,6 +205,28 @@ enum Arguments {
         return object
     }
 
+    /// `text` with each `%XX` replaced by its byte (the result must be UTF-8); `option` names the flag in errors.
+    static func percentDecoded(_ text: Substring, option: String) throws -> String {
+        var bytes: [UInt8] = []
+        var utf8 = Array(text.utf8)[...]
+        while let byte = utf8.popFirst() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else {
+                throw ValidationError(
+                    "\(option): '%' must start an escape of two hex digits (%25 for '%'), in '\(text)'")
+            }
+            bytes.append(value)
+            utf8 = utf8.dropFirst(2)
+        }
+        guard let decoded = String(validating: bytes, as: UTF8.self) else {
+            throw ValidationError("\(option): the escapes in '\(text)' are not UTF-8")
+        }
+        return decoded
+    }
+
     /// A JSON object given on the command line.
     static func object(_ text: String, option: String) throws -> JSONObject {
         let value: JSONValue

@@ -62,7 +62,9 @@ struct StackCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The stack id.") var stack: String
         @Option(help: "The family of every widget: systemSmall, systemMedium, systemLarge, …") var family: String
-        @Option(name: .customLong("widget"), help: "A widget as INSTANCE=APP/KIND[?NAME=VALUE&…] (repeatable).")
+        @Option(
+            name: .customLong("widget"),
+            help: "A widget as INSTANCE=APP/KIND[?NAME=VALUE&…] (repeatable; %XX escapes a byte, %26 an &, %25 a %).")
         var widgets: [String] = []
         @Option(help: "The widgets as a JSON array of {instance, app, kind, configuration} (instead of --widget).")
         var widgetsJSON: String?
@@ -81,6 +83,9 @@ struct StackCommand: AsyncParsableCommand {
         func validate() throws {
             if widgetsJSON != nil, !widgets.isEmpty {
                 throw ValidationError("--widget and --widgets-json exclude each other")
+            }
+            if empty, widgetsJSON != nil || !widgets.isEmpty {
+                throw ValidationError("--empty configures no widgets: give it without --widget and --widgets-json")
             }
         }
 
@@ -126,8 +131,17 @@ struct StackCommand: AsyncParsableCommand {
             var rest = String(text[text.index(after: equals)...])
             var configuration: JSONObject?
             if let question = rest.firstIndex(of: "?") {
-                let query = rest[rest.index(after: question)...].split(separator: "&").map(String.init)
-                configuration = try Arguments.pairs(query, option: "--widget configuration")
+                // Percent-encoded as the service writes suggestion ids (`city=S%C3%A3o%20Paulo`, `%26` for `&`).
+                var pairs = JSONObject()
+                for item in rest[rest.index(after: question)...].split(separator: "&") {
+                    guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
+                        throw ValidationError("--widget configuration must be NAME=VALUE, got '\(item)'")
+                    }
+                    let name = try Arguments.percentDecoded(item[..<equals], option: "--widget")
+                    let value = try Arguments.percentDecoded(item[item.index(after: equals)...], option: "--widget")
+                    pairs[name] = .string(value)
+                }
+                configuration = pairs
                 rest = String(rest[..<question])
             }
             guard let slash = rest.firstIndex(of: "/"), !instance.isEmpty, slash != rest.startIndex,
@@ -165,12 +179,16 @@ struct Watch: AsyncParsableCommand {
         abstract: "Follow stacks: print the current order, then every change (Subscribe; Ctrl-C to stop).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The stacks to follow (every stack when none).") var stacks: [String] = []
-    @Option(help: "Stop after this many replies.") var count: Int?
+    @Option(help: "Stop after this many replies (1 or more).") var count: Int?
     @Flag(
         help: ArgumentHelp(
             "When smartstackd goes away or ends the stream (a restart, a socket-activated stop), connect again, "
                 + "after 0.2 s doubling to 5 s, and follow on: the current order comes first again."))
     var reconnect = false
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be 1 or more, got \(count)") }
+    }
 
     func run() async throws {
         let names = stacks
@@ -346,6 +364,6 @@ struct Budget: AsyncParsableCommand {
         let reply = try await global.call { () throws(VarlinkError) in
             GetBudgetRequest(instance: try Typed.instance(instance), at: at?.timestamp)
         }
-        global.emit(reply) { BudgetRenderer.render(reply, instance: instance, style: global.style) }
+        global.emit(reply) { BudgetRenderer.render(reply, instance: instance, at: at?.timestamp, style: global.style) }
     }
 }

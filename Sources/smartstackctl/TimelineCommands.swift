@@ -136,7 +136,11 @@ struct WatchReloads: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The app id.") var app: String
     @Flag(help: "Also show reloads withheld because the budget is spent.") var includeWithheld = false
-    @Option(help: "Stop after this many replies.") var count: Int?
+    @Option(help: "Stop after this many replies (1 or more).") var count: Int?
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be 1 or more, got \(count)") }
+    }
 
     func run() async throws {
         let (app, includeWithheld) = (self.app, self.includeWithheld)

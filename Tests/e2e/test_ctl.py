@@ -473,3 +473,33 @@ def test_time_flags_keep_the_written_offset_and_take_every_form(daemon):
     bad = ctl(daemon, "relevance", "declare", "org.example.clock", "main", "--instance", "c", "--context",
               "later/+1h", check=False)
     assert bad.returncode != 0 and "START and END must each be a time" in bad.stderr
+
+
+def test_contradictory_options_are_usage_errors_and_widget_values_are_percent_decoded(daemon):
+    """The command-line review's small defects: each was taken (exit 0) and did something else than asked."""
+    ctl(daemon, "widget", "register", "org.example.weather", "forecast", "--family", "systemMedium",
+        "--intent", "SelectCity", "--parameter", "city:string")
+    ctl(daemon, "widget", "register", "org.example.mail", "inbox", "--family", "systemMedium")
+    # --empty with --widget (the widget was configured).
+    refused = ctl(daemon, "stack", "configure", "home", "--family", "systemMedium", "--empty",
+                  "--widget", "mail=org.example.mail/inbox", check=False)
+    assert refused.returncode == 64 and "--empty" in refused.stderr, refused
+    # %XX in a widget's configuration, as the service writes suggestion ids.
+    ctl(daemon, "stack", "configure", "home", "--family", "systemMedium",
+        "--widget", "tj=org.example.weather/forecast?city=Tom%20%26%20Jerry", "--widget", "mail=org.example.mail/inbox")
+    widgets = {w["instance"]: w for s in ctl_json(daemon, "stacks")["stacks"] for w in s["widgets"]}
+    assert widgets["tj"]["configuration"] == {"city": "Tom & Jerry"}, widgets
+    bad = ctl(daemon, "stack", "add", "home", "--widget", "x=org.example.weather/forecast?city=100%", check=False)
+    assert bad.returncode == 64 and "%25" in bad.stderr, bad
+    # --count 0 printed one reply.
+    for args in (("watch", "home", "--count", "0"), ("watch-reloads", "org.example.weather", "--count", "0"),
+                 ("call", "io.smartstack.Shell.Subscribe", "{}", "--more", "--count", "0")):
+        result = ctl(daemon, *args, check=False, timeout=10)
+        assert result.returncode == 64 and "--count" in result.stderr and result.stdout == "", (args, result)
+    # analyze with --since after --until reported an empty, inverted range.
+    result = ctl(daemon, "analyze", "--since", "-1h", "--until", "-3h", "--file", "/dev/null", check=False)
+    assert result.returncode == 64 and "--since" in result.stderr, result
+    # budget --at a time that is not now said "a reload is possible now".
+    later = ctl(daemon, "budget", "tj", "--at", "+25h").stdout
+    assert "possible then" in later and "possible now" not in later, later
+    assert "possible now" in ctl(daemon, "budget", "tj").stdout

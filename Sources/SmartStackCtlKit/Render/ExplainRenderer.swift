@@ -278,7 +278,10 @@ public enum ExplainRenderer {
     }
 
     /// `68 of 70 reloads left (2 used in 24h) · next reload possible now`.
-    public static func budgetText(_ budget: JSONObject?, reference: Timestamp?, style: Style) -> String {
+    /// `now`: the word for the time the budget is for ("then" for a budget asked about another time).
+    public static func budgetText(_ budget: JSONObject?, reference: Timestamp?, style: Style, now: String = "now")
+        -> String
+    {
         guard let budget else { return "unknown" }
         let capacity = budget.int("capacity") ?? 0
         let used = budget.int("used") ?? 0
@@ -289,7 +292,7 @@ public enum ExplainRenderer {
             if let reference, next > reference {
                 text += " · next reload possible " + Format.timeAndRelative(next, reference: reference)
             } else if left > 0 {
-                text += " · a reload is possible now"
+                text += " · a reload is possible \(now)"
             } else {
                 text += " · next reload possible " + Format.time(next)
             }

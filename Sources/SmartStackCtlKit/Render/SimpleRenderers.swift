@@ -1,3 +1,4 @@
+public import SmartStackCore
 public import SmartStackProtocol
 
 /// Replies that are a few named values: aligned `name: value` lines.
@@ -79,8 +80,12 @@ public enum StatisticsRenderer {
 
 /// `GetBudget`.
 public enum BudgetRenderer {
-    public static func render(_ reply: JSONObject, instance: String, style: Style = .plain) -> String {
-        style.bold(instance) + ": " + ExplainRenderer.budgetText(reply, reference: nil, style: style)
+    /// `at`: the time asked about (`--at`), when not now.
+    public static func render(_ reply: JSONObject, instance: String, at: Timestamp? = nil, style: Style = .plain)
+        -> String
+    {
+        style.bold(instance) + ": "
+            + ExplainRenderer.budgetText(reply, reference: at, style: style, now: at == nil ? "now" : "then")
     }
 }
 
