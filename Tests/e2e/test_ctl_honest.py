@@ -135,7 +135,7 @@ def test_version_is_the_services(daemon):
 
 def test_watch_reconnects_across_a_restart(make_daemon):
     """watch --reconnect follows on when smartstackd restarts (the current order first again); without it, watch
-    ends when the service goes away."""
+    ends when the service stops, with the stream's last reply, ServiceStopping."""
     import queue
     import threading
     from helpers import setup_stack
@@ -152,7 +152,9 @@ def test_watch_reconnects_across_a_restart(make_daemon):
         assert first["stack"] == "home" and [e["instance"] for e in first["order"]] == ["mail", "news"], first
         assert json.loads(plain.stdout.readline())["stack"] == "home"
         assert daemon.stop() == 0, daemon.log()
-        assert plain.wait(timeout=20) == 69, plain.communicate()
+        # The stream's last reply says the service is stopping: the typed error, exit 2 (a bare close was 69).
+        assert plain.wait(timeout=20) == 2, plain.communicate()
+        assert "io.smartstack.Shell.ServiceStopping" in plain.stderr.read()
         again = make_daemon(subdirectory="d")
         second = json.loads(lines.get(timeout=30))
         assert second["stack"] == "home" and second["order"] == first["order"], second
