@@ -302,7 +302,14 @@ struct ServiceJournalTests {
         #expect(burst.value(of: .order) == "mail,news,maps")
         #expect(burst.message.contains("20 changes"))
         #expect(journal.counters.decisionsPublished == 21)
+        #expect(journal.counters.orderChanges == 21)
         #expect(journal.counters.orderEntries == 2)
+        // A decision that changes scores only is a decision, not an order change (the summary's COUNT counted it).
+        var scoresOnly = try await host.stack(ServerFixture.stack())
+        scoresOnly.entries[0].score += 0.5
+        journal.published(decisions: [scoresOnly], effects: [])
+        #expect(journal.counters.decisionsPublished == 22)
+        #expect(journal.counters.orderChanges == 21)
         // The code location is where the entry was made.
         #expect(
             recorder.all.first { $0.entry.messageID == SmartStackEvent.orderChanged.messageID }?.file.hasSuffix(

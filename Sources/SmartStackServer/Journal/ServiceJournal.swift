@@ -12,6 +12,9 @@ public final class ServiceJournal: ServiceReporter {
     /// What the journal saw since start (the summary reports differences between two readings).
     public struct Counters: Sendable, Hashable {
         public var decisionsPublished = 0
+        /// Published decisions whose order differs from the stack's previous one (a new stack's first, a removal):
+        /// the summary's `COUNT` (it counted every decision, score-only changes too).
+        public var orderChanges = 0
         public var orderEntries = 0
         public var suggestionsInserted = 0
         public var suggestionsRemoved = 0
@@ -108,6 +111,7 @@ public final class ServiceJournal: ServiceReporter {
                         items.append(Self.orderChangedEntry(held))
                     }
                     state.counters.decisionsPublished += 1
+                    state.counters.orderChanges += 1
                     state.counters.orderEntries += 1
                     items.append(
                         Self.orderChangedEntry(.init(decision: decision, previousOrder: previous?.order, count: 1)))
@@ -115,6 +119,7 @@ public final class ServiceJournal: ServiceReporter {
                 }
                 let previous = state.lastPublished.updateValue(decision, forKey: decision.stack)
                 state.counters.decisionsPublished += 1
+                if !Self.sameOrder(previous, decision) { state.counters.orderChanges += 1 }
                 let (inserted, removed) = Self.suggestionChanges(decision, previous: previous)
                 state.counters.suggestionsInserted += inserted.count
                 state.counters.suggestionsRemoved += removed.count
@@ -136,6 +141,12 @@ public final class ServiceJournal: ServiceReporter {
         for item in items { queue.enqueue(item) }
         if let timer { schedule(timer) { [weak self] in self?.flushDue() } }
         if !decisions.isEmpty { changed.store(true, ordering: .relaxed) }
+    }
+
+    /// Whether `decision` orders the same entries as `previous` (compared without building either order).
+    static func sameOrder(_ previous: Decision?, _ decision: Decision) -> Bool {
+        guard let previous, previous.entries.count == decision.entries.count else { return false }
+        return zip(previous.entries, decision.entries).allSatisfy { $0.instance == $1.instance }
     }
 
     /// Writes every held order change now, windows ended or not: at a graceful stop, so the journal holds each

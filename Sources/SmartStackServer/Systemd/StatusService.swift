@@ -131,7 +131,8 @@ extension ServiceJournal {
     /// The periodic summary: counters since the previous one, and the counts now.
     func summary(since previous: StatusService.SummaryBaseline, _ current: StatusService.SummaryBaseline) {
         let seconds = Int((current.at - previous.at).components.seconds)
-        let orderChanges = current.journal.decisionsPublished - previous.journal.decisionsPublished
+        let orderChanges = current.journal.orderChanges - previous.journal.orderChanges
+        let decisions = current.journal.decisionsPublished - previous.journal.decisionsPublished
         let donations = current.statistics.donationsReceived - previous.statistics.donationsReceived
         let dropped = current.dropped - previous.dropped
         event(
@@ -140,7 +141,7 @@ extension ServiceJournal {
                 + "\(current.statistics.stacks) stacks, \(current.statistics.subscribers) subscribers",
             fields: [
                 (.count, String(orderChanges)),
-                (Field.decisions, String(orderChanges)),
+                (Field.decisions, String(decisions)),
                 (Field.orderEntries, String(current.journal.orderEntries - previous.journal.orderEntries)),
                 (Field.donations, String(donations)),
                 (Field.events, String(current.statistics.eventsRecorded - previous.statistics.eventsRecorded)),
