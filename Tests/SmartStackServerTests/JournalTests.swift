@@ -367,6 +367,18 @@ struct JournalQueueTests {
         #expect(!queue.enqueue(JournalQueue.Item(JournalEntry("after close"))))
     }
 
+    @Test("an entry that reached no one (journald and stderr both gone) is dropped, not written")
+    func lostEntriesAreCounted() async throws {
+        struct Gone: Error {}
+        let queue = JournalQueue(capacity: 8) { item in
+            if item.entry.message.hasPrefix("lost") { throw Gone() }
+        }
+        for message in ["kept", "lost 1", "lost 2", "kept"] { queue.enqueue(JournalQueue.Item(JournalEntry(message))) }
+        await queue.flush()
+        #expect(queue.counts.written == 2)
+        #expect(queue.dropped == 2)
+    }
+
     @Test("a close with a limit returns when journald is stalled, and takes no more entries", .timeLimit(.minutes(1)))
     func closeWithinALimit() async throws {
         let gate = DispatchSemaphore(value: 0)

@@ -26,7 +26,8 @@ public final class JournalQueue: Sendable {
     }
 
     /// Writes one entry, blocking as long as it takes (called on the drain queue only).
-    public typealias Output = @Sendable (Item) -> Void
+    /// Writes one entry; throws when it reached no one (it is then counted as dropped).
+    public typealias Output = @Sendable (Item) throws -> Void
 
     private struct State {
         var pending: Deque<Item> = []
@@ -61,7 +62,9 @@ public final class JournalQueue: Sendable {
             do {
                 try writer.send(item.entry, file: item.file, line: item.line, function: item.function)
             } catch {
-                try? fallback.send(item.entry, file: item.file, line: item.line, function: item.function)
+                // Under systemd stderr is a stream to the same journald: when that fails too, the entry is lost and
+                // counted as dropped (it was counted as written while journald was gone).
+                try fallback.send(item.entry, file: item.file, line: item.line, function: item.function)
             }
         }
     }
@@ -89,7 +92,7 @@ public final class JournalQueue: Sendable {
         state.withLock { ($0.written, $0.dropped) }
     }
 
-    /// Entries dropped since start because the queue was full or closed.
+    /// Entries dropped since start: the queue was full or closed, or neither journald nor stderr took them.
     public var dropped: Int { state.withLock { $0.dropped } }
 
     /// Returns once every entry queued before the call is written.
@@ -150,8 +153,14 @@ public final class JournalQueue: Sendable {
                 return items
             }
             guard !batch.isEmpty else { return }
-            for item in batch { output(item) }
-            state.withLock { $0.written += batch.count }
+            var lost = 0
+            for item in batch {
+                do { try output(item) } catch { lost += 1 }
+            }
+            state.withLock {
+                $0.written += batch.count - lost
+                $0.dropped += lost
+            }
         }
     }
 }
