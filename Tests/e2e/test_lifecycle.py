@@ -149,3 +149,26 @@ def test_a_subscriber_that_does_not_read_is_cut_off_and_others_are_not_slowed(ma
     assert FrameReader(slow).closed(timeout=5)
     latencies.sort()
     assert latencies[len(latencies) // 2] < 0.05, latencies[len(latencies) // 2]
+
+
+def test_start_up_messages_name_what_is_in_the_way(daemon, workdir):
+    """A --state that is a file says so (it said "Permission denied"); a socket some program serves does not blame
+    smartstackd alone."""
+    in_the_way = pathlib.Path(workdir) / "a-file"
+    in_the_way.write_text("")
+    result = subprocess.run(
+        [str(DAEMON), "--listen", os.path.join(workdir, "other.sock"), "--state", str(in_the_way)],
+        capture_output=True, text=True, timeout=10)
+    assert result.returncode == 73, result
+    assert "not a directory" in result.stderr + result.stdout, result
+    other = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    served = os.path.join(workdir, "served.sock")
+    other.bind(served)
+    other.listen(1)
+    try:
+        result = subprocess.run(
+            [str(DAEMON), "--listen", served, "--state", os.path.join(workdir, "state3")],
+            capture_output=True, text=True, timeout=10)
+    finally:
+        other.close()
+    assert result.returncode != 0 and "another program (another smartstackd?)" in result.stderr + result.stdout

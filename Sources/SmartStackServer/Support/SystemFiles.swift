@@ -65,6 +65,11 @@ enum StateDirectory {
                 throw Failure(path: path, reason: "cannot create \(built): \(String(cString: strerror(errno)))")
             }
         }
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
+            // access(2) reported a regular file as "Permission denied".
+            throw Failure(path: path, reason: "not a directory (a file is in the way; --state names a directory)")
+        }
         guard access(path, W_OK | X_OK) == 0 else {
             throw Failure(path: path, reason: "not writable: \(String(cString: strerror(errno)))")
         }

@@ -74,7 +74,8 @@ public struct StatusService: Service {
         } onGracefulShutdown: {
             report("STOPPING=1") { try notifier.stopping(status: "stopping: finishing calls in progress") }
             journal.event(
-                .stopping, "smartstackd is stopping", fields: [(.reason, "graceful shutdown (SIGTERM or SIGINT)")])
+                .stopping, "smartstackd is stopping",
+                fields: [(.reason, "graceful shutdown (SIGTERM, SIGINT or SIGHUP)")])
         }
     }
 

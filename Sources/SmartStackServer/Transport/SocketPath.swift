@@ -32,7 +32,8 @@ enum SocketPath {
                 path: path, reason: "a file that is not a socket is in the way; remove it or choose another path")
         }
         if isLive(path) {
-            throw ListenError(path: path, reason: "another smartstackd is already serving this socket")
+            throw ListenError(
+                path: path, reason: "another program (another smartstackd?) is already serving this socket")
         }
         guard unlink(path) == 0 || errno == ENOENT else {
             throw ListenError(path: path, reason: "cannot remove the stale socket: \(String(cString: strerror(errno)))")
