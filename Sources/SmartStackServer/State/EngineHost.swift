@@ -234,13 +234,7 @@ public actor EngineHost {
             // the same donation whatever its stored date. A retry of a call dated a little ahead was stored at the
             // service's time then: the same donation, whether its date is still ahead now (clamped again) or has
             // passed since (the date it was sent with is remembered for the latest clamped donations).
-            // After a restart the remembered dates are gone: a retry dated at most `maxFutureSkew` after the stored
-            // date is the same donation too (the first call was dated that far ahead and stored at the service's
-            // time; it was Conflict, "another donation", for the app's own retry of a call whose reply a restart lost).
-            let storedAhead = sent.seconds(since: existing.date)
-            let anyDate =
-                !dated || donation.date != sent || donations.clampedDates[key] == sent
-                || (storedAhead > 0 && storedAhead <= limits.maxFutureSkew)
+            let anyDate = !dated || donation.date != sent || donations.clampedDates[key] == sent
             guard existing == donation || (anyDate && existing.withDate(donation.date) == donation) else {
                 throw .core(
                     .conflict(
