@@ -15,6 +15,45 @@ struct Stats: AsyncParsableCommand {
     }
 }
 
+struct Owners: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show which uid claimed each app (ListAppOwners), or give a claim back (owners release).",
+        discussion: """
+            In system mode an app no app.ID line assigns belongs to the first uid whose provider call for it \
+            succeeds. 'owners release APP' drops that claim (ReleaseApp): the next uid to act for the app claims it.
+            """,
+        subcommands: [List.self, Release.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the apps' claims (ListAppOwners).")
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let reply = try await global.call { ListAppOwnersRequest() }
+            global.emit(reply) {
+                let owners = reply.objects("owners")
+                guard !owners.isEmpty else { return "(no app is claimed)" }
+                return KeyValueRenderer.render(
+                    owners.map { ($0.string("app") ?? "?", "uid \($0.int("uid").map(String.init) ?? "?")") },
+                    style: global.style)
+            }
+        }
+    }
+
+    struct Release: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Drop an app's claim (ReleaseApp).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The app id.") var app: String
+
+        func run() async throws {
+            let reply = try await global.call { () throws(VarlinkError) in ReleaseAppRequest(app: try Typed.app(app)) }
+            global.emit(reply) {
+                reply.int("uid").map { "released \(app) (claimed by uid \($0))" } ?? "\(app) was not claimed"
+            }
+        }
+    }
+}
+
 struct LogLevel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log-level", abstract: "Show or set the service's log level (SetLogLevel).")

@@ -99,7 +99,7 @@ struct SmartStackCtl: AsyncParsableCommand {
                 ]),
             CommandGroup(
                 name: "Service",
-                subcommands: [Stats.self, LogLevel.self, Info.self, Introspect.self, Call.self]),
+                subcommands: [Stats.self, LogLevel.self, Owners.self, Info.self, Introspect.self, Call.self]),
             CommandGroup(name: "Workloads and analysis", subcommands: [Replay.self, Analyze.self]),
         ])
 }

@@ -83,5 +83,7 @@ enum Examples {
         .getBudget: #"{"instance":"w1","at":"2024-03-04T09:30:00-08:00"}"#,
         .getStatistics: "{}",
         .setLogLevel: #"{"level":"debug"}"#,
+        .listAppOwners: "{}",
+        .releaseApp: #"{"app":"org.example.mail"}"#,
     ]
 }

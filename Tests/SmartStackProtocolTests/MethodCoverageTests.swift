@@ -50,6 +50,7 @@ struct MethodCoverageTests {
                 "io.smartstack.Shell.RemoveStack", "io.smartstack.Shell.RecordEngagement",
                 "io.smartstack.Shell.RecordLook", "io.smartstack.Shell.SetContext", "io.smartstack.Shell.Explain",
                 "io.smartstack.Shell.GetBudget", "io.smartstack.Admin.GetStatistics",
+                "io.smartstack.Admin.ListAppOwners", "io.smartstack.Admin.ReleaseApp",
                 "io.smartstack.Admin.SetLogLevel",
             ])
     }

@@ -182,6 +182,7 @@ struct RequestErrorTests {
         (.explain, #"{"stack":"home","instance":""}"#, "instance"),
         (.getBudget, #"{"instance":"w1","at":17}"#, "at"),
         (.setLogLevel, #"{"level":"loud"}"#, "level"),
+        (.releaseApp, #"{"app":""}"#, "app"),
         (.getInterfaceDescription, #"{"interface":null}"#, "interface"),
     ]
 

@@ -38,7 +38,8 @@ struct TypedRequestTests {
         case .getBudget(let r): return "\(r.instance) \(r.at.map { "\($0.microseconds)" } ?? "now")"
         case .getInterfaceDescription(let r): return r.interface
         case .setLogLevel(let r): return r.level.rawValue
-        case .getInfo, .listStacks, .getStatistics: return "-"
+        case .releaseApp(let r): return r.app.rawValue
+        case .getInfo, .listStacks, .getStatistics, .listAppOwners: return "-"
         }
         return AnyHashable(event)
     }
@@ -111,6 +112,8 @@ struct TypedRequestTests {
         try same(SetLogLevelRequest(level: .debug), .setLogLevel)
         try same(GetInfoRequest(), .getInfo)
         try same(GetStatisticsRequest(), .getStatistics)
+        try same(ListAppOwnersRequest(), .listAppOwners)
+        try same(ReleaseAppRequest(app: AppID("org.example.mail")), .releaseApp)
         var change = ChangeStackRequest(stack: home, date: try Timestamp(rfc3339: "2024-03-04T08:05:00-08:00"))
         let w4 = try InstanceID("w4")
         change.developerMode = false

@@ -14,6 +14,7 @@ import pytest
 import varlink
 
 from conftest import DAEMON
+from test_ctl import ctl, ctl_json
 from helpers import FrameReader, call, encode, setup_stack
 
 PROVIDER = "io.smartstack.Provider"
@@ -295,6 +296,33 @@ def test_an_app_belongs_to_the_first_other_uid_whose_call_for_it_succeeds(make_d
     assert refused["error"] == PERMISSION_DENIED, refused
     # Root keeps acting for any app.
     assert call(daemon.address, PROVIDER, "Donate", app="org.ex.a", intent="open", id="r2")["id"] == "r2"
+
+
+@needs_other_users
+def test_an_administrator_lists_the_claims_and_gives_one_back(make_daemon, workdir, scripts):
+    """ListAppOwners shows which uid claimed each app; ReleaseApp drops a claim, stored (across a restart), and the
+    next uid to act for the app claims it. Before, claims could be neither seen nor undone (only an app.ID line)."""
+    os.chmod(workdir, 0o755)
+    daemon = make_daemon(extra_args=("--system",), config="providers = *\n", subdirectory="d")
+    caller = os.path.join(scripts, "caller.py")
+    as_user(65534, caller, daemon.socket_path, json.dumps([donate("org.ex.squat", "s"), donate("org.ex.own", "o")]))
+    owners = call(daemon.address, "io.smartstack.Admin", "ListAppOwners")["owners"]
+    assert owners == [{"app": "org.ex.own", "uid": 65534}, {"app": "org.ex.squat", "uid": 65534}], owners
+    released = ctl_json(daemon, "owners", "release", "org.ex.squat")
+    assert released == {"uid": 65534}, released
+    assert call(daemon.address, "io.smartstack.Admin", "ReleaseApp", app="org.ex.none") == {}
+    assert daemon.stop() == 0
+    daemon = make_daemon(extra_args=("--system",), config="providers = *\n", subdirectory="d")
+    text = ctl(daemon, "owners").stdout
+    assert "org.ex.own" in text and "org.ex.squat" not in text, text
+    [taken] = as_user(1000, caller, daemon.socket_path, json.dumps([donate("org.ex.squat", "t")]))
+    assert "error" not in taken, taken
+    [refused] = as_user(65534, caller, daemon.socket_path, json.dumps([donate("org.ex.squat", "u")]))
+    assert refused["error"] == PERMISSION_DENIED, refused
+    # Only an administrator may see or change claims.
+    [denied] = as_user(65534, caller, daemon.socket_path, json.dumps(
+        [{"method": "io.smartstack.Admin.ReleaseApp", "parameters": {"app": "org.ex.squat"}}]))
+    assert denied["error"] == PERMISSION_DENIED, denied
 
 
 @needs_other_users

@@ -44,6 +44,45 @@ public struct GetStatisticsRequest: VarlinkMethodRequest {
     }
 }
 
+/// `io.smartstack.Admin.ListAppOwners`; the reply is `reply(owners:)`.
+public struct ListAppOwnersRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.listAppOwners
+    public static let access = MethodAccess.admin
+    public var anyRequest: SmartStackRequest { .listAppOwners(self) }
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        _ = try Parameters(parameters, allowed: [])
+    }
+
+    /// `{owners: [{app, uid}]}`, by app id.
+    public static func reply(owners: [(app: AppID, uid: UInt32)]) -> JSONObject {
+        let sorted = owners.sorted { $0.app < $1.app }
+        return [
+            "owners": .array(
+                sorted.map { .object(["app": .string($0.app.rawValue), "uid": .int(Int64($0.uid))]) })
+        ]
+    }
+}
+
+/// `io.smartstack.Admin.ReleaseApp`.
+public struct ReleaseAppRequest: VarlinkMethodRequest {
+    public static let method = SmartStackMethod.releaseApp
+    public static let access = MethodAccess.admin
+    public var anyRequest: SmartStackRequest { .releaseApp(self) }
+
+    public var app: AppID
+
+    public init(parameters: JSONObject) throws(VarlinkError) {
+        let p = try Parameters(parameters, allowed: ["app"])
+        app = try p.appID()
+    }
+
+    /// `{uid}` of the claim dropped, left out when there was none.
+    public static func reply(released uid: UInt32?) -> JSONObject {
+        uid.map { ["uid": .int(Int64($0))] } ?? [:]
+    }
+}
+
 /// A log level, as `io.smartstack.Admin.LogLevel` names it (the same names as swift-log's `Logger.Level`).
 public enum LogLevel: String, CaseIterable, Sendable, Hashable {
     case trace, debug, info, notice, warning, error, critical
@@ -202,4 +241,14 @@ extension GetStatisticsRequest {
 extension SetLogLevelRequest {
     public init(level: LogLevel) { self.level = level }
     public var wireParameters: JSONObject { ["level": .string(level.rawValue)] }
+}
+
+extension ListAppOwnersRequest {
+    public init() {}
+    public var wireParameters: JSONObject { [:] }
+}
+
+extension ReleaseAppRequest {
+    public init(app: AppID) { self.app = app }
+    public var wireParameters: JSONObject { ["app": .string(app.rawValue)] }
 }

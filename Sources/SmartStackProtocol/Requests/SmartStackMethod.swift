@@ -31,6 +31,8 @@ public enum SmartStackMethod: String, CaseIterable, Sendable, Hashable {
 
     case getStatistics = "io.smartstack.Admin.GetStatistics"
     case setLogLevel = "io.smartstack.Admin.SetLogLevel"
+    case listAppOwners = "io.smartstack.Admin.ListAppOwners"
+    case releaseApp = "io.smartstack.Admin.ReleaseApp"
 
     /// The method named `rawValue` (fully qualified), found with one hash: every call is looked up.
     public init?(rawValue: String) {
@@ -90,6 +92,8 @@ public enum SmartStackMethod: String, CaseIterable, Sendable, Hashable {
         case .getBudget: GetBudgetRequest.self
         case .getStatistics: GetStatisticsRequest.self
         case .setLogLevel: SetLogLevelRequest.self
+        case .listAppOwners: ListAppOwnersRequest.self
+        case .releaseApp: ReleaseAppRequest.self
         }
     }
 }
@@ -194,6 +198,8 @@ public enum SmartStackRequest: Sendable {
     case getBudget(GetBudgetRequest)
     case getStatistics(GetStatisticsRequest)
     case setLogLevel(SetLogLevelRequest)
+    case listAppOwners(ListAppOwnersRequest)
+    case releaseApp(ReleaseAppRequest)
 
     /// Decodes a call: `InterfaceNotFound` for an interface the service does not implement, `MethodNotFound`
     /// for a method its interface does not declare, `ExpectedMore` for a streaming method called without
@@ -244,6 +250,8 @@ public enum SmartStackRequest: Sendable {
         case .getBudget(let request): visitor.visit(request)
         case .getStatistics(let request): visitor.visit(request)
         case .setLogLevel(let request): visitor.visit(request)
+        case .listAppOwners(let request): visitor.visit(request)
+        case .releaseApp(let request): visitor.visit(request)
         }
     }
 

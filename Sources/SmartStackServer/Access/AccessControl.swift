@@ -211,6 +211,18 @@ public final class AccessControl: Sendable {
         claims.withLock { $0.owners[app] }
     }
 
+    /// Every claim: each app a uid claimed (`ListAppOwners`).
+    public var owners: [(app: AppID, uid: UInt32)] {
+        claims.withLock { claims in claims.owners.map { ($0.key, $0.value) } }
+    }
+
+    /// Drops an app's claim whoever made it (`ReleaseApp`, an administrator's remedy); returns the uid that had it.
+    public func releaseClaim(of app: AppID) -> UInt32? {
+        guard let uid = owner(of: app) else { return nil }
+        release(app, claimedBy: uid)
+        return uid
+    }
+
     /// Root or the service's own uid: trusted with everything (no policy, no rate limit).
     public func isSuperuser(_ peer: PeerCredentials) -> Bool {
         peer != .unknown && (peer.uid == 0 || peer.uid == serviceUID)

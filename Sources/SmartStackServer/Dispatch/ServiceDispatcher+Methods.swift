@@ -193,6 +193,15 @@ extension ServiceDispatcher {
         // io.smartstack.Admin
         case .getStatistics:
             return .done(.reply(statistics(on: host).wireObject))
+        case .listAppOwners:
+            return .done(.reply(ListAppOwnersRequest.reply(owners: access.owners)))
+        case .releaseApp(let request):
+            let uid = access.releaseClaim(of: request.app)
+            // The app's donations and kinds no longer count toward that uid's shares of the global limits.
+            if uid != nil { host.recountOwnerShares() }
+            logger.notice(
+                "app claim released", metadata: ["app": "\(request.app)", "uid": "\(uid.map(String.init) ?? "none")"])
+            return .done(.reply(ReleaseAppRequest.reply(released: uid)))
         case .setLogLevel(let request):
             let previous = levels.level
             levels.level = request.level.loggerLevel
