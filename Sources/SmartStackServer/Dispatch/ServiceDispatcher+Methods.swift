@@ -200,12 +200,21 @@ extension ServiceDispatcher {
             // The app's donations and kinds no longer count toward that uid's shares of the global limits.
             if uid != nil { host.recountOwnerShares() }
             logger.notice(
-                "app claim released", metadata: ["app": "\(request.app)", "uid": "\(uid.map(String.init) ?? "none")"])
+                "app claim released",
+                metadata: [
+                    "app": "\(request.app)", "uid": "\(uid.map(String.init) ?? "none")",
+                    "client.uid": "\(context.peer.uid)",
+                ])
             return .done(.reply(ReleaseAppRequest.reply(released: uid)))
         case .setLogLevel(let request):
             let previous = levels.level
             levels.level = request.level.loggerLevel
-            logger.notice("log level changed", metadata: ["from": "\(previous)", "to": "\(request.level.rawValue)"])
+            logger.notice(
+                "log level changed",
+                metadata: [
+                    "from": "\(previous)", "to": "\(request.level.rawValue)", "client.uid": "\(context.peer.uid)",
+                    "client.pid": "\(context.peer.pid)",
+                ])
             return .done(.reply([:]))
         }
     }
