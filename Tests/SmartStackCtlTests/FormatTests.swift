@@ -37,6 +37,10 @@ struct FormatTests {
         #expect(Format.relative(reference, from: reference) == "now")
         let otherDay = try Timestamp(rfc3339: "2026-11-19T23:30:00.000+01:00")
         #expect(Format.time(otherDay, reference: reference) == "2026-11-19 23:30")
+        // A time written on another offset is shown on the reference's clock (it was 13:05:00, on +05:00's).
+        let elsewhere = try Timestamp(rfc3339: "2026-11-21T13:05:00.000+05:00")
+        #expect(Format.time(elsewhere, reference: reference) == "09:05:00")
+        #expect(Format.timeAndRelative(elsewhere, reference: reference) == "09:05:00 (in 5min)")
     }
 
     @Test func tableAlignsColumnsAndIgnoresEscapes() {

@@ -91,9 +91,12 @@ public enum Format {
         return delta > 0 ? "in " + duration(delta) : duration(-delta) + " ago"
     }
 
-    /// A time on its own wall clock: `09:45:12` when on `reference`'s local day, `2026-11-21 09:45` on another,
-    /// `2026-11-21 09:45:12` without a reference.
+    /// A time on one clock per screen, `reference`'s (the reply's date, printed on its own offset): `09:45:12` when on
+    /// `reference`'s local day, `2026-11-21 09:45` on another; without a reference, on its own offset,
+    /// `2026-11-21 09:45:12`. (With a reference each time was on its own offset too: a provider's +05:00 entry read
+    /// "since 02:45:55" under a header "explained at 21:45:55", the two clocks 5 hours apart and neither named.)
     public static func time(_ time: Timestamp, reference: Timestamp? = nil) -> String {
+        let time = reference.map { time.withOffset($0.utcOffsetSeconds) } ?? time
         let text = time.rfc3339
         // rfc3339 is YYYY-MM-DDTHH:MM:SS(.fff)(Z|±hh:mm) on the timestamp's own offset.
         let date = String(text.prefix(10))
