@@ -339,6 +339,30 @@ struct ServiceJournalTests {
         #expect(entries.allSatisfy { $0.priority == .warning })
         #expect(journal.counters.clientsRejected == 7)
     }
+
+    @Test("refusals held back are written when their window ends, when no later refusal comes")
+    func heldRejectionsAreFlushed() async throws {
+        let recorder = JournalRecorder()
+        let instant = ManualInstant()
+        let timers = Mutex<[(Duration, @Sendable () -> Void)]>([])
+        let journal = ServiceJournal(
+            queue: recorder.queue(), now: { instant.now },
+            schedule: { delay, body in timers.withLock { $0.append((delay, body)) } })
+        let peer = PeerCredentials(pid: 9, uid: 1234, gid: 1234)
+        journal.clientRejected(peer, .permissionDenied(method: "io.smartstack.Admin.GetStatistics", reason: "policy"))
+        journal.clientRejected(peer, .connectionLimit(8))
+        journal.clientRejected(peer, .connectionLimit(8))
+        // One timer for the window, however many were held.
+        #expect(timers.withLock { $0.count } == 1)
+        instant.advance(.seconds(1))
+        for (_, body) in timers.withLock({ $0 }) { body() }
+        await journal.queue.flush()
+        let entries = recorder.entries(.clientRejected)
+        // Before, the connection-limit refusals appeared nowhere but the summary's count.
+        #expect(entries.map { $0.value(of: .count) } == ["1", "2"])
+        #expect(entries.last?.value(of: .reason) == "connection limit (8) reached")
+        #expect(journal.counters.clientsRejected == 3)
+    }
 }
 
 @Suite("Journal queue and log handler")

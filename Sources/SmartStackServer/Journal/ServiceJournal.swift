@@ -27,6 +27,10 @@ public final class ServiceJournal: ServiceReporter {
     private struct Rejections {
         var lastEntry: ContinuousClock.Instant
         var suppressed: Int
+        /// The latest refusal held back, written when the window ends unless another refusal comes first (a
+        /// burst's last refusals, or another reason, were otherwise never written).
+        var latest: (peer: PeerCredentials, rejection: ClientRejection)?
+        var flushArmed = false
     }
 
     private struct State {
@@ -189,10 +193,16 @@ public final class ServiceJournal: ServiceReporter {
     public func clientRejected(_ peer: PeerCredentials, _ rejection: ClientRejection) {
         let now = self.now()
         let interval = rejectionInterval
+        var flushIn: Duration?
         let count: Int? = state.withLock { state in
             state.counters.clientsRejected += 1
             if var last = state.rejections[peer.uid], now < last.lastEntry + interval {
                 last.suppressed += 1
+                last.latest = (peer, rejection)
+                if !last.flushArmed {
+                    last.flushArmed = true
+                    flushIn = last.lastEntry + interval - now
+                }
                 state.rejections[peer.uid] = last
                 return nil
             }
@@ -203,7 +213,30 @@ public final class ServiceJournal: ServiceReporter {
             }
             return suppressed + 1
         }
+        if let flushIn {
+            let uid = peer.uid
+            schedule(flushIn) { [weak self] in self?.flushRejections(of: uid) }
+        }
         guard let count else { return }
+        queue.enqueue(Self.rejectionEntry(peer, rejection, count: count))
+    }
+
+    /// Writes the refusals of `uid` held back in the window that just ended, as one entry (the latest refusal,
+    /// counting them all).
+    func flushRejections(of uid: UInt32) {
+        let now = self.now()
+        let held: (PeerCredentials, ClientRejection, Int)? = state.withLock { state in
+            guard var last = state.rejections[uid] else { return nil }
+            last.flushArmed = false
+            defer { state.rejections[uid] = last }
+            guard last.suppressed > 0, let latest = last.latest else { return nil }
+            let count = last.suppressed
+            last.suppressed = 0
+            last.latest = nil
+            last.lastEntry = now
+            return (latest.peer, latest.rejection, count)
+        }
+        guard let (peer, rejection, count) = held else { return }
         queue.enqueue(Self.rejectionEntry(peer, rejection, count: count))
     }
 }
