@@ -93,7 +93,20 @@ public final class SQLiteEventLog: EventLog {
                 try db.execute(sql: "PRAGMA journal_size_limit = \(options.writeAheadLogBytesKept)")
                 if let pages = options.maximumPages { try db.execute(sql: "PRAGMA max_page_count = \(pages)") }
             }
-            try StoreSchema.migrator.migrate(writer)
+            let migrator = StoreSchema.migrator
+            let pending = try writer.read { db in try migrator.appliedIdentifiers(db) }
+            try migrator.migrate(writer)
+            // An upgrade's migrations, in the journal (before, nothing said the file was changed in place, after
+            // which an older build refuses it). A new file's are not news.
+            let applied = migrator.migrations.filter { !pending.contains($0) }
+            if !pending.isEmpty, !applied.isEmpty {
+                logger.notice(
+                    "migrated the state database",
+                    metadata: [
+                        "file": "\(path)", "migrations": "\(applied.joined(separator: ","))",
+                        "schema": "\(StoreSchema.version)",
+                    ])
+            }
             var readerConfiguration = configuration
             readerConfiguration.label = "smartstackd.store.reader"
             // The reader and the query connection serve scans and the odd lookup off the loop: a smaller page cache
