@@ -120,9 +120,13 @@ struct SmartStackDaemon: AsyncParsableCommand {
                 isSystem: defaults.isSystem, levels: levels, logger: logger, log: log, access: access,
                 reporter: journal,
                 announce: { target in
-                    ServiceAssembly.printAddress(target)
-                    print("state in \(stateDirectory)")
-                    fflush(nil)
+                    // For people running it by hand: under systemd standard output is the journal, which has the
+                    // "listening" entry already (the banner's four lines were written at every activation).
+                    if !ServiceAssembly.standardOutputIsTheJournal {
+                        ServiceAssembly.printAddress(target)
+                        print("state in \(stateDirectory)")
+                        fflush(nil)
+                    }
                     listening.fire()
                 }, serveAfter: ready)
         } catch let failure as StoreFailure {

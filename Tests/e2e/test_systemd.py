@@ -459,3 +459,31 @@ def test_a_user_service_serves_only_its_own_user_and_root(workdir, as_user, read
         daemon.wait_log(CLIENT_REJECTED, "SMARTSTACK_CLIENT_UID=65534")
     finally:
         assert daemon.stop() == 0, daemon.log()
+
+
+def test_no_banner_when_standard_output_is_the_journal(workdir):
+    """Under systemd standard output is the journal's stream ($JOURNAL_STREAM names it): the banner for people
+    running it by hand ("listening on", "try:", "state in") is left out; it was written at every activation."""
+    read_end, write_end = os.pipe()
+    info = os.fstat(write_end)
+    socket_path = os.path.join(workdir, "run", "io.smartstack")
+    environment = clean_environment(JOURNAL_STREAM=f"{info.st_dev}:{info.st_ino}")
+    process = subprocess.Popen([str(DAEMON), "--listen", socket_path, "--state", os.path.join(workdir, "state")],
+                               stdout=write_end, stderr=subprocess.DEVNULL, env=environment)
+    os.close(write_end)
+    try:
+        wait_for_path(socket_path)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                assert call("unix:" + socket_path, "org.varlink.service", "GetInfo")["product"] == "smartstackd"
+                break
+            except (ConnectionRefusedError, FileNotFoundError):
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    with os.fdopen(read_end) as output:
+        text = output.read()
+    assert "listening on" not in text and "state in" not in text, text
