@@ -63,14 +63,19 @@ struct AccessPolicyTests {
 
     @Test("a name the user database does not know is an error naming its key")
     func unknownNames() throws {
-        let policy = try ServerConfiguration.parse("app.org.example.mail = user:nobody-here").access
+        let policy = try ServerConfiguration.parse("\napp.org.example.mail = user:nobody-here", source: "f.conf").access
         #expect {
             _ = try policy.resolved(with: Self.accounts)
         } throws: { error in
-            "\(error)".contains("app.org.example.mail: no user named 'nobody-here'")
+            // The file and line too (they were "access policy").
+            "\(error)".contains("f.conf:2: app.org.example.mail: no user named 'nobody-here'")
         }
-        let shells = try ServerConfiguration.parse("shells = group:ghosts").access
-        #expect(throws: ConfigurationError.self) { _ = try shells.resolved(with: Self.accounts) }
+        let shells = try ServerConfiguration.parse("shells = group:ghosts", source: "f.conf").access
+        #expect {
+            _ = try shells.resolved(with: Self.accounts)
+        } throws: { error in
+            "\(error)".contains("f.conf:1: shells: no group named 'ghosts'")
+        }
     }
 }
 

@@ -83,13 +83,29 @@ public struct AccessPolicy: Sendable, Hashable {
     public var admins: [Principal] = []
     /// Apps that belong to these callers only (keys `app.ID`), whoever registered them first.
     public var apps: [AppID: [Principal]] = [:]
+    /// Where each key was set (`FILE:LINE`), for the errors `resolved(with:)` finds (an unknown user or group name
+    /// named neither file nor line). Not part of the policy: two policies from different files are equal.
+    var places = Places()
+
+    struct Places: Sendable, Hashable {
+        var byKey: [String: String] = [:]
+        subscript(key: String) -> String? {
+            get { byKey[key] }
+            set { byKey[key] = newValue }
+        }
+        static func == (_: Places, _: Places) -> Bool { true }
+        func hash(into hasher: inout Hasher) {}
+    }
 
     public init() {}
 
     /// The policy keys of a configuration file, with what each means.
     public static let keys: [(key: String, help: String)] = [
         ("shells", "who may call io.smartstack.Shell: uid:N, gid:N, user:NAME, group:NAME or *"),
-        ("providers", "who may provide apps not assigned by app.ID (the first uid to act for an app owns it)"),
+        (
+            "providers",
+            "who may provide apps not assigned by app.ID (the first uid whose call for an app succeeds owns it)"
+        ),
         ("admins", "who may call io.smartstack.Admin and read stacks (root always may)"),
         ("app.ID", "the callers app ID belongs to, e.g. app.org.example.weather = user:weather"),
     ]
@@ -97,6 +113,7 @@ public struct AccessPolicy: Sendable, Hashable {
     /// Sets one policy key; `false` when `key` is not a policy key.
     mutating func set(_ key: String, to value: String, place: String) throws(ConfigurationError) -> Bool {
         let (principals, bad) = Principal.list(value)
+        if !place.isEmpty { places[key] = place }
         func check() throws(ConfigurationError) {
             if let bad {
                 throw ConfigurationError(
@@ -133,12 +150,14 @@ public struct AccessPolicy: Sendable, Hashable {
                 switch principal {
                 case .user(let name):
                     guard let id = accounts.uid(name) else {
-                        throw ConfigurationError(place: "access policy", key: key, reason: "no user named '\(name)'")
+                        throw ConfigurationError(
+                            place: places[key] ?? "access policy", key: key, reason: "no user named '\(name)'")
                     }
                     result.append(.uid(id))
                 case .group(let name):
                     guard let id = accounts.gid(name) else {
-                        throw ConfigurationError(place: "access policy", key: key, reason: "no group named '\(name)'")
+                        throw ConfigurationError(
+                            place: places[key] ?? "access policy", key: key, reason: "no group named '\(name)'")
                     }
                     result.append(.gid(id))
                 default:

@@ -81,6 +81,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     mutating func set(_ key: String, to value: String, place: String) throws(ConfigurationError) {
         if let entry = Self.tableByName[key] {
             if let reason = entry.set(&self, value) { throw ConfigurationError(place: place, key: key, reason: reason) }
+            // Where a policy key was set, for the names it resolves at start.
+            if access.places[key] != nil || ["shells", "providers", "admins"].contains(key) {
+                access.places[key] = place
+            }
             return
         }
         if key.hasPrefix("app."), try access.set(key, to: value, place: place) { return }
