@@ -33,14 +33,35 @@ public struct Configuration: Sendable, Hashable, CustomStringConvertible {
     public var description: String { canonicalKey }
 
     /// A readable, stable text form for ids: `name=value` sorted by name and joined by `&`, each value in its
-    /// matching text (an entity's id), with `%`, `&` and `=` written `%25`, `%26` and `%3D`. For example
-    /// `city=Berlin&units=metric`. Unique within one kind, whose schema gives each name one type.
+    /// matching text (an entity's id), with `%`, `&` and `=` written `%25`, `%26` and `%3D`, and every byte outside
+    /// visible ASCII as `%XX` (`city=S%C3%A3o%20Paulo`). For example `city=Berlin&units=metric`. Unique within one
+    /// kind, whose schema gives each name one type.
     public var queryText: String {
         values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            .map {
-                "\(Self.escape($0.key, separator: UInt8(ascii: "&")))=\(Self.escape($0.value.matchKey, separator: UInt8(ascii: "&")))"
-            }
+            .map { "\(Self.queryEscape($0.key))=\(Self.queryEscape($0.value.matchKey))" }
             .joined(separator: "&")
+    }
+
+    /// `text` with `%`, `=`, `&` and every byte that is not visible ASCII (a space, UTF-8 beyond ASCII) as `%XX`:
+    /// the text of a suggestion's entry id, which a shell sends back as an instance id (visible ASCII; "New York" or
+    /// "São Paulo" written as they are made the id one no call accepted).
+    private static func queryEscape(_ text: String) -> String {
+        func special(_ byte: UInt8) -> Bool {
+            byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "=")
+                || byte == UInt8(ascii: "&")
+        }
+        guard text.utf8.contains(where: special) else { return text }
+        let digits = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 8)
+        for byte in text.utf8 {
+            if special(byte) {
+                out += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `text` with `%`, `=` and `separator` (ASCII) percent-encoded: `%25`, `%3D`, and the separator's code.

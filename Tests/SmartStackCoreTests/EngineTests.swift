@@ -240,6 +240,21 @@ struct EngineTests {
         }
     }
 
+    @Test("a suggestion's id is visible ASCII whatever its values, so the shell can send it back")
+    func suggestionIDsAreInstanceIDs() throws {
+        var (engine, _) = try Self.suggestionEngine()
+        for minute in 7...14 {
+            try engine.apply(
+                F.donation("weather", at: Double(minute * 60), intent: "CityIntent", parameters: ["city": "São Paulo"]))
+        }
+        let id = "suggestion:com.example.weather/main?city=S%C3%A3o%20Paulo"
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(900)).entries.first?.instance == id)
+        // Before, the id held the space and the ã as they are, and no instance id may: the swipe was refused.
+        let instance = try InstanceID(id)
+        try engine.apply(.engage(stack: F.stack(), instance: instance, kind: .swipeAway, duration: nil, at: F.t(901)))
+        #expect(try engine.evaluate(stack: F.stack(), at: F.t(902)).entries.allSatisfy { $0.instance != id })
+    }
+
     @Test("a kind's new definition must fit its placed instances: one that does not is a conflict naming the instance")
     func aNewDefinitionMustFitThePlacedInstances() throws {
         var (engine, _) = try Self.suggestionEngine()
