@@ -214,7 +214,15 @@ enum Arguments {
                 bytes.append(byte)
                 continue
             }
-            guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else {
+            func hex(_ byte: UInt8) -> Bool {
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+            }
+            // Two hex digits exactly (UInt8(_:radix:) also took a sign: "%+A" was a newline).
+            guard utf8.count >= 2, utf8.prefix(2).allSatisfy(hex),
+                let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
+            else {
                 throw ValidationError(
                     "\(option): '%' must start an escape of two hex digits (%25 for '%'), in '\(text)'")
             }

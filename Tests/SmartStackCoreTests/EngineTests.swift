@@ -265,6 +265,7 @@ struct EngineTests {
         }
         do throws(CoreError) {
             try engine.apply(.registerKind(F.kind("weather", families: [.systemSmall], intent: schema), at: F.t(500)))
+            Issue.record("a definition berlin does not fit was taken")
         } catch {
             guard case .conflict(let kind, _, let reason) = error else { throw error }
             #expect(kind == "widgetKind" && reason.contains("instance 'berlin' of stack 'home'"), "\(reason)")

@@ -91,12 +91,17 @@ private func registry(starting ids: [String] = ["order-1"], at start: String = "
         #expect(ended?.endDate == at("08:30") && ended?.removalDate == at("08:31"))
         // Update and end check the id as start does (a 300-byte id was NotFound, echoing it whole).
         let long = String(repeating: "x", count: 300)
-        #expect(throws: CoreError.self) { try late.update(app: delivery, id: long, contentState: [:], at: at("08:40")) }
+        do throws(CoreError) {
+            try late.update(app: delivery, id: long, contentState: [:], at: at("08:40"))
+            Issue.record("a 300-byte id was taken")
+        } catch {
+            #expect(error.parameter == "id", "\(error)")  // it was NotFound, which names no parameter
+        }
         do throws(CoreError) {
             try late.end(app: delivery, id: long, at: at("08:40"))
             Issue.record("a 300-byte id was taken")
         } catch {
-            #expect(error.parameter == "id")
+            #expect(error.parameter == "id", "\(error)")
         }
     }
 

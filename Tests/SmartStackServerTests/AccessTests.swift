@@ -162,9 +162,15 @@ struct AccessControlTests {
         #expect(access.authorize(app: weather, peer: Self.peer(1002)) == .allowed)
         #expect(access.owner(of: weather) == nil)
         // A claim stored before the policy assigned the app is not taken: the app no longer counts as that uid's.
-        access.restoreClaims([weather: 2000, Self.app("org.example.kept"): 2000])
+        access.restoreClaims([
+            weather: 2000, Self.app("org.example.kept"): 2000, Self.app("org.example.roots"): 0,
+            Self.app("org.example.services"): 61_234,
+        ])
         #expect(access.owner(of: weather) == nil)
         #expect(access.owner(of: Self.app("org.example.kept")) == 2000)
+        // Nor root's and the service's (an earlier build stored them; the app's real uid was refused after it).
+        #expect(access.owner(of: Self.app("org.example.roots")) == nil)
+        #expect(access.owner(of: Self.app("org.example.services")) == nil)
         // The caller of an assigned app passes the role check even when not among the providers.
         let strict = try Self.system("providers =\napp.org.example.weather = uid:1002\n")
         #expect(strict.authorize(.submitTimeline, peer: Self.peer(1002)) == .allowed)

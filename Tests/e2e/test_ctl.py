@@ -489,8 +489,10 @@ def test_contradictory_options_are_usage_errors_and_widget_values_are_percent_de
         "--widget", "tj=org.example.weather/forecast?city=Tom%20%26%20Jerry", "--widget", "mail=org.example.mail/inbox")
     widgets = {w["instance"]: w for s in ctl_json(daemon, "stacks")["stacks"] for w in s["widgets"]}
     assert widgets["tj"]["configuration"] == {"city": "Tom & Jerry"}, widgets
-    bad = ctl(daemon, "stack", "add", "home", "--widget", "x=org.example.weather/forecast?city=100%", check=False)
-    assert bad.returncode == 64 and "%25" in bad.stderr, bad
+    for value in ("100%", "%+A", "%-0"):  # a sign was taken as a digit: '%+A' was a newline, '%-0' a NUL
+        bad = ctl(daemon, "stack", "add", "home", "--widget", f"x=org.example.weather/forecast?city={value}",
+                  check=False)
+        assert bad.returncode == 64 and "%25" in bad.stderr, (value, bad)
     # --count 0 printed one reply.
     for args in (("watch", "home", "--count", "0"), ("watch-reloads", "org.example.weather", "--count", "0"),
                  ("call", "io.smartstack.Shell.Subscribe", "{}", "--more", "--count", "0")):

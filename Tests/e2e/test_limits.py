@@ -308,8 +308,14 @@ def test_an_administrator_lists_the_claims_and_gives_one_back(make_daemon, workd
     as_user(65534, caller, daemon.socket_path, json.dumps([donate("org.ex.squat", "s"), donate("org.ex.own", "o")]))
     owners = call(daemon.address, "io.smartstack.Admin", "ListAppOwners")["owners"]
     assert owners == [{"app": "org.ex.own", "uid": 65534}, {"app": "org.ex.squat", "uid": 65534}], owners
+    # A reload watch opened for the app before its release ends with it (it would carry the next owner's requests).
+    watch = daemon.raw(timeout=10)
+    watch.sendall(encode("io.smartstack.Provider.WatchReloads", {"app": "org.ex.squat"}, more=True))
+    time.sleep(0.2)
     released = ctl_json(daemon, "owners", "release", "org.ex.squat")
     assert released == {"uid": 65534}, released
+    assert FrameReader(watch).closed(timeout=5)
+    watch.close()
     assert call(daemon.address, "io.smartstack.Admin", "ReleaseApp", app="org.ex.none") == {}
     assert daemon.stop() == 0
     daemon = make_daemon(extra_args=("--system",), config="providers = *\n", subdirectory="d")
@@ -323,6 +329,23 @@ def test_an_administrator_lists_the_claims_and_gives_one_back(make_daemon, workd
     [denied] = as_user(65534, caller, daemon.socket_path, json.dumps(
         [{"method": "io.smartstack.Admin.ReleaseApp", "parameters": {"app": "org.ex.squat"}}]))
     assert denied["error"] == PERMISSION_DENIED, denied
+
+
+@needs_other_users
+def test_what_an_app_holds_counts_toward_the_uid_that_claims_it_at_once(make_daemon, workdir, scripts):
+    """Root's donations to an app nobody claimed count toward the first uid that claims it as soon as it does (they
+    were charged only after a restart's recount, so the uid's limit answered differently before and after)."""
+    os.chmod(workdir, 0o755)
+    daemon = make_daemon(extra_args=("--system",), config="providers = *\nmaxDonationsPerUID = 3\n")
+    for index in range(3):
+        call(daemon.address, PROVIDER, "Donate", app="org.ex.r", intent="open", id=f"root{index}")
+    caller = os.path.join(scripts, "caller.py")
+    [first] = as_user(65534, caller, daemon.socket_path, json.dumps([donate("org.ex.r", "u1")]))
+    assert "error" not in first, first
+    time.sleep(0.2)
+    [second] = as_user(65534, caller, daemon.socket_path, json.dumps([donate("org.ex.r", "u2")]))
+    assert second["error"] == PROVIDER + ".LimitExceeded", second
+    assert second["parameters"] == {"limit": "maxDonationsPerUID", "maximum": 3}, second
 
 
 @needs_other_users

@@ -201,7 +201,8 @@ extension Engine {
         case .tap:
             return
         case .swipeTo:
-            stacks[id]?.manualSwipe = nil
+            // As a widget's swipe: one dated before the stack's latest swipe does not undo it.
+            if stacks[id]?.manualSwipe.map({ $0.time <= time }) ?? true { stacks[id]?.manualSwipe = nil }
         case .swipeAway:
             let candidates = Set(suggestionCandidates)
             var dismissed = stacks[id]?.dismissedSuggestions ?? []

@@ -174,10 +174,11 @@ public final class AccessControl: Sendable {
 
     /// Takes the claims stored before a restart (before the service listens). They count toward their uids'
     /// `maxAppsPerUID`: a uid over it (the limit lowered since) keeps its apps and claims no more. A claim of an app
-    /// the policy now assigns (`app.ID`) is not taken: the app is no longer that uid's, for its quotas either.
+    /// the policy now assigns (`app.ID`) is not taken: the app is no longer that uid's, for its quotas either; nor is
+    /// one by root or the service's own uid.
     public func restoreClaims(_ owners: [AppID: UInt32]) {
         claims.withLock { claims in
-            for (app, uid) in owners where !isAssigned(app) { claims.add(app, to: uid) }
+            for (app, uid) in owners where !isAssigned(app) && !isTrusted(uid) { claims.add(app, to: uid) }
         }
     }
 
@@ -186,9 +187,13 @@ public final class AccessControl: Sendable {
     public func resetClaims(to owners: [AppID: UInt32]) {
         claims.withLock { claims in
             claims = Claims()
-            for (app, uid) in owners where !isAssigned(app) { claims.add(app, to: uid) }
+            for (app, uid) in owners where !isAssigned(app) && !isTrusted(uid) { claims.add(app, to: uid) }
         }
     }
+
+    /// Root or the service's own uid, which claim nothing (a claim an earlier build stored for them is not taken:
+    /// the app's real uid was refused with "belongs to uid 0" after the upgrade).
+    private func isTrusted(_ uid: UInt32) -> Bool { uid == 0 || uid == serviceUID }
 
     /// Whether the policy assigns `app` (an `app.ID` line): then no claim decides who owns it.
     public func isAssigned(_ app: AppID) -> Bool {

@@ -197,8 +197,12 @@ extension ServiceDispatcher {
             return .done(.reply(ListAppOwnersRequest.reply(owners: access.owners)))
         case .releaseApp(let request):
             let uid = access.releaseClaim(of: request.app)
-            // The app's donations and kinds no longer count toward that uid's shares of the global limits.
-            if uid != nil { host.recountOwnerShares() }
+            // The app's donations and kinds no longer count toward that uid's shares of the global limits, and the
+            // reload watches that uid opened end (they would carry the next owner's requests and configurations).
+            if uid != nil {
+                host.recountOwnerShares()
+                host.subscriptions.endWatches(of: request.app)
+            }
             logger.notice(
                 "app claim released",
                 metadata: [

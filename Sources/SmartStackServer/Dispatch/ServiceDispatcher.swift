@@ -90,7 +90,15 @@ public struct ServiceDispatcher: CallHandler {
         let context = CallContext(call: call, peer: peer)
         let outcome = host.answer(request, context, by: self)
         // A call that claimed its app and failed gives the claim back: a refused or failed call claims nothing.
-        if let claimed, case .done(.failure) = outcome { access.release(claimed, claimedBy: peer.uid) }
+        if let claimed {
+            if case .done(.failure) = outcome {
+                access.release(claimed, claimedBy: peer.uid)
+            } else {
+                // What the app recorded before (root's calls, or under a released claim) now counts toward this uid's
+                // shares of the global limits, as a restart's recount would count it (next on the loop).
+                host.onLoop { $0.recountOwnerShares() }
+            }
+        }
         return outcome
     }
 

@@ -209,7 +209,9 @@ public final class ServiceJournal: ServiceReporter {
             let suppressed = state.rejections[peer.uid]?.suppressed ?? 0
             state.rejections[peer.uid] = Rejections(lastEntry: now, suppressed: 0)
             if state.rejections.count > 4_096 {
-                state.rejections = state.rejections.filter { now < $0.value.lastEntry + interval }
+                state.rejections = state.rejections.filter {
+                    now < $0.value.lastEntry + interval || $0.value.suppressed > 0
+                }
             }
             return suppressed + 1
         }

@@ -113,15 +113,19 @@ extension EngineHost {
         let replayed = await Self.offLoop { () -> Result<Engine, StoreFailure> in
             Result { () throws(StoreFailure) in
                 var past = Engine(settings: settings)
+                var unpublished = false
                 try log.replay(after: 0, through: through) { event in
                     _ = smartstack_pace()
                     if event.time <= time {
                         past.replay(event)
-                    } else if case .publish = event {
+                        unpublished = true
+                    } else if case .publish = event, unpublished {
                         // A publish after `time` published events up to it too (a backdated event is published
                         // when it comes): its revision is the order's as of `time`, decided at `time`. Left out,
-                        // an order configured with an earlier date had revision 0 once any later event came.
+                        // an order configured with an earlier date had revision 0 once any later event came. One
+                        // after another with nothing replayed between changes nothing, so it is not repeated.
                         past.replay(.publish(at: time))
+                        unpublished = false
                     }
                 }
                 return past

@@ -111,6 +111,11 @@ struct SubscriptionRegistry {
         return overflowed.count
     }
 
+    /// Ends the reload watches of `app` (its claim was released: they were opened by the uid that held it).
+    mutating func endWatches(of app: AppID) {
+        for (id, watcher) in watchers where watcher.app == app { remove(id) }
+    }
+
     /// Ends every stream (at shutdown).
     mutating func finishAll() {
         for id in Array(subscribers.keys) + Array(watchers.keys) { remove(id, graceful: true) }
