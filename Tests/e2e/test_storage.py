@@ -37,6 +37,20 @@ def setup(client):
         ok(client.call("io.smartstack.Shell.ConfigureStack", stack=stack, family="systemMedium", widgets=widgets))
 
 
+def stored_setup(workdir):
+    """A state directory holding the setup's stacks, its service stopped; returns the (stopped) daemon."""
+    daemon = StatefulDaemon(workdir)
+    try:
+        running = daemon.start()
+        client = RawClient(running.socket_path)
+        setup(client)
+        client.close()
+        daemon.stop()
+    finally:
+        daemon.close()
+    return daemon
+
+
 def workload(client, seed, calls):
     """A seeded mix of every recording call, deletions and reads that publish. Timeline entries lie in the past or
     days ahead, so no scheduled change falls due while the test compares."""
@@ -212,15 +226,7 @@ def test_a_damaged_database_is_refused_untouched(workdir):
 
 
 def test_a_database_of_a_newer_schema_is_refused_untouched(workdir):
-    daemon = StatefulDaemon(workdir)
-    try:
-        running = daemon.start()
-        client = RawClient(running.socket_path)
-        setup(client)
-        client.close()
-        daemon.stop()
-    finally:
-        daemon.close()
+    daemon = stored_setup(workdir)
     connection = sqlite3.connect(daemon.database)
     connection.execute("INSERT INTO grdb_migrations(identifier) VALUES ('v9-next-release')")
     connection.execute("PRAGMA user_version = 9")
@@ -246,15 +252,7 @@ def test_a_read_only_state_directory_is_refused(workdir):
 def test_a_database_the_service_may_not_write_is_refused_at_start(workdir, readable_copy):
     """A database file the service's uid may read but not write (a restore that left it 0444 or root's) is refused
     at start with exit 73 naming it. Before, the service started, reported ready and failed every write."""
-    daemon = StatefulDaemon(workdir)
-    try:
-        running = daemon.start()
-        client = RawClient(running.socket_path)
-        setup(client)
-        client.close()
-        daemon.stop()
-    finally:
-        daemon.close()
+    daemon = stored_setup(workdir)
     os.chmod(workdir, 0o755)
     state = daemon.database.parent
     for path in [state, *state.iterdir()]:

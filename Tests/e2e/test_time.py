@@ -158,14 +158,19 @@ def test_get_stack_without_a_time_answers_for_now_as_explain_does(daemon):
     assert current["date"] == explained["date"]
 
 
-def test_suggestions_expire_24_hours_after_their_last_donation(daemon):
-    address = daemon.address
+def suggestion_stack(address):
+    """A stack of notes and Berlin's weather, with suggestions on: a city donated to is a candidate."""
     call(address, PROVIDER, "RegisterWidget", app="org.ex.weather", kind="city", families=["systemMedium"],
          intent={"type": "CityIntent", "parameters": [{"name": "city", "type": "string"}]})
     call(address, PROVIDER, "RegisterWidget", app="org.ex.notes", kind="main", families=["systemMedium"])
     call(address, SHELL, "ConfigureStack", stack="home", family="systemMedium", suggestions=True, widgets=[
         {"instance": "notes", "app": "org.ex.notes", "kind": "main"},
         {"instance": "berlin", "app": "org.ex.weather", "kind": "city", "configuration": {"city": "Berlin"}}])
+
+
+def test_suggestions_expire_24_hours_after_their_last_donation(daemon):
+    address = daemon.address
+    suggestion_stack(address)
     # Six donations for Tokyo (not placed), the last one 24 h minus 8 s ago.
     last = -86_400 + 8
     for index in range(6):
@@ -190,12 +195,7 @@ def test_suggestions_expire_24_hours_after_their_last_donation(daemon):
 
 def test_a_suggestion_swiped_away_leaves_the_stack_and_stays_out(daemon):
     address = daemon.address
-    call(address, PROVIDER, "RegisterWidget", app="org.ex.weather", kind="city", families=["systemMedium"],
-         intent={"type": "CityIntent", "parameters": [{"name": "city", "type": "string"}]})
-    call(address, PROVIDER, "RegisterWidget", app="org.ex.notes", kind="main", families=["systemMedium"])
-    call(address, SHELL, "ConfigureStack", stack="home", family="systemMedium", suggestions=True, widgets=[
-        {"instance": "notes", "app": "org.ex.notes", "kind": "main"},
-        {"instance": "berlin", "app": "org.ex.weather", "kind": "city", "configuration": {"city": "Berlin"}}])
+    suggestion_stack(address)
     for index in range(6):
         call(address, PROVIDER, "Donate", app="org.ex.weather", intent="CityIntent", parameters={"city": "Tokyo"},
              id=f"t{index}", date=now_plus(-600 + 60 * index))
