@@ -81,21 +81,9 @@ final class StoreWriter: @unchecked Sendable {
                 snapshotThrough = max(snapshotThrough, through)
                 result.snapshot = snapshot
             case .owner(let app, let uid):
-                let claim = try prepared(\.claim, "INSERT OR IGNORE INTO app_owner(app, uid) VALUES (?, ?)", db)
-                var text = app.rawValue
-                try text.withUTF8 { text in
-                    claim.bind(1, text: text)
-                    claim.bind(2, Int64(uid))
-                    try claim.run()
-                }
+                try run(prepared(\.claim, "INSERT OR IGNORE INTO app_owner(app, uid) VALUES (?, ?)", db), app, uid)
             case .ownerReleased(let app, let uid):
-                let release = try prepared(\.release, "DELETE FROM app_owner WHERE app = ? AND uid = ?", db)
-                var text = app.rawValue
-                try text.withUTF8 { text in
-                    release.bind(1, text: text)
-                    release.bind(2, Int64(uid))
-                    try release.run()
-                }
+                try run(prepared(\.release, "DELETE FROM app_owner WHERE app = ? AND uid = ?", db), app, uid)
             case .snapshot(let snapshot):
                 // A snapshot taken before a later deletion's snapshot must not replace it.
                 guard snapshot.through > snapshotThrough else { continue }
@@ -103,6 +91,16 @@ final class StoreWriter: @unchecked Sendable {
                 snapshotThrough = snapshot.through
                 result.snapshot = snapshot
             }
+        }
+    }
+
+    /// Runs an `app_owner` statement bound to an app and a uid.
+    private func run(_ statement: RawStatement, _ app: AppID, _ uid: UInt32) throws {
+        var text = app.rawValue
+        try text.withUTF8 { text in
+            statement.bind(1, text: text)
+            statement.bind(2, Int64(uid))
+            try statement.run()
         }
     }
 
