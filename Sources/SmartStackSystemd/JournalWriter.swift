@@ -47,28 +47,42 @@ public struct JournalWriter: Sendable {
     /// and inode, as systemd sets it for `StandardError=journal`) and journald's socket exists;
     /// stderr otherwise — so a daemon run by hand in a terminal logs to that terminal.
     public static func detectDestination() -> Destination {
-        var status = stat()
-        let standardError: (device: UInt64, inode: UInt64)? =
-            fstat(STDERR_FILENO, &status) == 0 ? (UInt64(status.st_dev), UInt64(status.st_ino)) : nil
         var socketStatus = stat()
         let socketExists = stat(journalSocketPath, &socketStatus) == 0 && (socketStatus.st_mode & S_IFMT) == S_IFSOCK
         return chooseDestination(
             journalStream: getenv("JOURNAL_STREAM").map { String(cString: $0) },
-            standardError: standardError,
+            standardError: identity(of: STDERR_FILENO),
             journalSocketExists: socketExists
         )
+    }
+
+    /// Whether `descriptor` is the journal stream `JOURNAL_STREAM` names (standard output under systemd's
+    /// `StandardOutput=journal`, for one).
+    public static func isJournalStream(_ descriptor: Int32) -> Bool {
+        guard let identity = identity(of: descriptor) else { return false }
+        return names(getenv("JOURNAL_STREAM").map { String(cString: $0) }, identity)
+    }
+
+    /// The device and inode of an open descriptor.
+    private static func identity(of descriptor: Int32) -> (device: UInt64, inode: UInt64)? {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 ? (UInt64(status.st_dev), UInt64(status.st_ino)) : nil
+    }
+
+    /// Whether `journalStream` (`DEVICE:INODE`) names the file `identity`.
+    private static func names(_ journalStream: String?, _ identity: (device: UInt64, inode: UInt64)) -> Bool {
+        guard let parts = journalStream?.split(separator: ":", omittingEmptySubsequences: false), parts.count == 2,
+            let device = UInt64(parts[0]), let inode = UInt64(parts[1])
+        else { return false }
+        return device == identity.device && inode == identity.inode
     }
 
     /// The decision of ``detectDestination()`` from its inputs, without touching the system.
     public static func chooseDestination(
         journalStream: String?, standardError: (device: UInt64, inode: UInt64)?, journalSocketExists: Bool
     ) -> Destination {
-        guard journalSocketExists, let journalStream, let standardError else { return .standardError }
-        let parts = journalStream.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else {
-            return .standardError
-        }
-        return device == standardError.device && inode == standardError.inode ? .journal : .standardError
+        guard journalSocketExists, let standardError else { return .standardError }
+        return names(journalStream, standardError) ? .journal : .standardError
     }
 
     /// Writes `entry`, with the caller's source location as `CODE_FILE`, `CODE_LINE` and `CODE_FUNC`.

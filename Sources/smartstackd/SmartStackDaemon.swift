@@ -122,7 +122,7 @@ struct SmartStackDaemon: AsyncParsableCommand {
                 announce: { target in
                     // For people running it by hand: under systemd standard output is the journal, which has the
                     // "listening" entry already (the banner's four lines were written at every activation).
-                    if !ServiceAssembly.standardOutputIsTheJournal {
+                    if !JournalWriter.isJournalStream(STDOUT_FILENO) {
                         ServiceAssembly.printAddress(target)
                         print("state in \(stateDirectory)")
                         fflush(nil)

@@ -230,7 +230,7 @@ public final class AccessControl: Sendable {
 
     /// Root or the service's own uid: trusted with everything (no policy, no rate limit).
     public func isSuperuser(_ peer: PeerCredentials) -> Bool {
-        peer != .unknown && (peer.uid == 0 || peer.uid == serviceUID)
+        peer != .unknown && isTrusted(peer.uid)
     }
 
     private func matches(_ principals: [Principal], _ peer: PeerCredentials) -> Bool {

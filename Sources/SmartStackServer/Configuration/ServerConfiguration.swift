@@ -82,9 +82,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         if let entry = Self.tableByName[key] {
             if let reason = entry.set(&self, value) { throw ConfigurationError(place: place, key: key, reason: reason) }
             // Where a policy key was set, for the names it resolves at start.
-            if access.places[key] != nil || ["shells", "providers", "admins"].contains(key) {
-                access.places[key] = place
-            }
+            if AccessPolicy.keys.contains(where: { $0.key == key }) { access.places[key] = place }
             return
         }
         if key.hasPrefix("app."), try access.set(key, to: value, place: place) { return }

@@ -90,14 +90,6 @@ public struct ServiceAssembly: Sendable {
         return try SQLiteEventLog.open(directory: stateDirectory, options: options, logger: logger)
     }
 
-    /// Whether standard output is systemd's stream to the journal (`$JOURNAL_STREAM` names its device and inode).
-    public static var standardOutputIsTheJournal: Bool {
-        guard let stream = getenv("JOURNAL_STREAM").map({ String(cString: $0) }) else { return false }
-        var info = stat()
-        guard fstat(STDOUT_FILENO, &info) == 0 else { return false }
-        return stream == "\(info.st_dev):\(info.st_ino)"
-    }
-
     /// Prints where the service listens and how to talk to it (standard output, for people running it by hand).
     @Sendable public static func printAddress(_ target: ListenTarget) {
         let address = target.description.split(separator: " ").first.map(String.init) ?? target.description
