@@ -18,6 +18,43 @@ struct FastPathTests {
         }
     }
 
+    /// A suggestion's entry carries its configuration, read back from its id, in the text form `ConfigureStack`
+    /// takes; the direct encoder writes the same bytes as the general one.
+    @Test func aSuggestionCarriesItsConfiguration() throws {
+        let kind = try WidgetKindID(app: try AppID("com.example.weather"), kind: "city")
+        let configuration = Configuration([
+            "city": .string("São Paulo"), "note": .string("a&b=c%d;\u{1}"), "plain": .string("x"),
+        ])
+        func entry(_ instance: String, suggested: Bool = true) -> DecisionEntry {
+            DecisionEntry(
+                instance: instance, kind: kind, position: 0, score: 0.5, suggested: suggested, pinned: false,
+                reason: suggested ? .suggestion : .behaviour, contributions: SignalShares())
+        }
+        let suggestion = entry("suggestion:com.example.weather/city?\(configuration.queryText)")
+        let pairs = try #require(suggestion.suggestedConfiguration)
+        #expect(pairs.map(\.name) == ["city", "note", "plain"])
+        #expect(pairs.map(\.value) == ["São Paulo", "a&b=c%d;\u{1}", "x"])
+        #expect(
+            suggestion.wireObject["configuration"]
+                == .object(["city": "São Paulo", "note": .string("a&b=c%d;\u{1}"), "plain": "x"]))
+        // No configuration: an empty object; a widget of the stack, or an id of another kind: none.
+        #expect(entry("suggestion:com.example.weather/city").wireObject["configuration"] == .object([:]))
+        #expect(entry("w1", suggested: false).suggestedConfiguration == nil)
+        #expect(entry("w1", suggested: false).wireObject["configuration"] == nil)
+        #expect(entry("suggestion:com.example.weather/cityscape?x=1").suggestedConfiguration == nil)
+        for decision in [
+            Decision(
+                stack: try StackID("home"), revision: 1, time: Fixed.t(0),
+                entries: [suggestion, entry("suggestion:com.example.weather/city"), entry("w1", suggested: false)])
+        ] {
+            var direct: [UInt8] = []
+            decision.encodeWireObject(into: &direct)
+            #expect(direct == JSON.serialize(.object(decision.wireObject)))
+            let interface = try #require(Fixed.interface(SmartStackMethod.getStack.interface))
+            #expect(interface.validateOutput(of: "GetStack", GetStackRequest.reply(decision)) == nil)
+        }
+    }
+
     @Test func serializedParametersFrameLikeAReply() throws {
         let decision = try ReplyTests.engine().evaluate(stack: try StackID("home"), at: Fixed.t(60))
         var parameters: [UInt8] = []

@@ -227,6 +227,24 @@ def test_a_suggestion_swiped_away_leaves_the_stack_and_stays_out(daemon):
     assert refused.value.parameters()["parameter"] == "instance"
 
 
+def test_a_suggestion_carries_its_configuration_and_can_be_placed_as_it_is(daemon):
+    address = daemon.address
+    suggestion_stack(address)
+    for index in range(6):
+        call(address, PROVIDER, "Donate", app="org.ex.weather", intent="CityIntent", parameters={"city": "São Paulo"},
+             id=f"s{index}", date=now_plus(-600 + 60 * index))
+    top = call(address, SHELL, "GetStack", stack="home")["order"][0]
+    assert top["suggested"] and top["instance"] == "suggestion:org.ex.weather/city?city=S%C3%A3o%20Paulo", top
+    assert top["configuration"] == {"city": "São Paulo"}, top
+    assert all("configuration" not in entry for entry in call(address, SHELL, "GetStack", stack="home")["order"][1:])
+    # The user keeps it: the shell adds the widget with the entry's app, kind and configuration, unchanged.
+    call(address, SHELL, "ChangeStack", stack="home", add=[
+        {"instance": "saopaulo", "app": top["app"], "kind": top["kind"], "configuration": top["configuration"]}])
+    order = call(address, SHELL, "GetStack", stack="home")["order"]
+    assert not any(entry["suggested"] for entry in order), order
+    assert "saopaulo" in [entry["instance"] for entry in order], order
+
+
 def test_dates_are_consistent(make_daemon):
     daemon = make_daemon("reloadBudget = 40\n")
     address = daemon.address

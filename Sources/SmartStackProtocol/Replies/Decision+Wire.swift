@@ -42,9 +42,10 @@ extension Decision {
 }
 
 extension DecisionEntry {
-    /// `{instance, position, score, suggested, pinned, reason, contributions, app?, kind?, liveActivity?}`.
+    /// `{instance, position, score, suggested, pinned, reason, contributions, app?, kind?, configuration?,
+    /// liveActivity?}`; `configuration` only for a suggestion.
     public var wireObject: JSONObject {
-        var object = JSONObject(minimumCapacity: 10)
+        var object = JSONObject(minimumCapacity: 11)
         object.appendNew("instance", .string(instance))
         object.appendNew("position", .int(Int64(position)))
         object.appendNew("score", .double(score))
@@ -56,8 +57,59 @@ extension DecisionEntry {
             object.appendNew("app", .string(app))
             if let kind { object.appendNew("kind", .string(kind.kind)) }
         }
+        if let configuration = suggestedConfiguration {
+            var values = JSONObject(minimumCapacity: configuration.count)
+            for (name, value) in configuration { values.appendNew(name, .string(value)) }
+            object.appendNew("configuration", .object(values))
+        }
         if let liveActivity { object.appendNew("liveActivity", .object(liveActivity.wireObject)) }
         return object
+    }
+
+    /// A suggestion's configuration, read back from its id (`suggestion:<app>/<kind>[?name=value&…]`, written by
+    /// `Configuration.queryText`): each value in its text form, as `ConfigureStack` and `ChangeStack` take it, so a
+    /// shell can place the suggested widget as it is. In the id's order (sorted by name); nil for any other entry.
+    public var suggestedConfiguration: [(name: String, value: String)]? {
+        guard suggested, let kind else { return nil }
+        let prefix = "suggestion:\(kind.app.rawValue)/\(kind.kind)"
+        guard instance.hasPrefix(prefix) else { return nil }
+        let query = instance.utf8.dropFirst(prefix.utf8.count)
+        guard let mark = query.first else { return [] }
+        guard mark == UInt8(ascii: "?") else { return nil }
+        return query.dropFirst().split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false).map { pair in
+            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { return (Self.unescaped(pair), "") }
+            return (Self.unescaped(pair[..<equals]), Self.unescaped(pair[pair.index(after: equals)...]))
+        }
+    }
+
+    /// `text` with every `%XX` turned back into its byte (what `Configuration.queryText` escaped).
+    private static func unescaped(_ text: Substring.UTF8View.SubSequence) -> String {
+        guard text.contains(UInt8(ascii: "%")) else { return String(decoding: text, as: UTF8.self) }
+        func digit(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.count)
+        var index = text.startIndex
+        while index != text.endIndex {
+            let byte = text[index]
+            let first = text.index(after: index)
+            if byte == UInt8(ascii: "%"), first != text.endIndex, text.index(after: first) != text.endIndex,
+                let high = digit(text[first]), let low = digit(text[text.index(after: first)])
+            {
+                bytes.append(high << 4 | low)
+                index = text.index(first, offsetBy: 2)
+            } else {
+                bytes.append(byte)
+                index = first
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The app of the entry's kind, or of a Live Activity entry (`liveActivity:<app>/<id>`).
@@ -75,7 +127,10 @@ extension DecisionEntry {
         let strings =
             JSONWriter.bound(instance)
             + (kind.map { JSONWriter.bound($0.app.rawValue) + JSONWriter.bound($0.kind) } ?? JSONWriter.bound(instance))
-        return 200 + strings + SignalShares.wireBound + (liveActivity.map { 16 + JSONWriter.bound($0.wireObject) } ?? 0)
+        // A suggestion's configuration: its names and values, each at most as long as in the id, and their keys.
+        let configuration = suggested ? 24 + 2 * JSONWriter.bound(instance) : 0
+        let activity = liveActivity.map { 16 + JSONWriter.bound($0.wireObject) } ?? 0
+        return 200 + strings + configuration + SignalShares.wireBound + activity
     }
 
     func encode(into output: inout RawOutput) {
@@ -98,6 +153,18 @@ extension DecisionEntry {
                 output.literal(#","kind":"#)
                 output.writeString(kind.kind)
             }
+        }
+        if let configuration = suggestedConfiguration {
+            output.literal(#","configuration":{"#)
+            var first = true
+            for (name, value) in configuration {
+                if !first { output.byte(Byte.comma) }
+                first = false
+                output.writeString(name)
+                output.byte(Byte.colon)
+                output.writeString(value)
+            }
+            output.byte(Byte.closeBrace)
         }
         if let liveActivity {
             output.literal(#","liveActivity":"#)
