@@ -176,19 +176,60 @@ public struct LiveActivityRegistry: Hashable, Sendable {
 
     /// Every visible activity at `t`: active ones by start date, then ended ones by start date.
     public func activities(at t: Timestamp) -> [LiveActivity] {
+        Self.ordered(byApp.values.flatMap(\.values), at: t)
+    }
+
+    /// The visible activities of `apps` at `t`, ordered as `activities(at:)`: what a stack of those apps shows. It
+    /// reads only their activities, so a stack's decision costs nothing for the activities of apps it does not have
+    /// (it sorted every app's, which let one uid's thousands of activities slow every other client's calls).
+    public func activities(of apps: some Sequence<AppID>, at t: Timestamp) -> [LiveActivity] {
         guard !byApp.isEmpty else { return [] }  // Every stack query asks; most of the time there are none.
-        let visible = byApp.values.flatMap(\.values).filter { $0.phase(at: t) != .removed }
-        return visible.sorted { lhs, rhs in
-            let (lhsActive, rhsActive) = (lhs.phase(at: t) == .active, rhs.phase(at: t) == .active)
-            if lhsActive != rhsActive { return lhsActive }
-            return Self.startOrder(lhs, rhs)
+        var found: [LiveActivity] = []
+        for app in apps { if let activities = byApp[app] { found += activities.values } }
+        return Self.ordered(found, at: t)
+    }
+
+    /// How many activities are visible at `t`: of `app`, or of every app.
+    public func visibleCount(of app: AppID? = nil, at t: Timestamp) -> Int {
+        if let app { return byApp[app]?.values.count { $0.phase(at: t) != .removed } ?? 0 }
+        return byApp.values.reduce(0) { count, activities in
+            count + activities.values.count { $0.phase(at: t) != .removed }
         }
+    }
+
+    /// The apps with activities stored (visible, or removed and not yet pruned).
+    public var apps: Dictionary<AppID, [String: LiveActivity]>.Keys { byApp.keys }
+
+    /// Whether no activity is stored.
+    public var isEmpty: Bool { byApp.isEmpty }
+
+    /// `activities` visible at `t`, active ones by start date, then ended ones by start date.
+    private static func ordered(_ activities: [LiveActivity], at t: Timestamp) -> [LiveActivity] {
+        guard !activities.isEmpty else { return [] }
+        var visible: [(activity: LiveActivity, active: Bool)] = []
+        visible.reserveCapacity(activities.count)
+        for activity in activities {
+            let phase = activity.phase(at: t)
+            if phase != .removed { visible.append((activity, phase == .active)) }
+        }
+        visible.sort { lhs, rhs in
+            if lhs.active != rhs.active { return lhs.active }
+            return startOrder(lhs.activity, rhs.activity)
+        }
+        return visible.map(\.activity)
     }
 
     /// The active activities of `app` at `t`, by start date.
     public func active(app: AppID, at t: Timestamp) -> [LiveActivity] {
         let values = byApp[app].map { Array($0.values) } ?? []
         return values.filter { $0.phase(at: t) == .active }.sorted(by: Self.startOrder)
+    }
+
+    /// Drops `app`'s activities removed at `t`.
+    public mutating func prune(app: AppID, at t: Timestamp) {
+        guard let activities = byApp[app] else { return }
+        let kept = activities.filter { $0.value.phase(at: t) != .removed }
+        byApp[app] = kept.isEmpty ? nil : kept
     }
 
     /// Drops the activities removed at `t`, so storage holds only visible ones.

@@ -53,6 +53,35 @@ struct EngineBoundsTests {
         #expect(engine.unplacedKeyCount(of: F.app("forecast")) == 3)
     }
 
+    @Test("other apps' candidates, backdated or many, do not push a suggestion out before the model scores it")
+    func suggestionsAreChosenByTheModelAmongOtherAppsCandidates() throws {
+        var (engine, _) = try EngineTests.suggestionEngine()
+        let schema = try IntentSchema(type: "SpamIntent", parameters: [ParameterSchema(name: "x", type: .string)])
+        for app in ["spam1", "spam2", "spam3"] {
+            try engine.apply(.registerKind(F.kind(app, intent: schema), at: F.t(370)))
+        }
+        // Three configurations of one app, donated once each, dated before Tokyo's donations but arriving after.
+        for x in 0..<3 {
+            try engine.apply(F.donation("spam1", at: 30 + Double(x), intent: "SpamIntent", parameters: ["x": "\(x)"]))
+        }
+        #expect(engine.order(at: 375).first == "suggestion:com.example.weather/main?city=Tokyo")
+        // Fresh ones of three apps, three configurations each: Tokyo is still among those the model scores (two of
+        // each app at most), and the model decides.
+        for app in ["spam1", "spam2", "spam3"] {
+            for x in 10..<13 {
+                try engine.apply(
+                    F.donation(app, at: 370 + Double(x), intent: "SpamIntent", parameters: ["x": "\(x)"]))
+            }
+        }
+        let state = try #require(engine.stacks[F.stack()])
+        let scored = engine.suggestionCandidates(for: state, at: F.t(400)).map { engine.suggestionID($0) }
+        #expect(scored.contains("suggestion:com.example.weather/main?city=Tokyo"), "\(scored)")
+        #expect(scored.count == 7 && scored.filter { $0.contains("spam1") }.count == 2, "\(scored)")
+        // The candidates are kept in the order of their last use (the backdated ones first).
+        let lastUses = engine.suggestionCandidates.compactMap { engine.usage.lastUse(of: $0) }
+        #expect(lastUses == lastUses.sorted())
+    }
+
     @Test("past maxSuggestionCandidates the app holding the most candidates gives up its oldest, not another app")
     func suggestionCandidatesAreSharedByApps() throws {
         var settings = EngineSettings()

@@ -414,6 +414,43 @@ def test_one_uid_cannot_fill_the_global_limits_for_the_others(make_daemon, workd
          donate("org.ex.b", "b3")]))
     assert freed[0] == {"parameters": {"deleted": 1}} and "error" not in freed[1], freed
 
+def test_one_uid_cannot_fill_the_live_activities_for_the_others(make_daemon, workdir, scripts):
+    """Live Activities were limited per app only: one uid starting them in many apps held memory and the loop for
+    every other client. Each uid's apps now share maxLiveActivitiesPerUID, and all share maxLiveActivities; an
+    activity that leaves (ended and dismissed) frees its place; root is not counted per uid."""
+    os.chmod(workdir, 0o755)
+    config = "providers = *\nmaxLiveActivitiesPerApp = 2\nmaxLiveActivitiesPerUID = 3\nmaxLiveActivities = 5\n"
+    daemon = make_daemon(extra_args=("--system",), config=config, subdirectory="d")
+    caller = os.path.join(scripts, "caller.py")
+
+    def start(app, id):
+        return {"method": PROVIDER + ".StartLiveActivity", "parameters": {"app": app, "id": id, "attributes": {}}}
+
+    replies = as_user(65534, caller, daemon.socket_path, json.dumps(
+        [start("org.ex.a", "1"), start("org.ex.a", "2"), start("org.ex.a", "3"), start("org.ex.b", "1"),
+         start("org.ex.c", "1")]))
+    assert [reply.get("error") for reply in replies] == [
+        None, None, PROVIDER + ".LimitExceeded", None, PROVIDER + ".LimitExceeded"], replies
+    assert replies[2]["parameters"] == {"limit": "maxLiveActivitiesPerApp", "maximum": 2}
+    assert replies[4]["parameters"] == {"limit": "maxLiveActivitiesPerUID", "maximum": 3}
+    # A retried start of one it has is still a conflict, not a limit.
+    again = as_user(65534, caller, daemon.socket_path, json.dumps([start("org.ex.b", "1")]))
+    assert again[0].get("error") == PROVIDER + ".Conflict", again
+    # Another uid has its own share, up to the global limit; root is not counted per uid, but is in the total.
+    others = as_user(1000, caller, daemon.socket_path, json.dumps([start("org.ex.d", "1")]))
+    assert [reply.get("error") for reply in others] == [None], others
+    call(daemon.address, PROVIDER, "StartLiveActivity", app="org.ex.root", id="1", attributes={})
+    with pytest.raises(varlink.VarlinkError) as full:
+        call(daemon.address, PROVIDER, "StartLiveActivity", app="org.ex.root", id="2", attributes={})
+    assert full.value.error() == PROVIDER + ".LimitExceeded"
+    assert full.value.parameters() == {"limit": "maxLiveActivities", "maximum": 5}
+    # One that leaves frees its place: ended and dismissed at once, then another of the uid's apps may start.
+    freed = as_user(65534, caller, daemon.socket_path, json.dumps(
+        [{"method": PROVIDER + ".EndLiveActivity", "parameters": {"app": "org.ex.a", "id": "1", "dismissAfter": 0}},
+         start("org.ex.c", "1")]))
+    assert [reply.get("error") for reply in freed] == [None, None], freed
+
+
 def test_configurations_no_stack_places_are_limited_per_app_and_across_a_restart(make_daemon):
     """An app donating ever-new parameter values (or aiming timelines at ever-new configurations) keeps at most
     maxUnplacedConfigurationsPerApp of them; past it a new timeline target is LimitExceeded naming the key, and

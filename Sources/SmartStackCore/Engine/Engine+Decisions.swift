@@ -328,10 +328,11 @@ extension Engine {
 
         var entries: [DecisionEntry] = []
         entries.reserveCapacity(n + 1)
-        let activities = configuration.liveActivities ? liveActivities.activities(at: time) : []
+        let activities =
+            configuration.liveActivities && !liveActivities.isEmpty
+            ? liveActivities.activities(of: Set(state.kinds.map(\.app)), at: time) : []
         if !activities.isEmpty {
-            let apps = Set(state.kinds.map(\.app))
-            for activity in activities where apps.contains(activity.app) {
+            for activity in activities {
                 entries.append(
                     DecisionEntry(
                         instance: "liveActivity:\(activity.app)/\(activity.id)", kind: nil, position: entries.count,

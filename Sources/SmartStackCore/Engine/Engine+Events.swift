@@ -20,7 +20,7 @@ extension Engine {
             }
             guard let key = unplacedKey(kind: kindID, configuration: configuration) else { continue }
             if !matched.contains(key) { matched.append(key) }
-            if keys[Int(key)].placed == 0 { noteCandidate(key) }
+            if keys[Int(key)].placed == 0 { noteCandidate(key, used: donation.date.microseconds) }
         }
         closeLooks(at: donation.date) { look in matched.first { look.keys.contains($0) } }
         usage.recordDonation(app: app, matched: matched, at: donation.date, contextPairs: contextPairs)

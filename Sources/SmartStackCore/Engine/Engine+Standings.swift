@@ -137,8 +137,15 @@ extension Engine {
         }
     }
 
+    /// The most candidates a stack's decision scores, and the most of one app among them.
+    static let suggestionsScored = 8
+    static let suggestionsScoredPerApp = 2
+
     /// Candidate keys that may be suggested in a stack at `time`: donated to in the 24 hours up to `time`, of a
-    /// kind that fits the stack's family, not placed in it, and not in a relevance group with one of its widgets.
+    /// kind that fits the stack's family, not placed in it, and not in a relevance group with one of its widgets;
+    /// the `suggestionsScored` last used, at most `suggestionsScoredPerApp` of one app (the three last donated to
+    /// over all apps, by arrival, let one app's three donations push every other app's suggestion out), for the
+    /// model to choose from.
     func suggestionCandidates(for state: StackState, at time: Timestamp) -> [Int32] {
         guard !suggestionCandidates.isEmpty else { return [] }
         let placed = Set(state.keys)
@@ -148,18 +155,20 @@ extension Engine {
             })
         let dismissed = Set(state.dismissedSuggestions.lazy.filter { time < $0.until }.map(\.key))
         var result: [Int32] = []
+        var perApp: [AppID: Int] = [:]
         for key in suggestionCandidates.reversed() where !placed.contains(key) && !dismissed.contains(key) {
+            guard let lastUse = usage.lastUse(of: key) else { continue }
+            let age = Double(time.microseconds - lastUse) / 1_000_000
+            // In the order of last use: every one after a candidate older than the lifetime is older still.
+            if age >= Self.suggestionLifetime { break }
             let info = keys[Int(key)]
-            guard let kind = kinds[info.kind],
-                kind.families.contains(state.configuration.family),
-                usage.lastUse(of: key).map({ lastUse in
-                    let age = Double(time.microseconds - lastUse) / 1_000_000
-                    return age >= 0 && age < Self.suggestionLifetime
-                }) ?? false
+            guard age >= 0, let kind = kinds[info.kind], kind.families.contains(state.configuration.family),
+                perApp[info.kind.app, default: 0] < Self.suggestionsScoredPerApp
             else { continue }
             if let group = keyRelevance[key]?.group, groups.contains("\(info.kind.app)\u{0}\(group)") { continue }
             result.append(key)
-            if result.count == 3 { break }
+            perApp[info.kind.app, default: 0] += 1
+            if result.count == Self.suggestionsScored { break }
         }
         return result
     }

@@ -86,13 +86,13 @@ public struct Engine: Sendable {
             case .startLiveActivity(let app, let id, let attributes, let contentState, let at):
                 try liveActivities.start(
                     app: app, id: id, attributes: attributes, contentState: contentState, at: at, admitting: admitting)
-                liveActivitiesChanged()
+                liveActivitiesChanged(of: app)
             case .updateLiveActivity(let app, let id, let contentState, let at):
                 try liveActivities.update(app: app, id: id, contentState: contentState, at: at)
-                liveActivitiesChanged()
+                liveActivitiesChanged(of: app)
             case .endLiveActivity(let app, let id, let contentState, let dismissAfter, let at):
                 try liveActivities.end(app: app, id: id, contentState: contentState, dismissAfter: dismissAfter, at: at)
-                liveActivitiesChanged()
+                liveActivitiesChanged(of: app)
             case .publish:
                 // Applying a publish mark changes nothing; `step` and `replay` publish at it.
                 break
@@ -289,10 +289,21 @@ public struct Engine: Sendable {
         return index
     }
 
+    /// An activity ended or was removed by time: every stack may show it, so each is decided again.
     mutating func liveActivitiesChanged() {
         liveActivities.prune(at: now)
         if let next = liveActivities.nextChange(after: now) { timers.schedule(.everyStack, at: next) }
         generation += 1
+    }
+
+    /// An app started, updated or ended an activity: only the stacks with that app's widgets show it, so only they
+    /// are decided again (every stack was, at the next publish, for every call of every app's activities).
+    mutating func liveActivitiesChanged(of app: AppID) {
+        liveActivities.prune(app: app, at: now)
+        if let next = liveActivities.nextChange(after: now) { timers.schedule(.everyStack, at: next) }
+        for id in stacks.keys where stacks[id]?.kinds.contains(where: { $0.app == app }) == true {
+            stacks[id]?.dirty = true
+        }
     }
 
     // MARK: Widget keys
@@ -339,13 +350,23 @@ public struct Engine: Sendable {
         return index
     }
 
-    /// Remembers a key without placed instances as a suggestion candidate (bounded, most recent last). Past the
-    /// bound the oldest candidate of the app holding the most goes: one app with many configurations (up to
-    /// `maxUnplacedConfigurationsPerApp`) pushed every other app's candidates out of a list kept by recency alone.
-    mutating func noteCandidate(_ key: Int32) {
+    /// Remembers a key without placed instances as a suggestion candidate (bounded), in the order of the candidates'
+    /// last use, the latest last: `used` is the date of the donation that makes it one (nil: its last use so far),
+    /// so a backdated donation is as old as its date (appended by arrival, three donations dated a day back from
+    /// any app put every other app's fresh candidates behind them). Past the bound the oldest candidate of the
+    /// app holding the most goes: one app with many configurations (up to `maxUnplacedConfigurationsPerApp`)
+    /// pushed every other app's candidates out of a list kept by recency alone.
+    mutating func noteCandidate(_ key: Int32, used: Int64? = nil) {
         guard settings.maxSuggestionCandidates > 0 else { return }
         suggestionCandidates.removeAll { $0 == key }
-        suggestionCandidates.append(key)
+        let last = max(usage.lastUse(of: key) ?? .min, used ?? .min)
+        var place = suggestionCandidates.endIndex
+        while place > suggestionCandidates.startIndex,
+            usage.lastUse(of: suggestionCandidates[place - 1]) ?? .min > last
+        {
+            place -= 1
+        }
+        suggestionCandidates.insert(key, at: place)
         guard suggestionCandidates.count > settings.maxSuggestionCandidates else { return }
         var held: [AppID: Int] = [:]
         for candidate in suggestionCandidates { held[keys[Int(candidate)].kind.app, default: 0] += 1 }
@@ -387,9 +408,20 @@ public struct Engine: Sendable {
     /// A widget instance's kind; `nil` when no stack has the instance.
     public func kind(ofInstance id: InstanceID) -> WidgetKindID? { instances[id]?.kind }
 
+    /// How many Live Activities are visible now: of `app`, or of every app when nil.
+    public func visibleLiveActivities(of app: AppID? = nil) -> Int { liveActivities.visibleCount(of: app, at: now) }
+
+    /// The apps with Live Activities kept (visible, or removed and not yet dropped).
+    public var liveActivityApps: [AppID] { Array(liveActivities.apps) }
+
+    /// Whether `app`'s activity `id` is visible now (a start under its id is then a conflict).
+    public func hasLiveActivity(app: AppID, id: String) -> Bool {
+        liveActivities.activity(app: app, id: id, at: now) != nil
+    }
+
     /// Counts for statistics.
     public var counts: (stacks: Int, widgets: Int, kinds: Int, liveActivities: Int) {
-        (stacks.count, instances.count, kinds.count, liveActivities.activities(at: now).count)
+        (stacks.count, instances.count, kinds.count, liveActivities.visibleCount(at: now))
     }
 
     /// The reload budget of an instance at a time.

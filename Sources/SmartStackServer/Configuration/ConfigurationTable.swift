@@ -160,6 +160,13 @@ extension ServerConfiguration {
             "maxLiveActivitiesPerApp", 1...1_000, \.engine.maxLiveActivitiesPerApp,
             "Live Activities one app may have visible at once"),
         .integer(
+            "maxLiveActivities", 1...1_000_000, \.host.maxLiveActivities,
+            "Live Activities visible at once, over all apps"),
+        .integer(
+            "maxLiveActivitiesPerUID", 1...1_000_000, \.host.maxLiveActivitiesPerUID,
+            "Live Activities the apps one uid claimed may have visible at once (system mode; root and the service's own uid aside)"
+        ),
+        .integer(
             "maxRelevantContexts", 1...1_000, \.engine.maxRelevantContexts, "relevant contexts in one declaration"),
         .integer(
             "maxSuggestionCandidates", 0...100_000, \.engine.maxSuggestionCandidates,

@@ -360,6 +360,9 @@ public actor EngineHost {
             }
             newKindOwner = owner
         }
+        if case .startLiveActivity(let app, let id, _, _, _) = event, !engine.hasLiveActivity(app: app, id: id) {
+            try admitLiveActivity(of: app)
+        }
         let effects: [EngineEffect]
         do { effects = try engine.apply(event) } catch { throw .core(error) }
         if let newKindOwner { ownerShares.kinds[newKindOwner, default: 0] += 1 }
@@ -522,6 +525,25 @@ extension EngineHost {
         // executor, so running on it is being isolated to it.
         return try withoutActuallyEscaping(body) { (escapable: @escaping Isolated) throws -> T in
             try unsafeBitCast(escapable, to: Plain.self)(self)
+        }
+    }
+}
+
+extension EngineHost {
+    /// Refuses a new Live Activity of `app` past `maxLiveActivities` visible at once, or past its owner's
+    /// `maxLiveActivitiesPerUID` over the apps it claimed (each app has `maxLiveActivitiesPerApp` too, the engine's).
+    /// Counted from the activities the engine shows (they end and leave by time), over the apps that have some.
+    func admitLiveActivity(of app: AppID) throws(HostError) {
+        guard engine.visibleLiveActivities() < limits.maxLiveActivities else {
+            throw .core(.limitExceeded(limit: "maxLiveActivities", maximum: limits.maxLiveActivities))
+        }
+        guard let quotaOwner, let owner = quotaOwner(app) else { return }
+        var owned = 0
+        for other in engine.liveActivityApps where quotaOwner(other) == owner {
+            owned += engine.visibleLiveActivities(of: other)
+        }
+        guard owned < limits.maxLiveActivitiesPerUID else {
+            throw .core(.limitExceeded(limit: "maxLiveActivitiesPerUID", maximum: limits.maxLiveActivitiesPerUID))
         }
     }
 }

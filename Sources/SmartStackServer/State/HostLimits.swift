@@ -14,6 +14,12 @@ public struct HostLimits: Sendable, Hashable {
     /// The most widget kinds the apps one uid owns may register (as `maxDonationsPerUID`), so one uid cannot fill
     /// `maxKinds` for every other.
     public var maxKindsPerUID = 2_500
+    /// The most Live Activities visible at once, over all apps: each holds up to 32 KiB of attributes and content,
+    /// and every stack of its app shows it.
+    public var maxLiveActivities = 1_024
+    /// The most Live Activities the apps one uid owns may have visible at once (as `maxDonationsPerUID`), so one uid
+    /// cannot fill `maxLiveActivities` for every other through many apps.
+    public var maxLiveActivitiesPerUID = 128
     /// The most concurrent subscriptions (`Subscribe` and `WatchReloads` streams).
     public var maxSubscriptions = 1_024
     /// How many published decisions may wait for a subscriber before it is cut off.
