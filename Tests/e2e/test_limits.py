@@ -299,6 +299,41 @@ def test_an_app_belongs_to_the_first_other_uid_whose_call_for_it_succeeds(make_d
 
 
 @needs_other_users
+def test_what_root_recorded_for_an_app_nobody_owns_is_neither_read_nor_deleted_by_another_uid(
+        make_daemon, workdir, scripts):
+    """Root's donations for an app nobody owns (smartstackctl replay) were listed to any uid, and any uid's
+    DeleteDonations erased them and took the app from the uid that runs it. A non-root read or deletion of such an
+    app is now PermissionDenied and claims nothing; the app's first recording call claims it, as before."""
+    os.chmod(workdir, 0o755)
+    daemon = make_daemon(extra_args=("--system",), config="providers = *\n")
+    for index in range(3):
+        call(daemon.address, PROVIDER, "Donate", app="org.ex.browser", intent="open", id=f"r{index}")
+    caller = os.path.join(scripts, "caller.py")
+    listed, deleted, elsewhere = as_user(65534, caller, daemon.socket_path, json.dumps([
+        {"method": PROVIDER + ".ListDonations", "parameters": {"app": "org.ex.browser"}},
+        {"method": PROVIDER + ".DeleteDonations", "parameters": {"app": "org.ex.browser"}},
+        {"method": PROVIDER + ".DeleteDonations", "parameters": {"app": "org.ex.empty"}}]))
+    for refused in (listed, deleted):
+        assert refused["error"] == PERMISSION_DENIED, refused
+        assert "org.ex.browser has no owner" in refused["parameters"]["reason"], refused
+    # An app with nothing stored: nothing to refuse, nothing deleted, nothing claimed.
+    assert elsewhere == {"parameters": {"deleted": 0}}, elsewhere
+    assert call(daemon.address, "io.smartstack.Admin", "ListAppOwners")["owners"] == []
+    assert len(call(daemon.address, PROVIDER, "ListDonations", app="org.ex.browser")["donations"]) == 3
+    # The uid that runs the app claims it with its first recording call, then reads and deletes what it has.
+    claimed = as_user(1000, caller, daemon.socket_path, json.dumps([
+        donate("org.ex.browser", "u0"),
+        {"method": PROVIDER + ".ListDonations", "parameters": {"app": "org.ex.browser"}},
+        {"method": PROVIDER + ".DeleteDonations", "parameters": {"app": "org.ex.browser", "ids": ["r0"]}}]))
+    assert "error" not in claimed[0], claimed
+    assert [d["id"] for d in claimed[1]["parameters"]["donations"]] == ["r0", "r1", "r2", "u0"], claimed
+    assert claimed[2] == {"parameters": {"deleted": 1}}, claimed
+    [other] = as_user(65534, caller, daemon.socket_path, json.dumps(
+        [{"method": PROVIDER + ".ListDonations", "parameters": {"app": "org.ex.browser"}}]))
+    assert other["parameters"]["reason"] == "app org.ex.browser belongs to uid 1000", other
+
+
+@needs_other_users
 def test_an_administrator_lists_the_claims_and_gives_one_back(make_daemon, workdir, scripts):
     """ListAppOwners shows which uid claimed each app; ReleaseApp drops a claim, stored (across a restart), and the
     next uid to act for the app claims it. Before, claims could be neither seen nor undone (only an app.ID line)."""

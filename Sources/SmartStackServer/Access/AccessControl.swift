@@ -121,8 +121,9 @@ public final class AccessControl: Sendable {
     ///
     /// Root and the service's own uid may act for any app and claim none: their calls (an administrator trying an
     /// app, `smartstackctl replay`) must not take an app away from the uid that runs it. An app id belongs to the
-    /// first other uid whose call for it succeeds (only the policy's `app.ID` lines say otherwise); a read
-    /// (`claiming` false: `ListDonations`) claims nothing.
+    /// first other uid whose call for it succeeds (only the policy's `app.ID` lines say otherwise); a read or a
+    /// deletion (`claiming` false: `ListDonations`, `DeleteDonations`) claims nothing: of an app nobody owns, it
+    /// finds nothing of the caller's (what the app keeps, root recorded; the dispatcher refuses it then).
     public func authorize(app: AppID, peer: PeerCredentials, claiming: Bool = true) -> Verdict {
         guard case .system(let policy) = mode else { return .allowed }
         if isSuperuser(peer) { return .allowed }
@@ -140,6 +141,13 @@ public final class AccessControl: Sendable {
         guard let (owner, claimed) = claim(app, for: peer.uid) else { return .appLimit(maximum: maxAppsPerUID) }
         guard owner == peer.uid else { return .denied("app \(app.rawValue) belongs to uid \(owner)") }
         return claimed ? .claimed : .allowed
+    }
+
+    /// Whether `peer` is a non-root caller in system mode acting for an app nobody owns (no claim, no `app.ID` line):
+    /// what such an app keeps was not recorded by the caller.
+    public func isUnownedForOthers(_ app: AppID, peer: PeerCredentials) -> Bool {
+        guard case .system(let policy) = mode, !isSuperuser(peer), policy.apps[app] == nil else { return false }
+        return owner(of: app) == nil
     }
 
     /// Gives back a claim `authorize` made for a call that then failed: the app belongs to nobody again, in memory

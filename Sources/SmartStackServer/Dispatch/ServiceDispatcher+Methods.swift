@@ -17,6 +17,19 @@ extension ServiceDispatcher {
         }
     }
 
+    /// A non-root uid's read or deletion of the donations of an app nobody owns, when it holds some (what root
+    /// recorded: `smartstackctl replay` or `donate`, or what was recorded under a claim since released), is refused:
+    /// any local uid could read a user's habits and erase them, and the deletion's claim took the app from the uid
+    /// that runs it. The app's first recording call claims it as before, or the policy's `app.ID` assigns it.
+    private func refusedUnowned(_ app: AppID, _ context: CallContext, on host: isolated EngineHost) -> CallOutcome? {
+        guard access.isUnownedForOthers(app, peer: context.peer), host.donationCount(of: app) > 0 else { return nil }
+        let reason =
+            "app \(app.rawValue) has no owner and keeps donations it did not record as this uid: its first "
+            + "recording call claims it, or the policy's app.\(app.rawValue) assigns it"
+        reporter.clientRejected(context.peer, .permissionDenied(method: context.call.method, reason: reason))
+        return .failure(.permissionDenied(reason: reason))
+    }
+
     private func answerOrThrow(_ request: SmartStackRequest, _ context: CallContext, on host: isolated EngineHost)
         throws(VarlinkError) -> ImmediateOutcome
     {
@@ -44,6 +57,7 @@ extension ServiceDispatcher {
             }
             return acknowledge(ticket, context, on: host, reply: DonateRequest.reply(id: id))
         case .deleteDonations(let request):
+            if let refused = refusedUnowned(request.app, context, on: host) { return .done(refused) }
             // The model is rebuilt without them off the loop.
             return .later { [self] in
                 await outcome(context) { () async throws(VarlinkError) in
@@ -54,6 +68,7 @@ extension ServiceDispatcher {
                 }
             }
         case .listDonations(let request):
+            if let refused = refusedUnowned(request.app, context, on: host) { return .done(refused) }
             // Never a silently short page: a client stops at the first page shorter than its limit.
             if request.limitGiven, request.limit > maxListLimit {
                 throw .invalidParameter("limit", reason: "must be at most \(maxListLimit) (maxListLimit)")

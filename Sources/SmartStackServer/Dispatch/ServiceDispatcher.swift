@@ -95,7 +95,8 @@ public struct ServiceDispatcher: CallHandler {
             case .done(.failure):
                 access.release(claimed, claimedBy: peer.uid)
             case .later(let run):
-                // A call answered later (DeleteDonations' rebuild) gives its claim back if it fails too.
+                // A call answered later gives its claim back if it fails too (none claims today: DeleteDonations,
+                // answered after its rebuild, claims nothing).
                 let (access, host, uid) = (self.access, self.host, peer.uid)
                 return .later {
                     let answer = await run()
@@ -155,8 +156,9 @@ public struct ServiceDispatcher: CallHandler {
         }
         var claimed: AppID?
         if let app = app(request) {
-            // A read of the app's donations claims nothing.
-            switch access.authorize(app: app, peer: peer, claiming: method != .listDonations) {
+            // A read or a deletion of the app's donations claims nothing.
+            let claiming = method != .listDonations && method != .deleteDonations
+            switch access.authorize(app: app, peer: peer, claiming: claiming) {
             case .allowed: break
             case .claimed: claimed = app
             case .denied(let reason): return .answered(refuse(call, peer: peer, reason: reason))

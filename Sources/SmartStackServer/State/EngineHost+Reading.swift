@@ -214,6 +214,9 @@ extension EngineHost {
         return page
     }
 
+    /// How many donations of `app` are stored or logged.
+    public func donationCount(of app: AppID) -> Int { donations.perApp[app] ?? 0 }
+
     /// The counters `GetStatistics` reports.
     public func snapshotStatistics() -> HostStatistics {
         var result = statistics
