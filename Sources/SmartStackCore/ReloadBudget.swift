@@ -76,16 +76,28 @@ public struct ReloadBudget: Hashable, Sendable {
         return true
     }
 
-    /// Used, left and the next possible grant time at `t`.
+    /// Used, left and the next possible grant time at `t`: the grants in the 24 hours up to `t` (none after it, so a
+    /// question about an earlier time does not count the reloads granted since: it reported a budget spent before
+    /// any reload).
     public func state(at t: Timestamp) -> BudgetState {
         let first = firstCounted(at: t)
-        let used = grants.count - first
+        let through = grantedThrough(t)
+        let used = max(0, through - first)
         let left = max(0, capacity - used)
-        return BudgetState(capacity: capacity, used: used, left: left, nextAvailable: nextAvailable(at: t))
+        let next: Timestamp
+        if used < capacity {
+            next = t
+        } else if capacity == 0 {
+            next = Timestamp(microseconds: Int64.max, utcOffsetSeconds: t.utcOffsetSeconds)
+        } else {
+            next = grants[first + used - capacity].adding(seconds: Self.window)
+        }
+        return BudgetState(capacity: capacity, used: used, left: left, nextAvailable: next)
     }
 
     /// When a grant is next possible: `t` when budget is left, otherwise when enough counted grants have left
-    /// the window to free one slot.
+    /// the window to free one slot. Every grant kept counts, those dated after `t` too (`consume` counts them: a
+    /// time it reported free would then fail again), unlike `state(at:)`, which answers what was so at `t`.
     public func nextAvailable(at t: Timestamp) -> Timestamp {
         let first = firstCounted(at: t)
         let used = grants.count - first
@@ -96,6 +108,17 @@ public struct ReloadBudget: Hashable, Sendable {
         }
         // With `used` grants counted, one slot frees when the (used - capacity + 1)-th oldest of them leaves.
         return grants[first + used - capacity].adding(seconds: Self.window)
+    }
+
+    /// How many grants were made at or before `t` (the index of the first one after it).
+    private func grantedThrough(_ t: Timestamp) -> Int {
+        var low = 0
+        var high = grants.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if grants[middle] <= t { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// The index of the oldest grant still in the window at `t` (grants before it have left: `g + window <= t`).

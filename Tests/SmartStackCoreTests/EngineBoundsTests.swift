@@ -82,6 +82,41 @@ struct EngineBoundsTests {
         #expect(lastUses == lastUses.sorted())
     }
 
+    @Test("a call that makes a shown suggestion ineligible takes it away at the next publish, not 60 s later")
+    func aSuggestionMadeIneligibleLeavesAtOnce() throws {
+        let tokyo = "suggestion:com.example.weather/main?city=Tokyo"
+        // What a publish at `seconds` leaves published (`order(at:)` decides the stack again whatever changed).
+        func shown(_ engine: inout Engine, at seconds: Double) -> [String] {
+            engine.publish(at: F.t(seconds))
+            return engine.published(F.stack())?.order ?? []
+        }
+        // Its configuration declared in the group of one of the stack's widgets.
+        var (engine, _) = try EngineTests.suggestionEngine()
+        #expect(engine.order(at: 400).first == tokyo)
+        for (target, time) in [
+            (TimelineTarget.instance(F.instance("berlin")), 401.0),
+            (.configuration(F.kindID("weather"), ["city": .string("Tokyo")]), 402),
+        ] {
+            #expect(shown(&engine, at: time - 0.5).first == tokyo)
+            try engine.apply(
+                .declareRelevance(RelevanceDeclaration(target: target, contexts: [], group: "g"), at: F.t(time)))
+        }
+        #expect(!shown(&engine, at: 403).contains(tokyo))
+        // Its kind defined again without the stack's family (a kind of another app, with no widget placed).
+        var (other, _) = try EngineTests.suggestionEngine()
+        let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
+        try other.apply(.registerKind(F.kind("radar", intent: schema), at: F.t(370)))
+        for second in 0..<8 {
+            try other.apply(
+                F.donation("radar", at: 380 + Double(second), intent: "CityIntent", parameters: ["city": "Oslo"]))
+        }
+        let radar = "suggestion:com.example.radar/main?city=Oslo"
+        #expect(other.order(at: 400).first == radar)
+        #expect(shown(&other, at: 400.5).first == radar)
+        try other.apply(.registerKind(F.kind("radar", families: [.systemLarge], intent: schema), at: F.t(401)))
+        #expect(!shown(&other, at: 402).contains(radar))
+    }
+
     @Test("past maxSuggestionCandidates the app holding the most candidates gives up its oldest, not another app")
     func suggestionCandidatesAreSharedByApps() throws {
         var settings = EngineSettings()

@@ -72,6 +72,20 @@ private func at(minutes: Double) -> Timestamp { start.adding(seconds: minutes * 
         #expect(budget.state(at: at(minutes: 27 * 60)).left == 40)
     }
 
+    @Test("a question about an earlier time counts the grants up to it, not those made since")
+    func anEarlierTimeDoesNotCountLaterGrants() {
+        var budget = ReloadBudget(capacity: 40)
+        for minute in 10..<50 { _ = budget.consume(at: at(minutes: Double(minute))) }
+        #expect(
+            budget.state(at: at(minutes: 5))
+                == BudgetState(capacity: 40, used: 0, left: 40, nextAvailable: at(minutes: 5)))
+        #expect(budget.state(at: at(minutes: 19)).used == 10)
+        #expect(budget.state(at: at(minutes: 60)).left == 0)
+        #expect(budget.state(at: at(minutes: 60)).nextAvailable == at(minutes: 24 * 60 + 10))
+        // The scheduler's own question still counts every grant kept (a slot it reports must be one consume takes).
+        #expect(budget.nextAvailable(at: at(minutes: 5)) == at(minutes: 24 * 60 + 10))
+    }
+
     @Test func earlierTimesAreRecordedAtTheLatestGrant() {
         var budget = ReloadBudget(capacity: 40)
         let grantedAt0900 = budget.consume(at: at(minutes: 60))

@@ -218,6 +218,15 @@ struct EngineHostTests {
         #expect(await parameter(StackChange(family: .systemSmall)) == "family")
         let everyone = [ServerFixture.instance("mail"), ServerFixture.instance("news")]
         #expect(await parameter(StackChange(family: .systemSmall, add: [added], remove: everyone)) == nil)
+        // A required value missing in an added widget: add[0].configuration.NAME (it was widgets[i], its place in
+        // the merged stack).
+        let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
+        let city = try WidgetKind(
+            id: WidgetKindID(app: ServerFixture.app("weather"), kind: "main"), displayName: "weather",
+            families: [.systemMedium], intent: schema, predictionMappings: [])
+        try await host.record(.registerKind(city, at: clock.now()))
+        let unconfigured = WidgetPlacement(instance: try InstanceID("weather"), kind: city.id)
+        #expect(await parameter(StackChange(add: [unconfigured])) == "add[0].configuration.city")
     }
 
     @Test("ListDonations pages in recorded order; DeleteDonations removes rows and rebuilds")

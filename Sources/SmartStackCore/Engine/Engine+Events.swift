@@ -268,7 +268,12 @@ extension Engine {
             throw .invalidParameter(parameter: "group", reason: "must be 1-255 bytes")
         }
         let (targets, key) = try resolve(declaration.target, admitting: admitting)
-        if let key { keyRelevance[key] = declaration }
+        if let key {
+            keyRelevance[key] = declaration
+            // A candidate's group decides whether any stack may suggest it (`suggestionCandidates`): a decision
+            // showing it beside a surfaced widget of the new group was reused for up to `decisionMaxAge`.
+            if keys[Int(key)].placed == 0 { generation += 1 }
+        }
         for id in targets {
             instances[id]?.relevantContexts = declaration.contexts
             instances[id]?.group = declaration.group

@@ -140,6 +140,9 @@ public struct Engine: Sendable {
                 }
             }
         }
+        // A kind's families decide which stacks may suggest its configurations: a new definition that drops a
+        // family must take a suggestion shown in a stack of it away at once (it was reused for `decisionMaxAge`).
+        if let old = kinds[kind.id], old.families != kind.families { generation += 1 }
         kinds[kind.id] = kind
     }
 

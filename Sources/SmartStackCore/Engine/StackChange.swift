@@ -41,9 +41,9 @@ public struct StackChange: Sendable, Hashable {
     /// The configuration `current` becomes. Errors name the parameter: `remove[i]` not in the stack
     /// (`InvalidParameter`), `add[i].instance` already in it, `order` not the stack's instances, `pin` not in the stack,
     /// `pin` with `unpin`, and, for the kinds `kinds` knows, `add[i].kind` of a family the stack will not have or
-    /// `family` that a widget already there does not support (the engine's own check, when it applies the change,
-    /// names `widgets[i].kind`, a parameter only `ConfigureStack` has). Widget limits are checked when the engine
-    /// applies it.
+    /// `family` that a widget already there does not support, and `add[i].configuration.NAME` of a configuration the
+    /// kind refuses, a required value missing (the engine's own checks, when it applies the change, name
+    /// `widgets[i]`, a parameter only `ConfigureStack` has). Widget limits are checked when the engine applies it.
     public func applied(
         to current: StackConfiguration, kinds: (WidgetKindID) -> WidgetKind? = { _ in nil }
     ) throws(CoreError) -> StackConfiguration {
@@ -92,11 +92,21 @@ public struct StackChange: Sendable, Hashable {
             next.pinned = pin
         }
         for widget in next.widgets {
-            guard let reason = kinds(widget.kind)?.unsupported(next.family) else { continue }
-            if let index = add.firstIndex(where: { $0.instance == widget.instance }) {
-                throw .invalidParameter(parameter: "add[\(index)].kind", reason: reason)
+            guard let kind = kinds(widget.kind) else { continue }
+            let added = add.firstIndex { $0.instance == widget.instance }
+            if let reason = kind.unsupported(next.family) {
+                if let added { throw .invalidParameter(parameter: "add[\(added)].kind", reason: reason) }
+                throw .invalidParameter(parameter: "family", reason: "instance '\(widget.instance)': \(reason)")
             }
-            throw .invalidParameter(parameter: "family", reason: "instance '\(widget.instance)': \(reason)")
+            // An added widget's configuration as the engine will check it (a required value missing), named in
+            // the call's own terms: the engine names `widgets[i]`, its place in the merged stack.
+            if let added {
+                do throws(CoreError) {
+                    _ = try kind.validateConfiguration(widget.configuration)
+                } catch {
+                    throw error.prefixed(with: "add[\(added)]")
+                }
+            }
         }
         return next
     }
