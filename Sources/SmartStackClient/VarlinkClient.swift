@@ -1,5 +1,9 @@
 import NIOCore
 import NIOPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 public import SmartStackProtocol
 import Synchronization
 
@@ -54,7 +58,7 @@ public struct VarlinkClient: ~Copyable {
                     }
                 }
         } catch {
-            throw VarlinkClientError.connection("cannot connect to \(path): \(error)")
+            throw VarlinkClientError.connection("cannot connect to \(path): \(Self.reason(error, path: path))")
         }
         let underlying = channel.channel
         return try await channel.executeThenClose { inbound, outbound in
@@ -213,7 +217,26 @@ public struct VarlinkClient: ~Copyable {
     }
 
     private static func noReply(_ timeout: Duration?) -> VarlinkClientError {
-        .connection("no reply within \(timeout.map { "\($0.components.seconds) s" } ?? "the time allowed")")
+        .connection("connected, but no reply within \(timeout.map(Self.seconds) ?? "the time allowed")")
+    }
+
+    /// A duration as seconds, to the millisecond: `5 s`, `0.001 s` (whole seconds printed 0 for 0.001).
+    static func seconds(_ duration: Duration) -> String {
+        let (whole, fraction) = duration.components
+        let seconds = Double(whole) + Double(fraction) / 1e18
+        return seconds == seconds.rounded() ? "\(Int64(seconds)) s" : "\((seconds * 1_000).rounded() / 1_000) s"
+    }
+
+    /// Why a connect failed, in words: the system's text for its errno (swift-nio's description names its own
+    /// function, `connect(descriptor:addr:size:): … (errno: 2)`), and "not a socket" for a path that exists but is
+    /// not one (the system says "Connection refused", as for a socket nobody listens on).
+    static func reason(_ error: any Error, path: String) -> String {
+        guard let io = error as? IOError else { return "\(error)" }
+        var status = stat()
+        if io.errnoCode == ECONNREFUSED, stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFSOCK {
+            return "it is not a socket"
+        }
+        return String(cString: strerror(io.errnoCode))
     }
 
     /// Closes the channel when `timeout` passes (nil: never); `fired` tells the wait why it ended.

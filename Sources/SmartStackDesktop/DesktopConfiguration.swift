@@ -54,6 +54,9 @@ public struct DesktopConfiguration: Sendable, Equatable {
     public static func parse(_ text: String, source: String = "configuration") throws(DesktopConfigurationError) -> Self
     {
         var configuration = Self()
+        // The line each key was set on: a key set twice is refused, as smartstackd refuses it (the second silently
+        // won), and `stackSize` beside an `apps` list of another length (the list is the stack: it was ignored).
+        var seen: [String: Int] = [:]
         for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingWhitespace()
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
@@ -63,6 +66,8 @@ public struct DesktopConfiguration: Sendable, Equatable {
             guard let equals = line.firstIndex(of: "=") else { throw fail("", "expected 'key = value'") }
             let key = String(line[..<equals].trimmingWhitespace())
             let value = String(line[line.index(after: equals)...].trimmingWhitespace())
+            if let first = seen[key] { throw fail(key, "set again (first at \(source):\(first))") }
+            seen[key] = offset + 1
             let list = value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
             switch key {
             case "bus":
@@ -107,6 +112,13 @@ public struct DesktopConfiguration: Sendable, Equatable {
                 configuration.overviewLooks = on
             default:
                 throw fail(key, "unknown key")
+            }
+            if let size = seen["stackSize"], seen["apps"] != nil, configuration.stackSize != configuration.apps.count {
+                throw DesktopConfigurationError(
+                    source: source, line: offset + 1, key: key,
+                    reason:
+                        "stackSize \(configuration.stackSize) (line \(size)) and the \(configuration.apps.count) apps "
+                        + "listed disagree: the apps listed are the stack; leave stackSize out")
             }
         }
         return configuration

@@ -24,6 +24,9 @@ public enum LaunchOutcome: Sendable, Equatable {
     case notAnApp
     /// An application on the ignore list.
     case ignored(applicationID: String)
+    /// An XDG autostart entry: started at every login, not chosen by the user (logged as such, not as the ignore
+    /// list, which the user may never have written).
+    case autostart(applicationID: String)
     /// This invocation was counted already (seen again after a restart or reconnect).
     case sameInvocation(app: String)
     /// The same unit started again within `dedupSeconds` of its last counted start.
@@ -86,7 +89,7 @@ public struct DesktopTracker: Sendable {
         if configuration.ignores(appUnit.applicationID) { return .ignored(applicationID: appUnit.applicationID) }
         // XDG autostart entries (systemd's generator: app-<id>@autostart.service) start at every login, not when the
         // user chose the app.
-        if appUnit.random == "autostart" { return .ignored(applicationID: appUnit.applicationID) }
+        if appUnit.random == "autostart" { return .autostart(applicationID: appUnit.applicationID) }
         let app = AppUnit.smartStackAppID(appUnit.applicationID)
         if !unit.invocationID.isEmpty, invocationSet.contains(unit.invocationID) { return .sameInvocation(app: app) }
         // An invocation is seen once, whether it counts or not: seen again, it never counts.

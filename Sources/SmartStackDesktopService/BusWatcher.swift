@@ -40,19 +40,60 @@ public final class BusWatcher: Sendable {
         self.output = output
     }
 
-    /// Watches until the process ends, reconnecting a second after a lost connection.
+    /// The first wait before connecting again, and the longest: it doubles while the bus cannot be reached.
+    static let firstRetry = 1.0
+    static let longestRetry = 60.0
+
+    /// Watches until the process ends, reconnecting after a lost connection: a second after one that worked, then
+    /// twice as long after each attempt that fails, up to a minute. A failure is reported when it is new (the
+    /// first, or another reason than the last), so a machine with no user bus gets one warning, not one a second.
     public func run() {
+        var wait = Self.firstRetry
+        var reported: String?
         while true {
+            var connected = false
             do throws(BusError) {
-                try watch()
+                try watch(connected: &connected)
             } catch {
-                output.yield(.busLost("\(error)"))
+                let reason = Self.explained("\(error)", bus: bus, environment: Self.busEnvironment())
+                if connected || reason != reported {
+                    output.yield(connected ? .busLost(reason) : .busUnavailable(reason, retry: wait))
+                    reported = reason
+                }
             }
-            usleep(1_000_000)
+            if connected {
+                wait = Self.firstRetry
+                reported = nil
+            }
+            usleep(UInt32(wait * 1_000_000))
+            if !connected { wait = min(Self.longestRetry, wait * 2) }
         }
     }
 
-    private func watch() throws(BusError) {
+    /// sd-bus's reason with what it means: no user bus address in the environment is "No medium found" (ENOMEDIUM),
+    /// and a bus with no systemd manager on it fails the activation of org.freedesktop.systemd1.
+    static func explained(_ reason: String, bus: DesktopConfiguration.Bus, environment: [String: String]) -> String {
+        if bus == .user, environment["DBUS_SESSION_BUS_ADDRESS"] == nil, environment["XDG_RUNTIME_DIR"] == nil {
+            return reason + " (neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set: run it in the user's "
+                + "session, as its user unit does, or watch the system's service manager with --system)"
+        }
+        if reason.contains("org.freedesktop.systemd1") {
+            return reason + " (no systemd service manager on this bus: the desktop's apps are not started as "
+                + "systemd units here)"
+        }
+        return reason
+    }
+
+    /// The variables sd-bus finds the user bus by.
+    static func busEnvironment() -> [String: String] {
+        var found: [String: String] = [:]
+        for name in ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"] {
+            if let value = getenv(name) { found[name] = String(cString: value) }
+        }
+        return found
+    }
+
+    private func watch(connected: inout Bool) throws(BusError) {
         let manager = try BusConnection(bus == .user ? .user : .system)
         try manager.call(
             destination: Self.systemd, path: Self.managerPath, interface: Self.manager, member: "Subscribe"
@@ -75,6 +116,7 @@ public final class BusWatcher: Sendable {
                 "type='signal',sender='\(Self.shell)',path='\(Self.shellPath)',interface='\(Self.properties)',member='PropertiesChanged',arg0='\(Self.shell)'"
             )
         }
+        connected = true
         output.yield(.busConnected(bus == .user ? "user" : "system"))
         if bus == .user, overview { overviewNow(manager) }
         try catchUp(manager)

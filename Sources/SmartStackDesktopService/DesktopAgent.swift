@@ -119,6 +119,12 @@ public struct DesktopAgent: Sendable {
                     nil, "\(id) is on the ignore list (\(unit.name))", priority: .debug,
                     fields: [.app: id, .unit: unit.name])
                 return
+            case .autostart(let id):
+                log(
+                    nil, "\(id) was started by the session's autostart, not by the user (\(unit.name))",
+                    priority: .debug,
+                    fields: [.app: id, .unit: unit.name])
+                return
             case .sameInvocation(let app):
                 log(nil, "\(unit.name) was counted already", priority: .debug, fields: [.app: app, .unit: unit.name])
                 return
@@ -151,6 +157,13 @@ public struct DesktopAgent: Sendable {
             log(
                 .desktopBusLost, "lost the D-Bus connection: \(reason); reconnecting", priority: .warning,
                 fields: [.reason: reason])
+            return
+        case .busUnavailable(let reason, let retry):
+            log(
+                .desktopBusLost,
+                "cannot watch the service manager over D-Bus: \(reason); trying again in \(Int(retry)) s, then up to "
+                    + "once a minute (logged again if the reason changes)",
+                priority: .warning, fields: [.reason: reason])
             return
         }
         contents.state = tracker.state

@@ -13,6 +13,9 @@ public enum DesktopInput: Sendable {
     case busConnected(String)
     /// A bus connection was lost; the watcher reconnects.
     case busLost(String)
+    /// The bus cannot be reached (no connection yet, or none since one was lost): the watcher tries again after
+    /// `retry` seconds, then less and less often. Sent when the reason is new, not at every attempt.
+    case busUnavailable(String, retry: Double)
 }
 
 /// The system's real-time clock with the local UTC offset.

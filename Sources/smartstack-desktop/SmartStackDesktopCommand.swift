@@ -121,9 +121,16 @@ struct SmartStackDesktopCommand: AsyncParsableCommand {
                 score.mrr, score.calls, refused.isEmpty ? "none" : refused))
     }
 
+    /// The socket of the smartstackd this agent's user runs: the user unit's `$XDG_RUNTIME_DIR/smartstack/io.smartstack`
+    /// (root's user session too), else the daemon's and smartstackctl's own default (`ServiceDefaults`:
+    /// `/tmp/smartstack-UID/io.smartstack` for a user without a runtime directory, where the system socket was
+    /// taken and never reached); the system service's with `--system`.
     static func defaultSocket(_ bus: DesktopConfiguration.Bus, _ environment: [String: String]) -> String {
-        if bus == .user, let runtime = environment["XDG_RUNTIME_DIR"] { return runtime + "/smartstack/io.smartstack" }
-        return ServiceDefaults.systemSocketPath
+        guard bus == .user else { return ServiceDefaults.systemSocketPath }
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            return runtime + "/smartstack/io.smartstack"
+        }
+        return ServiceDefaults(environment: environment, uid: getuid()).socketPath
     }
 
     static func defaultState(_ environment: [String: String]) -> String {

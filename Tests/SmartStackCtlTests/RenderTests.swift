@@ -158,6 +158,14 @@ struct RenderTests {
             message.hasPrefix(
                 "smartstackctl: cannot reach smartstackd at unix:/run/x: No such file or directory (errno 2)\n"))
         #expect(message.contains("systemctl status smartstackd"))
+        // A path that is not a socket, and a service that did not answer in time: neither is "not running".
+        let notSocket = CtlFailure(.connection("cannot connect to /tmp: it is not a socket"), address: "unix:/tmp")
+        #expect(
+            notSocket.message().hasPrefix("smartstackctl: cannot reach smartstackd at unix:/tmp: it is not a socket\n"))
+        #expect(!notSocket.message().contains("Is the service running"))
+        let slow = CtlFailure(.connection("connected, but no reply within 0.001 s"), address: "unix:/run/x")
+        #expect(slow.message().contains("did not answer: connected, but no reply within 0.001 s"))
+        #expect(!slow.message().contains("Is the service running") && slow.message().contains("--timeout"))
 
         let remote = CtlFailure(
             .remote(VarlinkError(name: "io.smartstack.Shell.NotFound", parameters: ["kind": "stack", "id": "nope"])),

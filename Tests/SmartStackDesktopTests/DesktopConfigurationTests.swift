@@ -16,7 +16,7 @@ struct DesktopConfigurationTests {
             """
             bus = system
             stack = kiosk.apps
-            stackSize = 4
+            stackSize = 3
             family = systemSmall
             kind = launcher/main
             ignore = org.gnome.Terminal, org.freedesktop.*
@@ -27,7 +27,7 @@ struct DesktopConfigurationTests {
             """)
         #expect(configuration.bus == .system)
         #expect(configuration.stack == "kiosk.apps")
-        #expect(configuration.stackSize == 4)
+        #expect(configuration.stackSize == 3)
         #expect(configuration.family == "systemSmall")
         #expect(configuration.kind == "launcher/main")
         #expect(configuration.ignore == ["org.gnome.Terminal", "org.freedesktop.*"])
@@ -46,6 +46,9 @@ struct DesktopConfigurationTests {
         ("\nfamily = huge", 2, "family"), ("colour = red", 1, "colour"), ("stack = a b", 1, "stack"),
         ("dedupSeconds = -1", 1, "dedupSeconds"), ("novalue", 1, ""), ("apps = a a", 1, "apps"),
         ("kind = a b", 1, "kind"), ("overviewLooks = maybe", 1, "overviewLooks"),
+        // A key set twice, and a stack size the apps listed contradict (it was silently ignored).
+        ("stackSize = 3\nstackSize = 4", 2, "stackSize"), ("apps = a b c d e\nstackSize = 3", 2, "stackSize"),
+        ("stackSize = 3\n# x\napps = a b c d e", 3, "apps"),
     ])
     func badLinesNameLineAndKey(text: String, line: Int, key: String) {
         #expect(throws: DesktopConfigurationError.self) { try DesktopConfiguration.parse(text, source: "f.conf") }

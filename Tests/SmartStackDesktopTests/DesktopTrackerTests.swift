@@ -117,7 +117,7 @@ struct DesktopTrackerTests {
         var tracker = DesktopTracker(configuration: Self.configuration())
         #expect(
             tracker.unitStarted(Self.start("app-org.kde.kdeconnect.daemon@autostart.service", "a1", at: 0))
-                == .ignored(applicationID: "org.kde.kdeconnect.daemon"))
+                == .autostart(applicationID: "org.kde.kdeconnect.daemon"))
         #expect(tracker.state.launches.isEmpty)
         guard case .launch = tracker.unitStarted(Self.start("app-org.kde.kdeconnect.app@a2b3.service", "a2", at: 1))
         else {

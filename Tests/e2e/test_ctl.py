@@ -264,6 +264,11 @@ def test_unreachable_service(workdir):
         assert result.returncode == 69, (arguments, result.stderr)
         assert f"cannot reach smartstackd at unix:{socket_path}: No such file or directory" in result.stderr
         assert "systemctl status smartstackd" in result.stderr
+    # A path that is there but is no socket says so (it read "Connection refused", as for a stopped service).
+    not_socket = ctl(None, "--address", f"unix:{workdir}", "stacks", check=False)
+    assert not_socket.returncode == 69
+    assert f"cannot reach smartstackd at unix:{workdir}: it is not a socket" in not_socket.stderr, not_socket.stderr
+    assert "Is the service running" not in not_socket.stderr
     as_json = ctl(None, "--json", "--address", f"unix:{socket_path}", "stats", check=False)
     assert as_json.returncode == 69
     assert json.loads(as_json.stderr)["parameters"]["address"] == f"unix:{socket_path}"
@@ -423,6 +428,12 @@ def test_a_service_that_never_answers_or_answers_wrongly_fails_the_call(workdir)
         elapsed = time.monotonic() - started
         assert result.returncode != 0 and "no reply within 1 s" in result.stderr, (result.returncode, result.stderr)
         assert elapsed < 10, elapsed
+        # A fraction of a second is said as it was given (it read "0 s"), and a service reached but silent is not
+        # told to be started.
+        result = subprocess.run([str(CTL), "--timeout", "0.25", "--address", "unix:" + silent_path, "status"],
+                                capture_output=True, text=True, timeout=30)
+        assert "connected, but no reply within 0.25 s" in result.stderr, result.stderr
+        assert "Is the service running" not in result.stderr and "--timeout" in result.stderr, result.stderr
         result = subprocess.run([str(CTL), "--address", "unix:" + wrong_path, "status"], capture_output=True,
                                 text=True, timeout=30)
         assert result.returncode != 0 and "continues" in result.stderr, (result.returncode, result.stderr)

@@ -106,3 +106,28 @@ def test_a_service_that_cannot_take_calls_is_retried_ever_less_often():
         assert service.accepted[:3] == [
             "io.smartstack.Provider.RegisterWidget", "io.smartstack.Provider.RegisterWidget",
             "io.smartstack.Shell.ConfigureStack"], service.accepted
+
+
+def test_no_user_bus_is_said_once_with_why_not_every_second():
+    """Without a user bus (no DBUS_SESSION_BUS_ADDRESS, no XDG_RUNTIME_DIR: run by hand over ssh or su), the agent
+    logged "lost the D-Bus connection: … No medium found; reconnecting" once a second, forever, a connection it never
+    had. Now one warning says what is missing, and the retries slow down to once a minute."""
+    with tempfile.TemporaryDirectory() as directory:
+        sock = os.path.join(directory, "sock")
+        service = RefusingService(sock)
+        service.accept = True
+        environment = {key: value for key, value in os.environ.items()
+                       if key not in ("DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
+        agent = subprocess.Popen(
+            [str(DESKTOP), "--socket", sock, "--state", os.path.join(directory, "state")],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment)
+        try:
+            time.sleep(5)
+        finally:
+            agent.terminate()
+            output, _ = agent.communicate(timeout=10)
+            service.close()
+        warnings = [line for line in output.splitlines() if "over D-Bus" in line and "cannot watch" in line]
+        assert len(warnings) == 1, output
+        assert "neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set" in warnings[0], warnings
+        assert "lost the D-Bus connection" not in output, output

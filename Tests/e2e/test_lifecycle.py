@@ -172,3 +172,15 @@ def test_start_up_messages_name_what_is_in_the_way(daemon, workdir):
     finally:
         other.close()
     assert result.returncode != 0 and "another program (another smartstackd?)" in result.stderr + result.stdout
+
+
+def test_a_stop_at_debug_level_names_the_services_without_dumping_them(make_daemon):
+    """After the README's SetLogLevel debug, every stop wrote each service's whole state (buffers, loggers: up to
+    2.3 KB a line) as swift-service-lifecycle's SMARTSTACK_SL_SERVICE field; now each service is named."""
+    daemon = make_daemon()
+    call(daemon.address, "io.smartstack.Admin", "SetLogLevel", level="debug")
+    assert daemon.stop() == 0
+    lines = [line for line in daemon.log().splitlines() if "SMARTSTACK_SL_SERVICE=" in line]
+    named = {line.split("SMARTSTACK_SL_SERVICE=")[1].split()[0] for line in lines}
+    assert {"VarlinkListener", "HostTimeService", "StatusService"} <= named, lines
+    assert all(len(line) < 300 for line in lines), max(lines, key=len)

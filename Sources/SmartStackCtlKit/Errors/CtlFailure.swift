@@ -86,6 +86,13 @@ public enum CtlFailure: Error, Sendable, Equatable {
                 : "Name a socket this user may open with --address unix:PATH."
             return style.bad(prefix + "cannot reach smartstackd at \(address): \(reason)") + "\n"
                 + "This user may not open the socket. " + hint
+        case .unreachable(let address, let reason) where reason.contains("no reply within"):
+            // Reached and running, but slow: the hint to start it would mislead.
+            return style.bad(prefix + "smartstackd at \(address) did not answer: \(reason)") + "\n"
+                + "The service is running but busy or stopped answering: try again, or allow longer with --timeout SECONDS."
+        case .unreachable(let address, let reason) where reason.contains("not a socket"):
+            return style.bad(prefix + "cannot reach smartstackd at \(address): \(reason)") + "\n"
+                + "Name the service's socket with --address unix:PATH (the default: smartstackctl --help)."
         case .unreachable(let address, let reason):
             return style.bad(prefix + "cannot reach smartstackd at \(address): \(reason)") + "\n"
                 + "Is the service running? Check with: systemctl status smartstackd.socket smartstackd.service\n"

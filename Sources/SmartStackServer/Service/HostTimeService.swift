@@ -7,7 +7,11 @@ import SmartStackCore
 /// which publishes what time changed and names the next moment. It stops with the group, or when the host stops.
 ///
 /// Every moment is on the service's clock (`ServiceClock`), never a client's date.
-public struct HostTimeService: Service {
+public struct HostTimeService: Service, CustomStringConvertible {
+    /// Its name: swift-service-lifecycle logs each service's description (at debug), which was every stored
+    /// property's, buffers and loggers included, up to 2.3 KB a line.
+    public var description: String { "HostTimeService" }
+
     let host: EngineHost
 
     public init(host: EngineHost) {

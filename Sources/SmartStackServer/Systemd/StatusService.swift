@@ -9,7 +9,11 @@ public import SmartStackSystemd
 ///
 /// Put it last in the `ServiceGroup`, which shuts services down in reverse order, so it hears of the
 /// shutdown first. Notify errors are logged, never fatal.
-public struct StatusService: Service {
+public struct StatusService: Service, CustomStringConvertible {
+    /// Its name: swift-service-lifecycle logs each service's description (at debug), which was every stored
+    /// property's, buffers and loggers included, up to 2.3 KB a line.
+    public var description: String { "StatusService" }
+
     let notifier: SystemdNotifier
     let host: EngineHost
     let connections: ConnectionRegistry
