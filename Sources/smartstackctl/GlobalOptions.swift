@@ -29,8 +29,8 @@ struct GlobalOptions: ParsableArguments {
     var timeout: Double = 120
 
     func validate() throws {
-        guard timeout >= 0, timeout <= 86_400 else {
-            throw ValidationError("--timeout must be 0…86400 seconds, got \(timeout)")
+        guard timeout == 0 || (timeout >= 0.001 && timeout <= 86_400) else {
+            throw ValidationError("--timeout must be 0 (no limit) or 0.001…86400 seconds, got \(timeout)")
         }
     }
 

@@ -78,7 +78,7 @@ struct SmartStackCtl: AsyncParsableCommand {
             GLOBAL OPTIONS (before or after the command):
               --address unix:PATH   the service's socket (also $SMARTSTACK_ADDRESS)
               --json                one JSON document instead of tables (watch: one per line)
-              --timeout SECONDS     how long to wait for each reply, 0-86400 (default 120)
+              --timeout SECONDS     how long to wait for each reply, 0.001-86400, 0 for no limit (default 120)
 
             Talks to smartstackd over its Varlink socket: --address unix:PATH, else $SMARTSTACK_ADDRESS, else \
             $XDG_RUNTIME_DIR/smartstack/io.smartstack for a user (the system's /run/smartstack/io.smartstack when \

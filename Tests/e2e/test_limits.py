@@ -303,9 +303,11 @@ def test_what_root_recorded_for_an_app_nobody_owns_is_neither_read_nor_deleted_b
         make_daemon, workdir, scripts):
     """Root's donations for an app nobody owns (smartstackctl replay) were listed to any uid, and any uid's
     DeleteDonations erased them and took the app from the uid that runs it. A non-root read or deletion of such an
-    app is now PermissionDenied and claims nothing; the app's first recording call claims it, as before."""
+    app is now PermissionDenied and claims nothing, nor spends the app's rate limit (the uid's instead: with a burst
+    of 2, the two refused deletions left the app's real uid RateLimited); the app's first recording call claims it,
+    as before."""
     os.chmod(workdir, 0o755)
-    daemon = make_daemon(extra_args=("--system",), config="providers = *\n")
+    daemon = make_daemon(extra_args=("--system",), config="providers = *\nrateLimitPerApp = 1\nrateLimitBurst = 2\n")
     for index in range(3):
         call(daemon.address, PROVIDER, "Donate", app="org.ex.browser", intent="open", id=f"r{index}")
     caller = os.path.join(scripts, "caller.py")

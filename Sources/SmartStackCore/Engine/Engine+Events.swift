@@ -270,9 +270,10 @@ extension Engine {
         let (targets, key) = try resolve(declaration.target, admitting: admitting)
         if let key {
             keyRelevance[key] = declaration
-            // A candidate's group decides whether any stack may suggest it (`suggestionCandidates`): a decision
-            // showing it beside a surfaced widget of the new group was reused for up to `decisionMaxAge`.
-            if keys[Int(key)].placed == 0 { generation += 1 }
+            // A candidate's group decides whether any stack may suggest it (`suggestionCandidates`; placed in
+            // another stack or not): a decision showing it beside a surfaced widget of the new group was reused for
+            // up to `decisionMaxAge`.
+            generation += 1
         }
         for id in targets {
             instances[id]?.relevantContexts = declaration.contexts

@@ -24,8 +24,9 @@ extension ServiceDispatcher {
     private func refusedUnowned(_ app: AppID, _ context: CallContext, on host: isolated EngineHost) -> CallOutcome? {
         guard access.isUnownedForOthers(app, peer: context.peer), host.donationCount(of: app) > 0 else { return nil }
         let reason =
-            "app \(app.rawValue) has no owner and keeps donations it did not record as this uid: its first "
-            + "recording call claims it, or the policy's app.\(app.rawValue) assigns it"
+            "app \(app.rawValue) has no owner and keeps donations recorded before anyone claimed it (by root, or "
+            + "under a claim since released): a recording call for it claims it, or the policy's app.\(app.rawValue) "
+            + "assigns it"
         reporter.clientRejected(context.peer, .permissionDenied(method: context.call.method, reason: reason))
         return .failure(.permissionDenied(reason: reason))
     }

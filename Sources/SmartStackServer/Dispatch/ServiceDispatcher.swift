@@ -172,8 +172,11 @@ public struct ServiceDispatcher: CallHandler {
             }
             // Recording calls and deletions count against the app's rate limit, before anything is applied. Root
             // and the service's own uid are trusted (a user service's own user is its only client).
+            // A deletion for an app nobody owns counts against the caller's uid: it claims nothing, and charged to
+            // the app it let any uid drain the bucket of an app before the uid that runs it came.
             if let method, method.records || method == .deleteDonations, !access.isSuperuser(peer),
-                let wait = rateLimiter.take(app)
+                let wait = method == .deleteDonations && access.isUnownedForOthers(app, peer: peer)
+                    ? rateLimiter.take(uid: peer.uid) : rateLimiter.take(app)
             {
                 if let claimed { access.release(claimed, claimedBy: peer.uid) }
                 return .answered(rateLimited(call, wait))
