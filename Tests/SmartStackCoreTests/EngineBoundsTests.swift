@@ -90,18 +90,30 @@ struct EngineBoundsTests {
             engine.publish(at: F.t(seconds))
             return engine.published(F.stack())?.order ?? []
         }
-        // Its configuration declared in the group of one of the stack's widgets.
-        var (engine, _) = try EngineTests.suggestionEngine()
-        #expect(engine.order(at: 400).first == tokyo)
-        for (target, time) in [
-            (TimelineTarget.instance(F.instance("berlin")), 401.0),
-            (.configuration(F.kindID("weather"), ["city": .string("Tokyo")]), 402),
-        ] {
-            #expect(shown(&engine, at: time - 0.5).first == tokyo)
-            try engine.apply(
-                .declareRelevance(RelevanceDeclaration(target: target, contexts: [], group: "g"), at: F.t(time)))
+        // Its configuration declared in the group of one of the stack's widgets; placed in no stack, or in another.
+        for placedElsewhere in [false, true] {
+            var (engine, _) = try EngineTests.suggestionEngine()
+            if placedElsewhere {
+                let work = StackConfiguration(
+                    id: F.stack("work"), family: .systemMedium,
+                    widgets: [
+                        WidgetPlacement(
+                            instance: F.instance("tokyo"), kind: F.kindID("weather"),
+                            configuration: ["city": .string("Tokyo")])
+                    ])
+                try engine.apply(.configureStack(work, at: F.t(399)))
+            }
+            #expect(engine.order(at: 400).first == tokyo)
+            for (target, time) in [
+                (TimelineTarget.instance(F.instance("berlin")), 401.0),
+                (.configuration(F.kindID("weather"), ["city": .string("Tokyo")]), 402),
+            ] {
+                #expect(shown(&engine, at: time - 0.5).first == tokyo)
+                try engine.apply(
+                    .declareRelevance(RelevanceDeclaration(target: target, contexts: [], group: "g"), at: F.t(time)))
+            }
+            #expect(!shown(&engine, at: 403).contains(tokyo), "placed elsewhere: \(placedElsewhere)")
         }
-        #expect(!shown(&engine, at: 403).contains(tokyo))
         // Its kind defined again without the stack's family (a kind of another app, with no widget placed).
         var (other, _) = try EngineTests.suggestionEngine()
         let schema = try IntentSchema(type: "CityIntent", parameters: [ParameterSchema(name: "city", type: .string)])
