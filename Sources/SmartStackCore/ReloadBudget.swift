@@ -81,18 +81,10 @@ public struct ReloadBudget: Hashable, Sendable {
     /// any reload).
     public func state(at t: Timestamp) -> BudgetState {
         let first = firstCounted(at: t)
-        let through = grantedThrough(t)
-        let used = max(0, through - first)
-        let left = max(0, capacity - used)
-        let next: Timestamp
-        if used < capacity {
-            next = t
-        } else if capacity == 0 {
-            next = Timestamp(microseconds: Int64.max, utcOffsetSeconds: t.utcOffsetSeconds)
-        } else {
-            next = grants[first + used - capacity].adding(seconds: Self.window)
-        }
-        return BudgetState(capacity: capacity, used: used, left: left, nextAvailable: next)
+        let used = grantedThrough(t) - first
+        return BudgetState(
+            capacity: capacity, used: used, left: max(0, capacity - used),
+            nextAvailable: nextFree(first: first, used: used, at: t))
     }
 
     /// When a grant is next possible: `t` when budget is left, otherwise when enough counted grants have left
@@ -100,7 +92,12 @@ public struct ReloadBudget: Hashable, Sendable {
     /// time it reported free would then fail again), unlike `state(at:)`, which answers what was so at `t`.
     public func nextAvailable(at t: Timestamp) -> Timestamp {
         let first = firstCounted(at: t)
-        let used = grants.count - first
+        return nextFree(first: first, used: grants.count - first, at: t)
+    }
+
+    /// When a slot is free with `used` grants counted from index `first` on: `t` below the capacity, else when the
+    /// (used - capacity + 1)-th oldest of them leaves the window.
+    private func nextFree(first: Int, used: Int, at t: Timestamp) -> Timestamp {
         guard used >= capacity else { return t }
         guard capacity > 0 else {
             // A zero budget never frees up; the far future says so without an optional.

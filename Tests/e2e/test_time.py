@@ -168,6 +168,13 @@ def suggestion_stack(address):
         {"instance": "berlin", "app": "org.ex.weather", "kind": "city", "configuration": {"city": "Berlin"}}])
 
 
+def used_for_ten_minutes(address, city, prefix):
+    """Six donations for the weather of `city` (not placed), a minute apart over the last ten minutes: a suggestion."""
+    for index in range(6):
+        call(address, PROVIDER, "Donate", app="org.ex.weather", intent="CityIntent", parameters={"city": city},
+             id=f"{prefix}{index}", date=now_plus(-600 + 60 * index))
+
+
 def test_suggestions_expire_24_hours_after_their_last_donation(daemon):
     address = daemon.address
     suggestion_stack(address)
@@ -196,9 +203,7 @@ def test_suggestions_expire_24_hours_after_their_last_donation(daemon):
 def test_a_suggestion_swiped_away_leaves_the_stack_and_stays_out(daemon):
     address = daemon.address
     suggestion_stack(address)
-    for index in range(6):
-        call(address, PROVIDER, "Donate", app="org.ex.weather", intent="CityIntent", parameters={"city": "Tokyo"},
-             id=f"t{index}", date=now_plus(-600 + 60 * index))
+    used_for_ten_minutes(address, "Tokyo", "t")
     top = call(address, SHELL, "GetStack", stack="home")["order"][0]
     assert top["suggested"] and top["instance"] == "suggestion:org.ex.weather/city?city=Tokyo", top
     # The shell reports what the user did with it, as with a widget (each was InvalidParameter before).
@@ -230,9 +235,7 @@ def test_a_suggestion_swiped_away_leaves_the_stack_and_stays_out(daemon):
 def test_a_suggestion_carries_its_configuration_and_can_be_placed_as_it_is(daemon):
     address = daemon.address
     suggestion_stack(address)
-    for index in range(6):
-        call(address, PROVIDER, "Donate", app="org.ex.weather", intent="CityIntent", parameters={"city": "São Paulo"},
-             id=f"s{index}", date=now_plus(-600 + 60 * index))
+    used_for_ten_minutes(address, "São Paulo", "s")
     top = call(address, SHELL, "GetStack", stack="home")["order"][0]
     assert top["suggested"] and top["instance"] == "suggestion:org.ex.weather/city?city=S%C3%A3o%20Paulo", top
     assert top["configuration"] == {"city": "São Paulo"}, top

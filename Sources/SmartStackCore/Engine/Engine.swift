@@ -86,13 +86,13 @@ public struct Engine: Sendable {
             case .startLiveActivity(let app, let id, let attributes, let contentState, let at):
                 try liveActivities.start(
                     app: app, id: id, attributes: attributes, contentState: contentState, at: at, admitting: admitting)
-                liveActivitiesChanged(of: app)
+                liveActivitiesChanged(ofApp: app)
             case .updateLiveActivity(let app, let id, let contentState, let at):
                 try liveActivities.update(app: app, id: id, contentState: contentState, at: at)
-                liveActivitiesChanged(of: app)
+                liveActivitiesChanged(ofApp: app)
             case .endLiveActivity(let app, let id, let contentState, let dismissAfter, let at):
                 try liveActivities.end(app: app, id: id, contentState: contentState, dismissAfter: dismissAfter, at: at)
-                liveActivitiesChanged(of: app)
+                liveActivitiesChanged(ofApp: app)
             case .publish:
                 // Applying a publish mark changes nothing; `step` and `replay` publish at it.
                 break
@@ -301,7 +301,7 @@ public struct Engine: Sendable {
 
     /// An app started, updated or ended an activity: only the stacks with that app's widgets show it, so only they
     /// are decided again (every stack was, at the next publish, for every call of every app's activities).
-    mutating func liveActivitiesChanged(of app: AppID) {
+    mutating func liveActivitiesChanged(ofApp app: AppID) {
         liveActivities.prune(app: app, at: now)
         if let next = liveActivities.nextChange(after: now) { timers.schedule(.everyStack, at: next) }
         for id in stacks.keys where stacks[id]?.kinds.contains(where: { $0.app == app }) == true {

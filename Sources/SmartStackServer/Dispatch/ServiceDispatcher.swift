@@ -89,24 +89,12 @@ public struct ServiceDispatcher: CallHandler {
         }
         let context = CallContext(call: call, peer: peer)
         let outcome = host.answer(request, context, by: self)
-        // A call that claimed its app and failed gives the claim back: a refused or failed call claims nothing.
+        // A call that claimed its app and failed gives the claim back: a refused or failed call claims nothing. (The
+        // calls answered later, deletions and reads of donations, claim nothing: `admit`.)
         if let claimed {
             switch outcome {
             case .done(.failure):
                 access.release(claimed, claimedBy: peer.uid)
-            case .later(let run):
-                // A call answered later gives its claim back if it fails too (none claims today: DeleteDonations,
-                // answered after its rebuild, claims nothing).
-                let (access, host, uid) = (self.access, self.host, peer.uid)
-                return .later {
-                    let answer = await run()
-                    if case .failure = answer {
-                        access.release(claimed, claimedBy: uid)
-                    } else {
-                        host.onLoop { $0.recountOwnerShares() }
-                    }
-                    return answer
-                }
             default:
                 // What the app recorded before (root's calls, or under a released claim) now counts toward this uid's
                 // shares of the global limits, as a restart's recount would count it (next on the loop).

@@ -1,4 +1,4 @@
-public import ServiceLifecycle
+import ServiceLifecycle
 import SmartStackCore
 
 /// The engine's owner's time-driven work as a service of the `ServiceGroup`: it sleeps until the next moment the
@@ -7,11 +7,7 @@ import SmartStackCore
 /// which publishes what time changed and names the next moment. It stops with the group, or when the host stops.
 ///
 /// Every moment is on the service's clock (`ServiceClock`), never a client's date.
-public struct HostTimeService: Service, CustomStringConvertible {
-    /// Its name: swift-service-lifecycle logs each service's description (at debug), which was every stored
-    /// property's, buffers and loggers included, up to 2.3 KB a line.
-    public var description: String { "HostTimeService" }
-
+public struct HostTimeService: NamedService {
     let host: EngineHost
 
     public init(host: EngineHost) {

@@ -1,15 +1,11 @@
 public import Logging
-public import ServiceLifecycle
+import ServiceLifecycle
 import UnixSignals
 
 /// Test-only fault injection, installed only when `SMARTSTACK_TEST_FAULTS=1` is in the environment: each
 /// `SIGUSR2` stalls the engine's owner (``EngineHost/stallForTesting(seconds:)``) for an hour, so tests can
 /// see the watchdog pings stop and systemd restart the service. The shipped units never set the variable.
-public struct FaultInjectionService: Service, CustomStringConvertible {
-    /// Its name: swift-service-lifecycle logs each service's description (at debug), which was every stored
-    /// property's, buffers and loggers included, up to 2.3 KB a line.
-    public var description: String { "FaultInjectionService" }
-
+public struct FaultInjectionService: NamedService {
     /// The environment variable that enables it.
     public static let environmentVariable = "SMARTSTACK_TEST_FAULTS"
 

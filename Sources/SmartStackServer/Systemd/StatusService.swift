@@ -1,5 +1,5 @@
 public import Logging
-public import ServiceLifecycle
+import ServiceLifecycle
 public import SmartStackSystemd
 
 /// Tells systemd how the service is doing: `READY=1` once the socket is bound or adopted (and state is
@@ -9,11 +9,7 @@ public import SmartStackSystemd
 ///
 /// Put it last in the `ServiceGroup`, which shuts services down in reverse order, so it hears of the
 /// shutdown first. Notify errors are logged, never fatal.
-public struct StatusService: Service, CustomStringConvertible {
-    /// Its name: swift-service-lifecycle logs each service's description (at debug), which was every stored
-    /// property's, buffers and loggers included, up to 2.3 KB a line.
-    public var description: String { "StatusService" }
-
+public struct StatusService: NamedService {
     let notifier: SystemdNotifier
     let host: EngineHost
     let connections: ConnectionRegistry

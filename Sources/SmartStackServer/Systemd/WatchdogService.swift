@@ -1,16 +1,12 @@
 public import Logging
 public import NIOCore
-public import ServiceLifecycle
+import ServiceLifecycle
 public import SmartStackSystemd
 
 /// Sends `WATCHDOG=1` every `interval` (half of `WatchdogSec=`), each time only after a round trip through
 /// the engine's owner (`EngineHost.heartbeat()`) and every event loop: a stalled engine or a blocked event
 /// loop stops the pings, and systemd kills and restarts the service.
-public struct WatchdogService: Service, CustomStringConvertible {
-    /// Its name: swift-service-lifecycle logs each service's description (at debug), which was every stored
-    /// property's, buffers and loggers included, up to 2.3 KB a line.
-    public var description: String { "WatchdogService" }
-
+public struct WatchdogService: NamedService {
     let notifier: SystemdNotifier
     let interval: Duration
     let host: EngineHost

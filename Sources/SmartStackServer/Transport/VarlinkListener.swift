@@ -1,7 +1,7 @@
 public import Logging
 public import NIOCore
 import NIOPosix
-public import ServiceLifecycle
+import ServiceLifecycle
 
 #if canImport(Glibc)
     import Glibc
@@ -40,11 +40,7 @@ public enum ListenTarget: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Accepts Varlink connections on a Unix socket and serves each in its own task until shutdown.
-public struct VarlinkListener: Service, CustomStringConvertible {
-    /// Its name: swift-service-lifecycle logs each service's description (at debug), which was every stored
-    /// property's, buffers and loggers included, up to 2.3 KB a line.
-    public var description: String { "VarlinkListener" }
-
+public struct VarlinkListener: NamedService {
     public let target: ListenTarget
     let handler: any CallHandler
     let connections: ConnectionRegistry
