@@ -49,9 +49,9 @@ public protocol EventLog: Sendable {
     func replay(after: Int64, through: Int64, _ body: (EngineEvent) -> Void) throws(StoreFailure)
     /// The stored donation of `app` with this id, if there is one.
     func donation(app: AppID, id: String) throws(StoreFailure) -> Donation?
-    /// A page of an app's stored donations in recorded order: at most `limit`, after the one with id `after`;
-    /// `nil` when `after` is not one of them.
-    func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]?
+    /// A page of an app's stored donations in recorded order: at most `limit`, from `start`; `nil` when `start`
+    /// is after an id that is not one of them.
+    func donations(app: AppID, from start: DonationPageStart, limit: Int) throws(StoreFailure) -> DonationPage?
     /// Calls `body` with every stored donation (of `app` only, when given), in recorded order. Safe on any thread.
     func forEachDonation(app: AppID?, _ body: (Donation) -> Void) throws(StoreFailure)
     /// Calls `body` with the app and id of every stored donation (cheaper than decoding them). Safe on any thread.
@@ -234,8 +234,10 @@ public final class InMemoryEventLog: EventLog {
         history.withLock { $0.donation(app: app, id: id) }
     }
 
-    public func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]? {
-        history.withLock { $0.donations(app: app, after: after, limit: limit) }
+    public func donations(app: AppID, from start: DonationPageStart, limit: Int) throws(StoreFailure)
+        -> DonationPage?
+    {
+        history.withLock { $0.donations(app: app, from: start, limit: limit) }
     }
 
     public func forEachDonation(app: AppID?, _ body: (Donation) -> Void) throws(StoreFailure) {
@@ -272,8 +274,10 @@ extension MemoryBackedEventLog {
     public func donation(app: AppID, id: String) throws(StoreFailure) -> Donation? {
         try memory.donation(app: app, id: id)
     }
-    public func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]? {
-        try memory.donations(app: app, after: after, limit: limit)
+    public func donations(app: AppID, from start: DonationPageStart, limit: Int) throws(StoreFailure)
+        -> DonationPage?
+    {
+        try memory.donations(app: app, from: start, limit: limit)
     }
     public func forEachDonation(app: AppID?, _ body: (Donation) -> Void) throws(StoreFailure) {
         try memory.forEachDonation(app: app, body)

@@ -141,17 +141,22 @@ extension SQLiteEventLog {
         }
     }
 
-    /// A page: the id `after` is found through the index, then the rows after it are read in sequence order,
+    /// A page: the id of `.after` is found through the index, then the rows after it are read in sequence order,
     /// keeping the app's (a scan that stops once the page is full; on a connection of its own, so call it off the
     /// engine's loop).
-    public func donations(app: AppID, after: String?, limit: Int) throws(StoreFailure) -> [Donation]? {
+    public func donations(app: AppID, from start: DonationPageStart, limit: Int) throws(StoreFailure)
+        -> DonationPage?
+    {
         var from: Int64 = 0
-        if let after {
-            let found = try query { db throws -> Int64? in try sequence(app: app, id: after, db) }
+        switch start {
+        case .beginning: break
+        case .cursor(let sequence): from = sequence
+        case .after(let id):
+            let found = try query { db throws -> Int64? in try sequence(app: app, id: id, db) }
             guard let found else { return nil }
             from = found
         }
-        var page: [Donation] = []
+        var page = DonationPage(donations: [], through: from)
         guard limit > 0 else { return page }
         try scan(
             sql:
@@ -161,7 +166,10 @@ extension SQLiteEventLog {
             rows.bind(2, copying: app.rawValue)
             rows.bind(3, Int64(limit))
         } each: { rows, recentApps throws(StoreFailure) in
-            if let donation = try decode(rows, recentApps: &recentApps).donation { page.append(donation) }
+            if let donation = try decode(rows, recentApps: &recentApps).donation {
+                page.donations.append(donation)
+                page.through = rows.int64(0)
+            }
         }
         return page
     }

@@ -73,19 +73,24 @@ struct MemoryHistory: Sendable {
 
     func donation(app: AppID, id: String) -> Donation? { donations[app]?[id] }
 
-    func donations(app: AppID, after: String?, limit: Int) -> [Donation]? {
-        var found = after == nil
-        var page: [Donation] = []
-        for record in records {
-            guard page.count < limit else { break }
-            guard let donation = record.event.donation, donation.app == app else { continue }
-            if found {
-                page.append(donation)
-            } else if donation.id == after {
-                found = true
-            }
+    func donations(app: AppID, from start: DonationPageStart, limit: Int) -> DonationPage? {
+        var from: Int64 = 0
+        switch start {
+        case .beginning: break
+        case .cursor(let sequence): from = sequence
+        case .after(let id):
+            let found = records.first { $0.event.donation?.app == app && $0.event.donation?.id == id }
+            guard let found else { return nil }
+            from = found.sequence
         }
-        return found ? page : nil
+        var page = DonationPage(donations: [], through: from)
+        for record in records where record.sequence > from {
+            guard page.donations.count < limit else { break }
+            guard let donation = record.event.donation, donation.app == app else { continue }
+            page.donations.append(donation)
+            page.through = record.sequence
+        }
+        return page
     }
 
     func forEachDonation(_ body: (Donation) -> Void) {

@@ -154,24 +154,32 @@ struct DonationsCommand: AsyncParsableCommand {
             let appID = try GlobalOptions.checked { () throws(VarlinkError) in try Typed.app(app) }
             let donations: [JSONObject] = try await global.withClient { client in
                 var collected: [JSONObject] = []
-                var cursor = start
+                // After --after for the first page, then after each page's next (which a donation deleted
+                // meanwhile does not break).
+                var cursor: ListCursor?
                 // Pages of 1,000, smaller while the service finds one larger than its maxListReplyBytes.
                 var pageSize = min(limit ?? 1000, 1000)
                 while true {
                     let asked = min(pageSize, limit.map { $0 - collected.count } ?? pageSize)
-                    let page: [JSONObject]
+                    let request =
+                        cursor.map { ListDonationsRequest(app: appID, cursor: $0, limit: asked) }
+                        ?? ListDonationsRequest(app: appID, after: start, limit: asked)
+                    let reply: JSONObject
                     do {
-                        page = try await client.call(ListDonationsRequest(app: appID, after: cursor, limit: asked))
-                            .objects("donations")
+                        reply = try await client.call(request)
                     } catch VarlinkClientError.remote(let error)
                         where asked > 1 && error.parameters["limit"] == "maxListReplyBytes"
                     {
                         pageSize = asked / 2
                         continue
                     }
+                    let page = reply.objects("donations")
                     collected += page
                     if page.count < asked || limit.map({ collected.count >= $0 }) == true { return collected }
-                    cursor = page.last?.string("id")
+                    guard let next = reply.string("next").flatMap(ListCursor.init) else {
+                        throw VarlinkClientError.protocolViolation("a ListDonations reply without a cursor in next")
+                    }
+                    cursor = next
                 }
             }
             let reply: JSONObject = ["donations": .array(donations.map(JSONValue.object))]

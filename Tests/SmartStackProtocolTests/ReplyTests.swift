@@ -157,8 +157,9 @@ struct ReplyTests {
                 id: "d1", app: app, intent: "I", parameters: ["b": "2", "a": "1"], date: Fixed.t(0), groupId: "g"),
             Donation(id: "d2", app: app, intent: "I", date: Fixed.t(60)),
         ]
-        let list = ListDonationsRequest.reply(donations: donations)
+        let list = ListDonationsRequest.reply(donations: donations, next: ListCursor(sequence: 7))
         Self.check(.listDonations, list)
+        #expect(list["next"] == .string("s7"))
         #expect(list["donations"]?.arrayValue?.first?.objectValue?["parameters"]?.objectValue?.keys == ["a", "b"])
         #expect(list["donations"]?.arrayValue?.last?.objectValue?["groupId"] == nil)
         Self.check(.donate, DonateRequest.reply(id: "d1"))

@@ -127,6 +127,10 @@ struct RequestTests {
         #expect(defaults.limit == 100 && defaults.after == nil)
         let page = try decode(ListDonationsRequest.self, try #require(Examples.calls[.listDonations]))
         #expect(page.limit == 10 && page.after == "d1")
+        let next = try decode(ListDonationsRequest.self, #"{"app":"a.b","cursor":"s1042"}"#)
+        #expect(next.cursor == ListCursor(sequence: 1042) && next.after == nil)
+        #expect(try decode(ListDonationsRequest.self, #"{"app":"a.b","cursor":"s0"}"#).cursor?.sequence == 0)
+        #expect(ListCursor(sequence: 1042).description == "s1042")
     }
 
     @Test func submitTimelineForAnInstance() throws {

@@ -29,7 +29,8 @@ struct TypedRequestTests {
         case .recordLook(let r): event = r.event(defaultTime: now)
         case .setContext(let r): event = r.event(defaultTime: now)
         case .deleteDonations(let r): return "\(r.app) \(r.filter)"
-        case .listDonations(let r): return "\(r.app) \(r.after ?? "-") \(r.limit) \(r.limitGiven)"
+        case .listDonations(let r):
+            return "\(r.app) \(r.after ?? "-") \(r.cursor?.description ?? "-") \(r.limit) \(r.limitGiven)"
         case .subscribe(let r): return "\(r.stacks.map { $0.map(\.rawValue) } ?? ["every stack"])"
         case .watchReloads(let r): return "\(r.app) \(r.includeWithheld)"
         case .getStack(let r): return "\(r.stack) \(r.at.map { "\($0.microseconds)" } ?? "now")"
@@ -92,6 +93,9 @@ struct TypedRequestTests {
         try same(ListStacksRequest(), .listStacks)
         try same(RemoveStackRequest(stack: home, date: try Timestamp(rfc3339: "2024-03-04T10:00:00Z")), .removeStack)
         try same(ListDonationsRequest(app: weather, after: "d1", limit: 10), .listDonations)
+        let next = ListDonationsRequest(app: weather, cursor: ListCursor(sequence: 1042), limit: 10)
+        #expect(try ListDonationsRequest(parameters: next.wireParameters).wireParameters == next.wireParameters)
+        #expect(next.wireParameters["cursor"] == .string("s1042"))
         try same(
             DeleteDonationsRequest(app: weather, filter: .intent(type: "ViewForecastIntent", entity: "paris")),
             .deleteDonations)

@@ -36,7 +36,7 @@ struct EngineHostTests {
         // The retry is stamped with the service's time then, later than the first call's.
         clock.advance(seconds: 30)
         #expect(try await host.donate(first.withDate(clock.now()), idGiven: true, dated: false) == "u")
-        let stored = try await host.listDonations(app: ServerFixture.app("mail"), after: nil, limit: 10)
+        let stored = try await host.listDonations(app: ServerFixture.app("mail"), from: .beginning, limit: 10).donations
         #expect(stored == [first])
         // Another donation under the id, sent without a date too, is a Conflict.
         var other = first.withDate(clock.now())
@@ -68,14 +68,18 @@ struct EngineHostTests {
         let mail = ServerFixture.app("mail")
         let kept = (0..<300).filter { !$0.isMultiple(of: 3) && !$0.isMultiple(of: 2) }.map { "d\($0)" }
         #expect(try await host.deleteDonations(app: mail, filter: .group("even")) == 100)
-        #expect(try await host.listDonations(app: mail, after: nil, limit: 1_000).map(\.id) == kept)
-        #expect(try await host.listDonations(app: mail, after: kept[10], limit: 3).map(\.id) == Array(kept[11..<14]))
-        #expect(try await host.listDonations(app: ServerFixture.app("news"), after: nil, limit: 1_000).count == 100)
+        #expect(try await host.listDonations(app: mail, from: .beginning, limit: 1_000).donations.map(\.id) == kept)
+        #expect(
+            try await host.listDonations(app: mail, from: .after(id: kept[10]), limit: 3).donations.map(\.id)
+                == Array(kept[11..<14]))
+        #expect(
+            try await host.listDonations(app: ServerFixture.app("news"), from: .beginning, limit: 1_000).donations.count
+                == 100)
         #expect(await host.snapshotStatistics().donations == 200)
         // A deleted id may be used again; a kept one is still a retry.
         clock.advance(seconds: 1)
         #expect(try await host.donate(ServerFixture.donation("mail", id: "d2", at: clock.now()), idGiven: true) == "d2")
-        #expect(try await host.listDonations(app: mail, after: nil, limit: 1_000).last?.id == "d2")
+        #expect(try await host.listDonations(app: mail, from: .beginning, limit: 1_000).donations.last?.id == "d2")
         #expect(await host.snapshotStatistics().donations == 201)
     }
 
@@ -106,7 +110,8 @@ struct EngineHostTests {
         #expect(try await host.deleteDonations(app: mail, filter: .ids(["d0"])) == 1)
         #expect(try await donate("mail", "d2") == "d2")
         await #expect(throws: HostError.self) { _ = try await donate("mail", "d3") }
-        #expect(try await host.listDonations(app: mail, after: nil, limit: 10).map(\.id) == ["d1", "d2"])
+        #expect(
+            try await host.listDonations(app: mail, from: .beginning, limit: 10).donations.map(\.id) == ["d1", "d2"])
         _ = try await host.deleteDonations(app: ServerFixture.app("news"), filter: .ids(["n0"]))
         #expect(await host.snapshotStatistics().topApps.map(\.donations) == [2, 1])
         #expect(
@@ -130,10 +135,10 @@ struct EngineHostTests {
         // A read past the sweep interval starts the sweep (a rebuild off the loop, then the swap).
         _ = await host.stacks()
         let app = ServerFixture.app("mail")
-        var listed = try await host.listDonations(app: app, after: nil, limit: 100).map(\.id)
+        var listed = try await host.listDonations(app: app, from: .beginning, limit: 100).donations.map(\.id)
         for _ in 0..<200 where listed.count == 11 {
             try await Task.sleep(for: .milliseconds(10))
-            listed = try await host.listDonations(app: app, after: nil, limit: 100).map(\.id)
+            listed = try await host.listDonations(app: app, from: .beginning, limit: 100).donations.map(\.id)
         }
         #expect(listed == ["d6", "d7", "d8", "d9", "fresh"])
         #expect(await host.snapshotStatistics().donations == 5)
@@ -241,17 +246,31 @@ struct EngineHostTests {
                 idGiven: true)
         }
         let app = ServerFixture.app("mail")
-        let page1 = try await host.listDonations(app: app, after: nil, limit: 4)
+        let page1 = try await host.listDonations(app: app, from: .beginning, limit: 4).donations
         #expect(page1.map(\.id) == ["d0", "d1", "d2", "d3"])
-        let page2 = try await host.listDonations(app: app, after: "d3", limit: 4)
+        let page2 = try await host.listDonations(app: app, from: .after(id: "d3"), limit: 4).donations
         #expect(page2.map(\.id) == ["d4", "d5", "d6", "d7"])
-        let page3 = try await host.listDonations(app: app, after: "d7", limit: 4)
+        let page3 = try await host.listDonations(app: app, from: .after(id: "d7"), limit: 4).donations
         #expect(page3.map(\.id) == ["d8", "d9"])
-        await #expect(throws: HostError.self) { try await host.listDonations(app: app, after: "nope", limit: 4) }
+        await #expect(throws: HostError.self) {
+            try await host.listDonations(app: app, from: .after(id: "nope"), limit: 4).donations
+        }
+
+        let afterPage2 = try await host.listDonations(app: app, from: .after(id: "d3"), limit: 4).through
 
         #expect(try await host.deleteDonations(app: app, filter: .group("even")) == 5)
         #expect(
-            try await host.listDonations(app: app, after: nil, limit: 100).map(\.id) == ["d1", "d3", "d5", "d7", "d9"])
+            try await host.listDonations(app: app, from: .beginning, limit: 100).donations.map(\.id) == [
+                "d1", "d3", "d5", "d7", "d9",
+            ])
+        // The second page ended on d6, deleted now: after its id is gone, its cursor is not.
+        await #expect(throws: HostError.self) {
+            try await host.listDonations(app: app, from: .after(id: "d6"), limit: 4)
+        }
+        #expect(
+            try await host.listDonations(app: app, from: .cursor(afterPage2), limit: 4).donations.map(\.id) == [
+                "d9"
+            ])
         #expect(try await host.deleteDonations(app: app, filter: .group("even")) == 0)
         #expect(await host.snapshotStatistics().donations == 5)
     }

@@ -34,7 +34,7 @@ struct ServiceClockTests {
                 #expect(reason.contains("ahead of the service's clock"), "\(reason)")
             }
         }
-        #expect(try await host.listDonations(app: F.app("mail"), after: nil, limit: 10).isEmpty)
+        #expect(try await host.listDonations(app: F.app("mail"), from: .beginning, limit: 10).donations.isEmpty)
         // The engine's clock did not move: the service's time is still the clock's.
         #expect(await host.serviceTime() == clock.now())
     }
@@ -45,16 +45,16 @@ struct ServiceClockTests {
         let host = try await F.host(apps: ["mail"], clock: clock)
         let ahead = clock.now().adding(seconds: 120)
         #expect(try await host.donate(F.donation("mail", id: "s", at: ahead), idGiven: true) == "s")
-        let stored = try await host.listDonations(app: F.app("mail"), after: nil, limit: 10)
+        let stored = try await host.listDonations(app: F.app("mail"), from: .beginning, limit: 10).donations
         #expect(stored.map(\.date) == [clock.now()])
         clock.advance(seconds: 5)
         #expect(try await host.donate(F.donation("mail", id: "s", at: ahead), idGiven: true) == "s")
-        #expect(try await host.listDonations(app: F.app("mail"), after: nil, limit: 10).count == 1)
+        #expect(try await host.listDonations(app: F.app("mail"), from: .beginning, limit: 10).donations.count == 1)
         #expect(await host.serviceTime() == clock.now())
         // Retried once its date is no longer ahead: still the same donation, not a Conflict.
         clock.advance(seconds: 150)
         #expect(try await host.donate(F.donation("mail", id: "s", at: ahead), idGiven: true) == "s")
-        #expect(try await host.listDonations(app: F.app("mail"), after: nil, limit: 10).count == 1)
+        #expect(try await host.listDonations(app: F.app("mail"), from: .beginning, limit: 10).donations.count == 1)
         // Another donation under the id (another intent, or a date the first call could not have been stored at)
         // is a Conflict.
         do {
@@ -138,7 +138,9 @@ struct ServiceClockTests {
         // ListDonations pages are reads of the history too, with the same bound.
         let pages = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<6 {
-                group.addTask { try await host.listDonations(app: F.app("news"), after: nil, limit: 1_000).count }
+                group.addTask {
+                    try await host.listDonations(app: F.app("news"), from: .beginning, limit: 1_000).donations.count
+                }
             }
             var pages: [Int] = []
             for try await page in group { pages.append(page) }
@@ -211,7 +213,9 @@ struct ServiceClockTests {
 
     static func listAll(_ host: EngineHost, apps: [String]) async throws -> [String: [Donation]] {
         var result: [String: [Donation]] = [:]
-        for app in apps { result[app] = try await host.listDonations(app: F.app(app), after: nil, limit: 1_000) }
+        for app in apps {
+            result[app] = try await host.listDonations(app: F.app(app), from: .beginning, limit: 1_000).donations
+        }
         return result
     }
 
@@ -255,7 +259,10 @@ struct ServiceClockTests {
         clock.setWallAhead(seconds: 86_400)
         let date = clock.wallNow().adding(seconds: 5)
         #expect(try await host.donate(F.donation("mail", id: "w", at: date), idGiven: true) == "w")
-        #expect(try await host.listDonations(app: F.app("mail"), after: nil, limit: 10).map(\.date) == [clock.now()])
+        #expect(
+            try await host.listDonations(app: F.app("mail"), from: .beginning, limit: 10).donations.map(\.date) == [
+                clock.now()
+            ])
         #expect(await host.serviceTime() == clock.now())
         // Beyond the skew of both, refused.
         await #expect(throws: HostError.self) {
@@ -317,7 +324,7 @@ struct ClockStepTests {
             // Believed at once (the service before): the engine's time went 30 days ahead and the sweep dropped
             // every donation.
             #expect(await real.serviceTime().seconds(since: F.start) > 29 * 86_400)
-            #expect(try await real.listDonations(app: F.app("mail"), after: nil, limit: 10).isEmpty)
+            #expect(try await real.listDonations(app: F.app("mail"), from: .beginning, limit: 10).donations.isEmpty)
             return
         }
         #expect(await real.serviceTime().seconds(since: F.start) < 300)
@@ -325,7 +332,7 @@ struct ClockStepTests {
         clock.advance(seconds: 30)
         await real.tick()
         await real.sweepRetention()
-        #expect(try await real.listDonations(app: F.app("mail"), after: nil, limit: 10).count == 3)
+        #expect(try await real.listDonations(app: F.app("mail"), from: .beginning, limit: 10).donations.count == 3)
         let time = await real.serviceTime()
         #expect(time.seconds(since: F.start) > 200 && time.seconds(since: F.start) < 300, "\(time.rfc3339)")
     }

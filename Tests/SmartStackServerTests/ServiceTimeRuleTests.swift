@@ -46,7 +46,7 @@ struct ServiceTimeRuleTests {
         #expect(after.entries.first?.reason == .manualSwipe)
         // A donation without a date is stored at the service's time, not the clock's earlier reading.
         _ = await Self.call(dispatcher, "io.smartstack.Provider.Donate", ["app": "com.example.mail", "intent": "open"])
-        let stored = try await host.listDonations(app: F.app("mail"), after: nil, limit: 10)
+        let stored = try await host.listDonations(app: F.app("mail"), from: .beginning, limit: 10).donations
         #expect(stored.map(\.date) == [await host.serviceTime()])
     }
 
@@ -62,7 +62,7 @@ struct ServiceTimeRuleTests {
         clock.advance(seconds: 5)
         let retried = await Self.call(dispatcher, "io.smartstack.Provider.Donate", call)
         #expect(Self.failure(retried) == nil, "\(retried)")
-        let stored = try await host.listDonations(app: F.app("mail"), after: nil, limit: 10)
+        let stored = try await host.listDonations(app: F.app("mail"), from: .beginning, limit: 10).donations
         #expect(stored.map(\.id) == ["x1"] && stored.map(\.date) == [stamped])
         var other = call
         other["parameters"] = ["folder": "inbox"]
@@ -76,7 +76,7 @@ struct ServiceTimeRuleTests {
         dated["date"] = .string(stamped.adding(seconds: -60).rfc3339)
         let earlier = Self.failure(await Self.call(dispatcher, "io.smartstack.Provider.Donate", dated))
         #expect(earlier?.name == "io.smartstack.Provider.Conflict", "\(String(describing: earlier))")
-        #expect(try await host.listDonations(app: F.app("mail"), after: nil, limit: 10).count == 1)
+        #expect(try await host.listDonations(app: F.app("mail"), from: .beginning, limit: 10).donations.count == 1)
     }
 
     @Test("a timeline or declaration naming another app's instance is NotFound(instance) and changes nothing")

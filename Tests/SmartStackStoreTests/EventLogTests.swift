@@ -86,8 +86,11 @@ struct EventLogTests {
             #expect(try reopened.donation(app: app, id: "d\(index)")?.id == "d\(index)", "d\(index) after reopening")
         }
         // A page after an id whose key is in the table, and after one still in memory.
-        #expect(try reopened.donations(app: S.app("mail"), after: "d6", limit: 10)?.map(\.id) == ["d8", "d10"])
-        #expect(try reopened.donations(app: S.app("mail"), after: "d10", limit: 10)?.map(\.id) == [])
+        #expect(
+            try reopened.donations(app: S.app("mail"), from: .after(id: "d6"), limit: 10)?.donations.map(\.id) == [
+                "d8", "d10",
+            ])
+        #expect(try reopened.donations(app: S.app("mail"), from: .after(id: "d10"), limit: 10)?.donations == [])
         // Deleting one donation whose key is in the table and one whose key is in memory: both rows go, every
         // key is then in the table, and the ids are free again.
         try await reopened.delete(donations: [(S.app("mail"), "d2"), (S.app("mail"), "d10")], engine: Engine())

@@ -97,7 +97,8 @@ struct HostOverStoreTests {
         let other = donation("mail", "x", at: 2)
         await #expect(throws: HostError.self) { try await donateNow(other) }
         try await retried.ticket.committed()
-        #expect(try await host.listDonations(app: S.app("mail"), after: nil, limit: 10).map(\.id) == ["x"])
+        #expect(
+            try await host.listDonations(app: S.app("mail"), from: .beginning, limit: 10).donations.map(\.id) == ["x"])
         await stop(host)
     }
 
@@ -129,7 +130,7 @@ struct HostOverStoreTests {
         ) {
             try await host.donate(donation("mail", "u", at: 6, intent: "compose"), idGiven: true, dated: false)
         }
-        #expect(try await host.listDonations(app: S.app("mail"), after: nil, limit: 10) == [first])
+        #expect(try await host.listDonations(app: S.app("mail"), from: .beginning, limit: 10).donations == [first])
         #expect(await host.snapshotStatistics().donations == 1)
         await stop(host)
     }
@@ -147,13 +148,15 @@ struct HostOverStoreTests {
         let deleted = try await host.deleteDonations(app: S.app("news"), filter: .ids(["d0", "d3", "d27"]))
         #expect(deleted == 3)
         #expect(await host.snapshotStatistics().donations == 27)
-        let news = try await host.listDonations(app: S.app("news"), after: nil, limit: 100).map(\.id)
+        let news = try await host.listDonations(app: S.app("news"), from: .beginning, limit: 100).donations.map(\.id)
         #expect(news == ["d6", "d9", "d12", "d15", "d18", "d21", "d24"])
         // Deleted ids are free again.
         #expect(try await host.donate(donation("news", "d3", at: 40), idGiven: true) == "d3")
         await stop(host)
         host = try await openHost(directory)
-        #expect(try await host.listDonations(app: S.app("news"), after: "d24", limit: 100).map(\.id) == ["d3"])
+        #expect(
+            try await host.listDonations(app: S.app("news"), from: .after(id: "d24"), limit: 100).donations.map(\.id)
+                == ["d3"])
         await stop(host)
     }
 
@@ -173,7 +176,7 @@ struct HostOverStoreTests {
             return try await group.reduce(0, +)
         }
         #expect(counts == 25)
-        let left = try await host.listDonations(app: S.app("mail"), after: nil, limit: 100).map(\.id)
+        let left = try await host.listDonations(app: S.app("mail"), from: .beginning, limit: 100).donations.map(\.id)
         #expect(left == (5..<20).map { "d\($0 * 2 + 1)" })
         #expect(await host.snapshotStatistics().donations == 15)
         await stop(host)

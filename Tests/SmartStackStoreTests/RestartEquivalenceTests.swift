@@ -128,7 +128,9 @@ struct RestartEquivalenceTests {
             }
         }
         var donations: [[Donation]] = []
-        for app in apps { donations.append(try await host.listDonations(app: S.app(app), after: nil, limit: 100_000)) }
+        for app in apps {
+            donations.append(try await host.listDonations(app: S.app(app), from: .beginning, limit: 100_000).donations)
+        }
         return Observation(decisions: decisions, explanations: explanations, donations: donations)
     }
 
@@ -196,7 +198,7 @@ struct RestartEquivalenceTests {
             try await group.waitForAll()
         }
         #expect(try await deleted == 1_334)
-        let a = try await host.listDonations(app: S.app("a"), after: nil, limit: 100_000)
+        let a = try await host.listDonations(app: S.app("a"), from: .beginning, limit: 100_000).donations
         #expect(!a.contains { $0.groupId == "bulk" })
         #expect(a.filter { $0.id.hasPrefix("late") }.count == 134)
         let times = [now.adding(seconds: 400), now.adding(seconds: 4_000), now.adding(seconds: 90_000)]

@@ -23,6 +23,37 @@ struct StoredHistoryReadTests {
         return log
     }
 
+    /// A page of mail's donations with these ids (as `filled` donated them) through a sequence number.
+    private func page(_ ids: [String], through: Int64) -> DonationPage {
+        let dates: [String: Double] = ["m1": 1, "m2": 3, "m3": 4, "m4": 5, "m5": 6]
+        return DonationPage(
+            donations: ids.compactMap { id in dates[id].flatMap { S.donation("mail", id: id, at: $0).donation } },
+            through: through)
+    }
+
+    @Test(
+        "a cursor stays good when the page's last donation is deleted, and after the log's last record is deleted and the log reopened"
+    )
+    func cursorAcrossDeletion() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try await filled(directory)
+        let mail = S.app("mail")
+        let first = try #require(try log.donations(app: mail, from: .beginning, limit: 2))
+        #expect(first == page(["m1", "m3"], through: 6))
+        try await log.delete(donations: [(mail, "m3")], engine: Engine()).committed()
+        #expect(try log.donations(app: mail, from: .after(id: "m3"), limit: 2) == nil, "an id is gone with it")
+        #expect(try log.donations(app: mail, from: .cursor(first.through), limit: 2) == page(["m4"], through: 7))
+        // The last record deleted: a new log's numbering must not give its number again, or a cursor through it
+        // would skip what comes next.
+        try await log.delete(donations: [(mail, "m4")], engine: Engine()).committed()
+        await log.close()
+        let reopened = try S.open(directory)
+        #expect(try reopened.loadStart().lastSequence == 7)
+        try await reopened.enqueue([S.donation("mail", id: "m5", at: 6)]).committed()
+        #expect(try reopened.donations(app: mail, from: .cursor(7), limit: 2) == page(["m5"], through: 8))
+        await reopened.close()
+    }
+
     @Test("start: the snapshot and the counts, not the events; numbering goes on after the last record")
     func start() async throws {
         let directory = try TemporaryDirectory()
@@ -69,11 +100,16 @@ struct StoredHistoryReadTests {
         let directory = try TemporaryDirectory()
         let log = try await filled(directory)
         let mail = S.app("mail")
-        #expect(try log.donations(app: mail, after: nil, limit: 2)?.map(\.id) == ["m1", "m3"])
-        #expect(try log.donations(app: mail, after: "m3", limit: 2)?.map(\.id) == ["m4"])
-        #expect(try log.donations(app: mail, after: "m4", limit: 2)?.map(\.id) == [])
-        #expect(try log.donations(app: mail, after: "m2", limit: 2) == nil)
-        #expect(try log.donations(app: S.app("other"), after: nil, limit: 2)?.isEmpty == true)
+        // Sequence numbers: m1 2, n1 3, m2 4 (deleted), m3 6, m4 7.
+        #expect(try log.donations(app: mail, from: .beginning, limit: 2) == page(["m1", "m3"], through: 6))
+        #expect(try log.donations(app: mail, from: .after(id: "m3"), limit: 2) == page(["m4"], through: 7))
+        #expect(try log.donations(app: mail, from: .after(id: "m4"), limit: 2) == page([], through: 7))
+        #expect(try log.donations(app: mail, from: .after(id: "m2"), limit: 2) == nil)
+        #expect(try log.donations(app: S.app("other"), from: .beginning, limit: 2) == page([], through: 0))
+        // A cursor is a place in the log, not a donation: after the deleted m2's place, after a record of another app.
+        #expect(try log.donations(app: mail, from: .cursor(4), limit: 2) == page(["m3", "m4"], through: 7))
+        #expect(try log.donations(app: mail, from: .cursor(3), limit: 1) == page(["m3"], through: 6))
+        #expect(try log.donations(app: mail, from: .cursor(99), limit: 2) == page([], through: 99))
         var keys: [String] = []
         try log.forEachDonationKey { keys.append("\($0)/\($1)") }
         #expect(

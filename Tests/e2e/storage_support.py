@@ -79,20 +79,20 @@ class RawClient:
 
 
 def list_donation_ids(client, app):
-    """Every donation id of an app, paging through ListDonations."""
+    """Every donation id of an app, paging through ListDonations with each reply's cursor."""
     ids = []
-    after = None
+    cursor = None
     while True:
         parameters = {"app": app, "limit": 1000}
-        if after is not None:
-            parameters["after"] = after
+        if cursor is not None:
+            parameters["cursor"] = cursor
         reply = client.call("io.smartstack.Provider.ListDonations", **parameters)
         assert "error" not in reply, reply
         page = [donation["id"] for donation in reply["parameters"]["donations"]]
         ids += page
         if len(page) < 1000:
             return ids
-        after = page[-1]
+        cursor = reply["parameters"]["next"]
 
 
 def integrity_check(path):

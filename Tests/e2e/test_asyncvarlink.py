@@ -149,6 +149,11 @@ class Donation(_Donation, total=False):
     groupId: str | None
 
 
+class DonationPage(typing.TypedDict):
+    donations: list[Donation]
+    next: str
+
+
 class _StackReply(typing.TypedDict):
     stack: str
     revision: int
@@ -179,8 +184,8 @@ class Provider(VarlinkInterface, name="io.smartstack.Provider"):
                id: str | None = None) -> str:
         raise NotImplementedError
 
-    @varlinkmethod(return_parameter="donations")
-    def ListDonations(self, *, app: str, limit: int | None = None) -> list[Donation]:
+    @varlinkmethod
+    def ListDonations(self, *, app: str, cursor: str | None = None, limit: int | None = None) -> DonationPage:
         raise NotImplementedError
 
     # `object` is what asyncvarlink calls a foreign type: allowed explicitly.
@@ -299,7 +304,9 @@ def test_every_parameter_shape_an_error_more_and_oneway(daemon):
             # oneway: no reply; the next call on the same connection sees its effect.
             assert await provider.Donate.oneway(app="com.example.mail", intent="open",
                                                 parameters={"folder": "sent"}, id="d2") is None
-            donations = (await provider.ListDonations(app="com.example.mail", limit=10))["donations"]
+            page = await provider.ListDonations(app="com.example.mail", limit=1)
+            rest = await provider.ListDonations(app="com.example.mail", cursor=page["next"], limit=10)
+            donations = page["donations"] + rest["donations"]
             assert {donation["id"]: donation["parameters"] for donation in donations} == {
                 "d1": {"folder": "inbox"}, "d2": {"folder": "sent"}}
         finally:

@@ -182,6 +182,33 @@ def test_list_donations_never_returns_a_silently_short_page(make_daemon):
     assert seen == [f"d{index}" for index in range(5)]
 
 
+def test_list_donations_cursor_survives_deletions_and_later_lists_what_came_since(daemon):
+    """Paging on with a reply's next: deleting the page's last donation breaks an after id (NotFound), not the
+    cursor; the last page's next later lists only the donations recorded since."""
+    for index in range(6):
+        call(daemon.address, PROVIDER, "Donate", app="org.ex.a", intent="open", id=f"d{index}")
+    call(daemon.address, PROVIDER, "Donate", app="org.ex.b", intent="open", id="b0")
+    first = call(daemon.address, PROVIDER, "ListDonations", app="org.ex.a", limit=3)
+    assert [d["id"] for d in first["donations"]] == ["d0", "d1", "d2"]
+    assert isinstance(first["next"], str) and first["next"]
+    assert call(daemon.address, PROVIDER, "DeleteDonations", app="org.ex.a", ids=["d2", "d3"])["deleted"] == 2
+    gone = raw(daemon, PROVIDER + ".ListDonations", {"app": "org.ex.a", "after": "d2"})
+    assert gone["error"] == PROVIDER + ".NotFound" and gone["parameters"] == {"kind": "donation", "id": "d2"}, gone
+    second = call(daemon.address, PROVIDER, "ListDonations", app="org.ex.a", cursor=first["next"], limit=3)
+    assert [d["id"] for d in second["donations"]] == ["d4", "d5"]
+    empty = call(daemon.address, PROVIDER, "ListDonations", app="org.ex.a", cursor=second["next"])
+    assert empty == {"donations": [], "next": second["next"]}
+    call(daemon.address, PROVIDER, "Donate", app="org.ex.b", intent="open", id="b1")
+    call(daemon.address, PROVIDER, "Donate", app="org.ex.a", intent="open", id="d6")
+    later = call(daemon.address, PROVIDER, "ListDonations", app="org.ex.a", cursor=second["next"])
+    assert [d["id"] for d in later["donations"]] == ["d6"]
+    # A cursor is not an id, and not both at once.
+    for parameters in ({"cursor": "d4"}, {"cursor": second["next"], "after": "d4"}):
+        refused = raw(daemon, PROVIDER + ".ListDonations", {"app": "org.ex.a", **parameters})
+        assert refused["error"] == "org.varlink.service.InvalidParameter", refused
+        assert refused["parameters"]["parameter"] == "cursor"
+
+
 def donate(app, id):
     return {"method": PROVIDER + ".Donate", "parameters": {"app": app, "intent": "open", "id": id}}
 

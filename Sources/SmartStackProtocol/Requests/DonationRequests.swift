@@ -126,6 +126,8 @@ public struct ListDonationsRequest: ProviderRequest {
     public var app: AppID
     /// The id of the last donation of the previous page; the page starts after it.
     public var after: String?
+    /// The previous page's `next`: the page starts after the record it names (never with `after`).
+    public var cursor: ListCursor?
     /// The most donations to return, 1…1000.
     public var limit: Int
     /// Whether the caller gave `limit` (a limit the service's `maxListLimit` does not allow is then an error;
@@ -133,7 +135,7 @@ public struct ListDonationsRequest: ProviderRequest {
     public var limitGiven: Bool
 
     public init(parameters: JSONObject) throws(VarlinkError) {
-        let p = try Parameters(parameters, allowed: ["app", "after", "limit"])
+        let p = try Parameters(parameters, allowed: ["app", "after", "cursor", "limit"])
         app = try p.appID()
         after = try p.optionalString("after")
         if let after {
@@ -141,6 +143,13 @@ public struct ListDonationsRequest: ProviderRequest {
             guard !after.isEmpty, after.utf8.count <= 255 else {
                 throw .invalidParameter("after", reason: "must be a donation id of 1-255 bytes")
             }
+        }
+        if let text = try p.optionalString("cursor") {
+            guard after == nil else { throw .invalidParameter("cursor", reason: "must not be given with after") }
+            guard let cursor = ListCursor(text) else {
+                throw .invalidParameter("cursor", reason: "must be the next of an earlier ListDonations reply")
+            }
+            self.cursor = cursor
         }
         let given = try p.optionalInt("limit")
         limitGiven = given != nil
@@ -150,10 +159,33 @@ public struct ListDonationsRequest: ProviderRequest {
         }
     }
 
-    /// The reply: `{donations}` in the order given (recorded order).
-    public static func reply(donations: some Sequence<Donation>) -> JSONObject {
-        ["donations": .array(donations.map { .object($0.wireObject) })]
+    /// The reply: `{donations, next}`, the donations in the order given (recorded order).
+    public static func reply(donations: some Sequence<Donation>, next: ListCursor) -> JSONObject {
+        ["donations": .array(donations.map { .object($0.wireObject) }), "next": .string(next.description)]
     }
+}
+
+/// Where the next page of `ListDonations` starts: after the record with this sequence number. On the wire an
+/// opaque string, `s` and the number (`s1042`); it stays good when donations before or after it are deleted, and a
+/// cursor from the end of the list later lists what was recorded since.
+public struct ListCursor: Sendable, Hashable, CustomStringConvertible {
+    /// The sequence number of the last record the previous page covered (0: from the start).
+    public var sequence: Int64
+
+    public init(sequence: Int64) { self.sequence = sequence }
+
+    /// A cursor as the service writes it; `nil` for anything else.
+    public init?(_ text: String) {
+        let digits = text.utf8.dropFirst()
+        guard text.utf8.first == UInt8(ascii: "s"), (1...19).contains(digits.count),
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            digits.count == 1 || digits.first != UInt8(ascii: "0"),
+            let sequence = Int64(String(text.dropFirst()))
+        else { return nil }
+        self.sequence = sequence
+    }
+
+    public var description: String { "s\(sequence)" }
 }
 
 // MARK: Typed calls
@@ -213,10 +245,17 @@ extension ListDonationsRequest {
         self.limit = limit ?? Self.defaultLimit
     }
 
+    /// A page of up to `limit` donations (the service's default when `nil`) after a previous page's `next`.
+    public init(app: AppID, cursor: ListCursor, limit: Int? = nil) {
+        self.init(app: app, limit: limit)
+        self.cursor = cursor
+    }
+
     public var wireParameters: JSONObject {
         var writer = ParameterWriter()
         writer.add("app", app.rawValue)
         writer.add("after", after)
+        writer.add("cursor", cursor?.description)
         if limitGiven { writer.add("limit", limit) }
         return writer.object
     }

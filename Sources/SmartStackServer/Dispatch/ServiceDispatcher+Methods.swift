@@ -78,15 +78,25 @@ extension ServiceDispatcher {
             // Read from the store once what was logged before it is stored.
             return .later { [self] in
                 await outcome(context) { () async throws(VarlinkError) in
-                    let (donations, maxBytes) = try await self.host(context) { host throws(HostError) in
+                    let start: DonationPageStart =
+                        if let after = request.after {
+                            .after(id: after)
+                        } else if let cursor = request.cursor {
+                            .cursor(cursor.sequence)
+                        } else {
+                            .beginning
+                        }
+                    let (page, maxBytes) = try await self.host(context) { host throws(HostError) in
                         let page = try await host.listDonations(
-                            app: request.app, after: request.after, limit: limit, reader: context.peer.uid)
+                            app: request.app, from: start, limit: limit, reader: context.peer.uid)
                         return (page, host.limits.maxListReplyBytes)
                     }
                     // Encoded once, here: large donations (16 KiB of parameters each) can make a page larger than
                     // clients take, and the frame measured is the one sent.
-                    let frame = VarlinkReply(parameters: ListDonationsRequest.reply(donations: donations)).encoded
-                    if donations.count > 1, frame.count > maxBytes {
+                    let reply = ListDonationsRequest.reply(
+                        donations: page.donations, next: ListCursor(sequence: page.through))
+                    let frame = VarlinkReply(parameters: reply).encoded
+                    if page.donations.count > 1, frame.count > maxBytes {
                         throw VarlinkError(
                             .limitExceeded(limit: "maxListReplyBytes", maximum: maxBytes),
                             interface: context.interface)

@@ -191,26 +191,27 @@ extension EngineHost {
         }
     }
 
-    /// An app's donations in the order recorded, after the one with id `after`, at most `limit`: read from the
-    /// store once everything logged before the call is stored (so a donation acknowledged before is listed).
-    public func listDonations(app: AppID, after: String?, limit: Int, reader: UInt32 = 0) async throws(HostError)
-        -> [Donation]
+    /// An app's donations in the order recorded, from `start`, at most `limit`: read from the store once
+    /// everything logged before the call is stored (so a donation acknowledged before is listed).
+    public func listDonations(app: AppID, from start: DonationPageStart, limit: Int, reader: UInt32 = 0)
+        async throws(HostError) -> DonationPage
     {
         // Reads go on while storage fails: from what is stored (rolled back to first).
         await settled()
-        // Read off the loop: the page is a scan of the log from `after` on; one of `maxHistoryReads`.
+        // Read off the loop: the page is a scan of the log from its start on; one of `maxHistoryReads`.
         try await enterHistoryRead(uid: reader)
         defer { leaveHistoryRead() }
         let log = self.log
-        let read = await Self.offLoop(lowPriority: false) { () -> Result<[Donation]?, StoreFailure> in
-            Result { () throws(StoreFailure) in try log.donations(app: app, after: after, limit: limit) }
+        let read = await Self.offLoop(lowPriority: false) { () -> Result<DonationPage?, StoreFailure> in
+            Result { () throws(StoreFailure) in try log.donations(app: app, from: start, limit: limit) }
         }
-        let page: [Donation]?
+        let page: DonationPage?
         switch read {
         case .success(let found): page = found
         case .failure(let failure): throw .store(failure)
         }
-        guard let page else { throw .core(.notFound(kind: "donation", id: after ?? "")) }
+        // Only a page after an id can miss its start.
+        guard let page else { throw .core(.notFound(kind: "donation", id: start.afterID ?? "")) }
         return page
     }
 
