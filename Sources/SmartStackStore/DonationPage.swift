@@ -13,6 +13,15 @@ public enum DonationPageStart: Sendable, Equatable {
     public var afterID: String? {
         if case .after(let id) = self { id } else { nil }
     }
+
+    /// The sequence number the page starts after, `lookUp` finding an id's; `nil` when the id is not found.
+    func sequence<Failure: Error>(_ lookUp: (String) throws(Failure) -> Int64?) throws(Failure) -> Int64? {
+        switch self {
+        case .beginning: 0
+        case .cursor(let sequence): sequence
+        case .after(let id): try lookUp(id)
+        }
+    }
 }
 
 /// One page of an app's donations in recorded order, and where the next page starts.

@@ -147,15 +147,10 @@ extension SQLiteEventLog {
     public func donations(app: AppID, from start: DonationPageStart, limit: Int) throws(StoreFailure)
         -> DonationPage?
     {
-        var from: Int64 = 0
-        switch start {
-        case .beginning: break
-        case .cursor(let sequence): from = sequence
-        case .after(let id):
-            let found = try query { db throws -> Int64? in try sequence(app: app, id: id, db) }
-            guard let found else { return nil }
-            from = found
+        let from = try start.sequence { id throws(StoreFailure) in
+            try query { db throws -> Int64? in try sequence(app: app, id: id, db) }
         }
+        guard let from else { return nil }
         var page = DonationPage(donations: [], through: from)
         guard limit > 0 else { return page }
         try scan(

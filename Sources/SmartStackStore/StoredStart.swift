@@ -74,15 +74,10 @@ struct MemoryHistory: Sendable {
     func donation(app: AppID, id: String) -> Donation? { donations[app]?[id] }
 
     func donations(app: AppID, from start: DonationPageStart, limit: Int) -> DonationPage? {
-        var from: Int64 = 0
-        switch start {
-        case .beginning: break
-        case .cursor(let sequence): from = sequence
-        case .after(let id):
-            let found = records.first { $0.event.donation?.app == app && $0.event.donation?.id == id }
-            guard let found else { return nil }
-            from = found.sequence
+        let from = start.sequence { id in
+            records.first { $0.event.donation?.app == app && $0.event.donation?.id == id }?.sequence
         }
+        guard let from else { return nil }
         var page = DonationPage(donations: [], through: from)
         for record in records where record.sequence > from {
             guard page.donations.count < limit else { break }

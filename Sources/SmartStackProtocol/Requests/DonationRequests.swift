@@ -176,11 +176,8 @@ public struct ListCursor: Sendable, Hashable, CustomStringConvertible {
 
     /// A cursor as the service writes it; `nil` for anything else.
     public init?(_ text: String) {
-        let digits = text.utf8.dropFirst()
-        guard text.utf8.first == UInt8(ascii: "s"), (1...19).contains(digits.count),
-            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-            digits.count == 1 || digits.first != UInt8(ascii: "0"),
-            let sequence = Int64(String(text.dropFirst()))
+        // Only the form the service writes: no sign, no leading zero, nothing past Int64.
+        guard text.first == "s", let sequence = Int64(text.dropFirst()), sequence >= 0, "s\(sequence)" == text
         else { return nil }
         self.sequence = sequence
     }
