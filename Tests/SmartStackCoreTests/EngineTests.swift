@@ -456,6 +456,19 @@ struct EngineTests {
         #expect(effects.contains { if case .reloadRequested(_, _, .userInteraction, _) = $0 { true } else { false } })
     }
 
+    @Test("a tap dated in the past asks for the reload at the engine's time, not the tap's")
+    func pastTapReloadsAtEngineTime() throws {
+        var engine = try F.engine(apps: ["a"])
+        try engine.apply(.submitTimeline(.instance(F.instance("a")), F.timeline([(0, 1, 0)]), at: F.t(1)))
+        try engine.apply(.look(stack: F.stack(), at: F.t(500)))
+        let effects = try engine.apply(
+            .engage(stack: F.stack(), instance: F.instance("a"), kind: .tap, duration: nil, at: F.t(2)))
+        let dates = effects.compactMap { effect -> Timestamp? in
+            if case .reloadRequested(_, _, .userInteraction, let at) = effect { at } else { nil }
+        }
+        #expect(dates == [F.t(500)])
+    }
+
     @Test func engagementAndContextErrorsNameTheParameter() throws {
         var engine = try F.engine(apps: ["a"])
         #expect(

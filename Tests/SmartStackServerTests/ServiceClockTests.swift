@@ -39,6 +39,37 @@ struct ServiceClockTests {
         #expect(await host.serviceTime() == clock.now())
     }
 
+    @Test(
+        "durations read with at most two units, the smaller rounded up",
+        arguments: [
+            (0.2, "1 s"), (90, "90 s"), (118.5, "119 s"), (120, "2 min"), (300, "5 min"), (300.2, "5 min 1 s"),
+            (329, "5 min 29 s"), (7_199.5, "2 h"), (7_260, "2 h 1 min"), (10_799, "3 h"), (86_400, "24 h"),
+            (172_800, "2 days"), (176_400, "2 days 1 h"), (259_199, "3 days"),
+        ] as [(Double, String)])
+    func durationText(seconds: Double, text: String) {
+        #expect(EngineHost.duration(seconds) == text)
+    }
+
+    @Test("a date just past the skew says how far ahead it was, apart from the limit")
+    func skewReasonIsExact() async throws {
+        let clock = ManualClock()
+        let host = try await F.host(apps: ["mail"], clock: clock)
+        for (ahead, text) in [(301.0, "5 min 1 s"), (329.0, "5 min 29 s"), (3_700.0, "61 min 40 s")] {
+            do {
+                _ = try await host.donate(
+                    F.donation("mail", id: "f", at: clock.now().adding(seconds: ahead)), idGiven: true)
+                Issue.record("\(ahead) s ahead was accepted")
+            } catch {
+                guard case .core(.invalidParameter("date", let reason)) = error else {
+                    Issue.record("unexpected \(error)")
+                    continue
+                }
+                #expect(reason.contains("is \(text) ahead of the service's clock"), "\(reason)")
+                #expect(reason.hasSuffix("at most 5 min ahead is accepted"), "\(reason)")
+            }
+        }
+    }
+
     @Test("a date a little ahead (within the skew) is taken as the service's time; a retry of it is the same call")
     func smallSkewIsClamped() async throws {
         let clock = ManualClock()

@@ -246,7 +246,7 @@ def test_shell_recording_calls_are_rate_limited_per_uid(make_daemon, workdir, sc
     """The shell's recording calls act for no app: they count against the caller's uid, so no shell can flood the
     log; reads are not limited, another uid has its own bucket, and nothing of a refused call is applied."""
     os.chmod(workdir, 0o755)
-    daemon = make_daemon(extra_args=("--system",), config="rateLimitPerApp = 2\nrateLimitBurst = 3\n")
+    daemon = make_daemon(extra_args=("--system",), config="rateLimitPerUID = 2\nrateLimitBurst = 3\n")
     setup_stack(daemon.address)
     caller = os.path.join(scripts, "caller.py")
     look = {"method": SHELL + ".RecordLook", "parameters": {"stack": "home"}}
@@ -256,12 +256,41 @@ def test_shell_recording_calls_are_rate_limited_per_uid(make_daemon, workdir, sc
     assert [reply.get("error") for reply in replies[:3]] == [None, None, None], replies
     limited = replies[3]
     assert limited["error"] == SHELL + ".RateLimited", limited
-    assert limited["parameters"]["limit"] == "rateLimitPerApp"
+    assert limited["parameters"]["limit"] == "rateLimitPerUID"
     assert 0 < limited["parameters"]["retryAfterSeconds"] <= 0.5
     assert all("error" not in reply for reply in replies[4:]), replies[4:]  # reads are not limited
     # Another uid has a bucket of its own.
     other = as_user(65533, caller, daemon.socket_path, json.dumps([look, context]))
     assert all("error" not in reply for reply in other), other
+
+
+@needs_other_users
+def test_rate_limit_per_uid_bounds_one_uid_over_all_of_its_apps(make_daemon, workdir, scripts):
+    """One uid claiming many apps, each within its own rate, is refused at the uid's rate (naming rateLimitPerUID)
+    with nothing of the refused calls stored; its shell's calls share the bucket; another uid's donations go on."""
+    os.chmod(workdir, 0o755)
+    daemon = make_daemon(extra_args=("--system",),
+                         config="providers = *\nrateLimitPerApp = 100\nrateLimitPerUID = 2\nrateLimitBurst = 5\n")
+    setup_stack(daemon.address)
+    caller = os.path.join(scripts, "caller.py")
+    look = {"method": SHELL + ".RecordLook", "parameters": {"stack": "home"}}
+    replies = as_user(65534, caller, daemon.socket_path, json.dumps(
+        [donate(f"org.flood.a{index}", f"d{index}") for index in range(8)] + [look]))
+    assert [reply.get("parameters", {}).get("id") for reply in replies[:5]] == [f"d{i}" for i in range(5)], replies
+    for reply in replies[5:8]:
+        assert reply["error"] == PROVIDER + ".RateLimited", reply
+        assert reply["parameters"]["limit"] == "rateLimitPerUID"
+        assert 0 < reply["parameters"]["retryAfterSeconds"] <= 0.5
+    assert replies[8]["error"] == SHELL + ".RateLimited" and replies[8]["parameters"]["limit"] == "rateLimitPerUID"
+    # Nothing of the refused calls was stored, and the apps they named were not claimed.
+    for index in range(8):
+        listed = [d["id"] for d in call(daemon.address, PROVIDER, "ListDonations", app=f"org.flood.a{index}")["donations"]]
+        assert listed == ([f"d{index}"] if index < 5 else []), (index, listed)
+    owners = {o["app"] for o in call(daemon.address, "io.smartstack.Admin", "ListAppOwners")["owners"]}
+    assert {f"org.flood.a{i}" for i in range(5)} <= owners and not owners & {f"org.flood.a{i}" for i in range(5, 8)}
+    # Another uid is not limited by this one's flood.
+    other = as_user(65533, caller, daemon.socket_path, json.dumps([donate("org.calm.b", f"b{i}") for i in range(5)]))
+    assert [reply.get("parameters", {}).get("id") for reply in other] == [f"b{i}" for i in range(5)], other
 
 
 @needs_other_users

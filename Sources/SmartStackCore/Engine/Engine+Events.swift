@@ -164,11 +164,13 @@ extension Engine {
             // The tap counts as engagement only (above). The look it follows is answered, as every look is, by the
             // open the tap causes (the app's donation): counted once, and as the behaviour model learns from
             // opens, so one tap cannot turn a habit of weeks (the model follows the last look's target closely).
-            // A reload caused by the user interacting with the widget is exempt from the budget.
+            // A reload caused by the user interacting with the widget is exempt from the budget. It is asked for at
+            // the engine's time, as every reload is: a shell's dated tap says when the user engaged, not when the
+            // app is asked to reload (an old date would sort the request first among those replayed to the app).
             if widget.relevance.timeline != nil {
                 effects.append(
                     reloadEffect(
-                        instance, instances[instance]?.reload.request(at: time, reason: .userInteraction), at: time))
+                        instance, instances[instance]?.reload.request(at: now, reason: .userInteraction), at: now))
                 scheduleTimers(for: instance)
             }
         case .swipeTo:

@@ -119,11 +119,15 @@ extension ServerConfiguration {
             "app ids one uid may claim in system mode (root and the service's own uid aside); more are LimitExceeded"),
         .integer(
             "rateLimitPerApp", 0...1_000_000, \.rateLimitPerApp,
-            "recording calls and deletions a second per app on average, and the shell's per uid (0: no limit; root and the service's uid are not limited)"
+            "recording calls and deletions a second per app on average (0: no limit; root and the service's uid are not limited)"
+        ),
+        .integer(
+            "rateLimitPerUID", 0...1_000_000, \.rateLimitPerUID,
+            "recording calls and deletions a second per uid on average, over all of its apps and its shell's calls (0: no limit; root and the service's uid are not limited)"
         ),
         .integer(
             "rateLimitBurst", 1...10_000_000, \.rateLimitBurst,
-            "recording calls an app (or a shell's uid) may make at once after being idle"),
+            "recording calls an app (or a uid) may make at once after being idle"),
         .integer("maxSubscriptions", 1...65_536, \.host.maxSubscriptions, "open Subscribe/WatchReloads streams"),
         .integer(
             "subscriberQueue", 1...65_536, \.host.subscriberQueue,

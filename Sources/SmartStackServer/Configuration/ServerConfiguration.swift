@@ -23,6 +23,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxAppsPerUID = 4_096
     /// Recording calls (and deletions) a second per app, on average; 0 turns the limit off.
     public var rateLimitPerApp = 1_000
+    /// Recording calls (and deletions) a second per uid over all of its apps and its shell's calls, on average;
+    /// 0 turns the limit off. Without it one uid's many apps, each within its own rate, could take the service from
+    /// every other uid.
+    public var rateLimitPerUID = 2_000
     /// Recording calls an app may make at once after being idle.
     public var rateLimitBurst = 10_000
     /// The engine's limits and ranking settings.

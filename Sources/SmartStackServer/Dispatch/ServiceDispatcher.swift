@@ -158,32 +158,37 @@ public struct ServiceDispatcher: CallHandler {
                             .limitExceeded(limit: "maxAppsPerUID", maximum: maximum), interface: String(call.interface))
                     ))
             }
-            // Recording calls and deletions count against the app's rate limit, before anything is applied. Root
-            // and the service's own uid are trusted (a user service's own user is its only client).
-            // A deletion for an app nobody owns counts against the caller's uid: it claims nothing, and charged to
-            // the app it let any uid drain the bucket of an app before the uid that runs it came.
+            // Recording calls and deletions count against the app's rate limit and the caller uid's, before anything
+            // is applied. Root and the service's own uid are trusted (a user service's own user is its only client).
+            // A deletion for an app nobody owns counts against the caller's uid only: it claims nothing, and charged
+            // to the app it let any uid drain the bucket of an app before the uid that runs it came.
             if let method, method.records || method == .deleteDonations, !access.isSuperuser(peer),
-                let wait = method == .deleteDonations && access.isUnownedForOthers(app, peer: peer)
-                    ? rateLimiter.take(uid: peer.uid) : rateLimiter.take(app)
+                let refusal = rateLimiter.take(
+                    app: method == .deleteDonations && access.isUnownedForOthers(app, peer: peer) ? nil : app,
+                    uid: peer.uid)
             {
                 if let claimed { access.release(claimed, claimedBy: peer.uid) }
-                return .answered(rateLimited(call, wait))
+                return .answered(rateLimited(call, refusal))
             }
-        } else if let method, method.records, !access.isSuperuser(peer), let wait = rateLimiter.take(uid: peer.uid) {
-            // The shell's recording calls act for no app: they count against the caller's uid, at the same rate, so
-            // no shell can flood the log either.
-            return .answered(rateLimited(call, wait))
+        } else if let method, method.records, !access.isSuperuser(peer),
+            let refusal = rateLimiter.take(app: nil, uid: peer.uid)
+        {
+            // The shell's recording calls act for no app: they count against the caller's uid, so no shell can flood
+            // the log either.
+            return .answered(rateLimited(call, refusal))
         }
         return .admitted(request, claimed: claimed)
     }
 
-    /// `RateLimited {limit, retryAfterSeconds}`, naming the configuration key.
-    private func rateLimited(_ call: VarlinkCall, _ wait: Double) -> CallOutcome {
+    /// `RateLimited {limit, retryAfterSeconds}`, naming the configuration key of the limit that refused the call.
+    private func rateLimited(_ call: VarlinkCall, _ refusal: RateLimiter.Refusal) -> CallOutcome {
         failed(
             call,
             VarlinkError(
                 name: "\(call.interface).RateLimited",
-                parameters: ["limit": .string("rateLimitPerApp"), "retryAfterSeconds": .double(wait)]))
+                parameters: [
+                    "limit": .string(refusal.limit.rawValue), "retryAfterSeconds": .double(refusal.retryAfter),
+                ]))
     }
 
     /// A call's typed error, logged at debug level.

@@ -62,7 +62,8 @@ public struct ServiceAssembly: Sendable {
             host: host, connections: connections, levels: levels, maxListLimit: configuration.host.maxListLimit,
             logger: logger, access: access, reporter: reporter,
             rateLimiter: RateLimiter(
-                rate: Double(configuration.rateLimitPerApp), burst: Double(configuration.rateLimitBurst)))
+                rate: Double(configuration.rateLimitPerApp), perUID: Double(configuration.rateLimitPerUID),
+                burst: Double(configuration.rateLimitBurst)))
         let listener = VarlinkListener(
             target: target, handler: dispatcher, connections: connections, maxFrameSize: configuration.maxFrameSize,
             stopGrace: .seconds(Int64(configuration.stopGraceSeconds)),

@@ -166,13 +166,21 @@ public actor EngineHost {
         return Timestamp(microseconds: now.microseconds, utcOffsetSeconds: time.utcOffsetSeconds)
     }
 
-    /// Seconds as a short readable duration (`90 s`, `29 days`).
+    /// Seconds as a short readable duration (`90 s`, `5 min 1 s`, `2 h 5 min`, `29 days 3 h`): at most two units,
+    /// the smaller rounded up, so a distance past a limit never reads as the limit itself.
     static func duration(_ seconds: Double) -> String {
-        if seconds < 120 { return "\(Int(seconds.rounded(.up))) s" }
-        if seconds < 7_200 { return "\(Int((seconds / 60).rounded())) min" }
-        if seconds < 172_800 { return "\(Int((seconds / 3_600).rounded())) h" }
-        if seconds < 1e12 { return "\(Int((seconds / 86_400).rounded())) days" }
-        return "\(seconds) s"
+        guard seconds.isFinite, seconds < 1e12 else { return "\(seconds) s" }
+        let total = Int(max(0, seconds).rounded(.up))
+        func two(_ unit: Int, _ name: String, _ sub: Int, _ subName: String) -> String {
+            let (whole, rest) = total.quotientAndRemainder(dividingBy: unit)
+            let part = (rest + sub - 1) / sub
+            if part * sub == unit { return "\(whole + 1) \(name)" }
+            return part == 0 ? "\(whole) \(name)" : "\(whole) \(name) \(part) \(subName)"
+        }
+        if total < 120 { return "\(total) s" }
+        if total < 7_200 { return two(60, "min", 1, "s") }
+        if total < 172_800 { return two(3_600, "h", 60, "min") }
+        return two(86_400, "days", 3_600, "h")
     }
 
     // MARK: Recording
