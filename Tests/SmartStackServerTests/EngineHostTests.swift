@@ -144,6 +144,22 @@ struct EngineHostTests {
         #expect(await host.snapshotStatistics().donations == 5)
     }
 
+    @Test("a deletion's rebuild publishes a decision made at the service's time, not the replayed one's date")
+    func rebuildPublishesAtTheServiceTime() async throws {
+        let clock = ManualClock()
+        let host = try await ServerFixture.host(apps: ["mail", "news"], clock: clock)
+        _ = try await host.donate(ServerFixture.donation("news", id: "n", at: clock.now()), idGiven: true)
+        _ = try await host.donate(
+            ServerFixture.donation("mail", id: "m", at: clock.now().adding(seconds: -1)), idGiven: true)
+        let before = try await host.stack(ServerFixture.stack())
+        clock.advance(seconds: 3)
+        #expect(try await host.deleteDonations(app: ServerFixture.app("mail"), filter: .all) == 1)
+        let after = try await host.stack(ServerFixture.stack())
+        #expect(after.revision > before.revision)
+        #expect(
+            after.time == clock.now(), "decided at \(after.time.rfc3339), the service's time \(clock.now().rfc3339)")
+    }
+
     @Test("a retried donation is acknowledged only once the first call's commit is stored")
     func retryWaitsForTheFirstCommit() async throws {
         let clock = ManualClock()

@@ -51,10 +51,11 @@ enum ServerFixture {
 
     /// A host with one kind per app and a stack `home` holding one widget per app.
     static func host(
-        apps: [String], limits: HostLimits = HostLimits(), clock: ManualClock = ManualClock()
+        apps: [String], settings: EngineSettings = EngineSettings(), limits: HostLimits = HostLimits(),
+        clock: ManualClock = ManualClock()
     ) async throws -> EngineHost {
         let host = EngineHost(
-            settings: EngineSettings(), limits: limits, clock: clock, log: InMemoryEventLog(), logger: logger)
+            settings: settings, limits: limits, clock: clock, log: InMemoryEventLog(), logger: logger)
         for app in apps { try await host.record(.registerKind(kind(app), at: clock.now())) }
         let widgets = try apps.map {
             WidgetPlacement(instance: instance($0), kind: try WidgetKindID(app: Self.app($0), kind: "main"))

@@ -16,10 +16,11 @@ struct HostOverStoreTests {
 
     static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
-    private func openHost(_ directory: TemporaryDirectory, at seconds: Double = 100) async throws -> EngineHost {
+    private func openHost(
+        _ directory: TemporaryDirectory, at seconds: Double = 100, settings: EngineSettings = EngineSettings()
+    ) async throws -> EngineHost {
         let log = try S.open(directory)
-        let host = EngineHost(
-            settings: EngineSettings(), clock: Clock(time: S.t(seconds)), log: log, logger: Self.logger)
+        let host = EngineHost(settings: settings, clock: Clock(time: S.t(seconds)), log: log, logger: Self.logger)
         try await host.restore()
         return host
     }
@@ -132,6 +133,29 @@ struct HostOverStoreTests {
         }
         #expect(try await host.listDonations(app: S.app("mail"), from: .beginning, limit: 10).donations == [first])
         #expect(await host.snapshotStatistics().donations == 1)
+        await stop(host)
+    }
+
+    @Test("a restarted service sweeps retention at its first moment, not a whole sweep interval after the start")
+    func restartSweepsAtOnce() async throws {
+        let directory = try TemporaryDirectory()
+        var settings = EngineSettings()
+        settings.retention = 86_400
+        var host = try await openHost(directory, settings: settings)
+        _ = try await host.donate(donation("mail", "old", at: 50), idGiven: true)
+        _ = try await host.donate(donation("mail", "kept", at: 99), idGiven: true)
+        await stop(host)
+        // Restarted at a day and 60 s: "old" (at 50) is 10 s past retention, "kept" (at 99) 39 s short of it. The
+        // clock stands still, as if no life of the service lasted the sweep interval: only a sweep at the start
+        // forgets "old".
+        host = try await openHost(directory, at: 86_400 + 60, settings: settings)
+        _ = await host.stacks()
+        var listed = try await host.listDonations(app: S.app("mail"), from: .beginning, limit: 10).donations.map(\.id)
+        for _ in 0..<300 where listed.count == 2 {
+            try await Task.sleep(for: .milliseconds(10))
+            listed = try await host.listDonations(app: S.app("mail"), from: .beginning, limit: 10).donations.map(\.id)
+        }
+        #expect(listed == ["kept"])
         await stop(host)
     }
 

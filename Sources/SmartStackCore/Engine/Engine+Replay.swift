@@ -93,12 +93,15 @@ extension Engine {
         return removed
     }
 
-    /// The second half of a rebuild: becomes `rebuilt` published at this engine's current time, its revisions
-    /// counting up from the ones this engine published (a new revision where an order changed); returns the
-    /// decisions whose order changed.
-    public mutating func adopt(_ rebuilt: Engine) -> [Decision] {
+    /// The second half of a rebuild: becomes `rebuilt` published at `time` (this engine's current time when nil or
+    /// earlier: the service's time, for its owner), its revisions counting up from the ones this engine published (a
+    /// new revision where an order changed); returns the decisions whose order changed.
+    public mutating func adopt(_ rebuilt: Engine, at time: Timestamp? = nil) -> [Decision] {
         var rebuilt = rebuilt
-        rebuilt.publish(at: now)
+        // Every stack is decided again at that time: the rebuilt engine's decisions are those of its last replayed
+        // publish mark, up to `decisionMaxAge` old, and reused they went out dated before the decision they follow.
+        for id in rebuilt.stacks.keys { rebuilt.stacks[id]?.dirty = true }
+        rebuilt.publish(at: max(now, time ?? now))
         rebuilt.revisionFloor = max(rebuilt.revisionFloor, revisionFloor)
         var changed: [Decision] = []
         for id in rebuilt.stacks.keys.sorted() {

@@ -152,7 +152,7 @@ extension ServerConfiguration {
             "bytes of one ListDonations reply; a larger page is LimitExceeded, to be asked for with a smaller limit"),
         .integer(
             "maxHistoryReads", 1...64, \.host.maxHistoryReads,
-            "reads of the stored history at once (ListDonations pages, GetStack/Explain at an earlier time); more wait their turn"
+            "reads of the stored history at once: as many ListDonations pages, and apart from them as many rebuilds for GetStack/Explain at an earlier time; more wait their turn"
         ),
         .integer("maxStacks", 1...1_000_000, \.engine.maxStacks, "stacks the service holds"),
         .integer("maxWidgetsPerStack", 1...100, \.engine.maxWidgetsPerStack, "widgets in one stack"),

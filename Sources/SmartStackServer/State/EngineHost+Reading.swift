@@ -52,16 +52,21 @@ extension EngineHost {
         do { return try engine.evaluate(stack: id, at: serviceTime()) } catch { throw .core(error) }
     }
 
-    /// Whether a question about `time` is answered from the current state (no recorded event is later), so it needs
-    /// no replay of the history.
-    public func isCurrent(_ time: Timestamp) -> Bool { time >= latestEventTime }
+    /// Whether a question about `stack` at `time` is answered from the current state, so it needs no replay of the
+    /// history: no recorded event is later, and the stack's latest decision was published at or before `time`. The
+    /// current state keeps only the latest of what stability reads (the published top, the last rotation, the
+    /// swipe), so after a later publish, by time alone too, it no longer knows what was in force at `time`: asked
+    /// again after one, the same question got another order, one never shown, under a revision that came later.
+    public func isCurrent(_ time: Timestamp, stack: StackID) -> Bool {
+        time >= latestEventTime && engine.published(stack).map { $0.time <= time } ?? true
+    }
 
-    /// The decision a stack would have at `time`, from the current state (only when `isCurrent(time)`).
+    /// The decision a stack would have at `time`, from the current state (only when `isCurrent(time, stack:)`).
     public func currentDecision(_ id: StackID, at time: Timestamp) throws(HostError) -> Decision {
         do { return try engine.evaluate(stack: id, at: time) } catch { throw .core(error) }
     }
 
-    /// Why a stack (or one widget) is where it is: at `time` (only when `isCurrent(time)`), or without one for the
+    /// Why a stack (or one widget) is where it is: at `time` (only when `isCurrent(time, stack:)`), or without one for the
     /// time of the stack's current decision (after `publishForRead`).
     public func currentExplanation(stack id: StackID, instance: InstanceID?, at time: Timestamp?) throws(HostError)
         -> StackExplanation
@@ -70,10 +75,10 @@ extension EngineHost {
         do { return try engine.explain(stack: id, instance: instance, at: at) } catch { throw .core(error) }
     }
 
-    /// The decision a stack would have at `time`, without publishing anything: from the current state when no
-    /// recorded event is later than `time`, else from the history up to `time` (see `engine(asOf:)`).
+    /// The decision a stack would have at `time`, without publishing anything: from the current state when it is
+    /// current for `time` (`isCurrent`), else from the history up to `time` (see `engine(asOf:)`).
     public func stack(_ id: StackID, at time: Timestamp, reader: UInt32 = 0) async throws(HostError) -> Decision {
-        let engine = try await engine(asOf: time, reader: reader)
+        let engine = try await engine(asOf: time, stack: id, reader: reader)
         do { return try engine.evaluate(stack: id, at: time) } catch { throw .core(error) }
     }
 
@@ -85,7 +90,7 @@ extension EngineHost {
         var engine = self.engine
         var at = time ?? serviceTime()
         if let time {
-            engine = try await self.engine(asOf: time, reader: reader)
+            engine = try await self.engine(asOf: time, stack: id, reader: reader)
         } else {
             let ticket = tick()
             do { try await ticket.committed() } catch { recoverIfNeeded() }
@@ -95,18 +100,19 @@ extension EngineHost {
         do { return try engine.explain(stack: id, instance: instance, at: at) } catch { throw .core(error) }
     }
 
-    /// The engine to answer a question about `time`: the live one when no recorded event is later than `time`
-    /// (its stability state is read as of `time`), else one rebuilt off the event loop from the stored events
-    /// dated at or before `time`, in the order they were applied (publish marks included, the later ones at `time`):
-    /// the state as it was then, with nothing of what came after. `reader`: the caller's uid (history reads take turns by uid).
-    func engine(asOf time: Timestamp, reader: UInt32 = 0) async throws(HostError) -> Engine {
-        guard time < latestEventTime else { return engine }
+    /// The engine to answer a question about `stack` at `time`: the live one when it is current for it (`isCurrent`:
+    /// its stability state is read as of `time`), else one rebuilt off the event loop from the stored events dated
+    /// at or before `time`, in the order they were applied (publish marks included, the later ones at `time`): the
+    /// state as it was then, with nothing of what came after. `reader`: the caller's uid (history reads take turns by
+    /// uid).
+    func engine(asOf time: Timestamp, stack: StackID, reader: UInt32 = 0) async throws(HostError) -> Engine {
+        guard !isCurrent(time, stack: stack) else { return engine }
         // Everything logged so far, read back once stored.
         let through = log.lastSequence
         // At most `maxHistoryReads` reads of the history at once (a rebuild holds an engine and reads the whole
         // log); the others wait their turn.
-        try await enterHistoryRead(uid: reader)
-        defer { leaveHistoryRead() }
+        try await enterHistoryRead(.rebuild, uid: reader)
+        defer { leaveHistoryRead(.rebuild) }
         await settled()
         let settings = engine.settings
         let log = self.log
@@ -137,25 +143,41 @@ extension EngineHost {
         }
     }
 
-    /// Takes a place among the `maxHistoryReads` reads of the history running, waiting when all are taken (each uid's
-    /// reads in call order, the uids in turns: `HistoryReads`); `ServiceStopping` once the host stops (a read waiting
-    /// then is answered so at once).
-    private func enterHistoryRead(uid: UInt32) async throws(HostError) {
-        try refuseWhenStopping()
-        if historyReads.running < limits.maxHistoryReads {
-            historyReads.running += 1
-            return
-        }
-        let placed = await withCheckedContinuation { historyReads.wait($0, uid: uid) }
-        guard placed else { throw .stopping }
+    /// Which places a read of the stored history takes: a rebuild's (`engine(asOf:)`) or a page's (`ListDonations`).
+    enum HistoryRead {
+        case rebuild, page
     }
 
-    /// Hands the place to the read whose turn it is, or frees it.
-    private func leaveHistoryRead() {
-        if let next = historyReads.next() {
+    /// Runs `body` on the places of `kind`'s reads.
+    private func reads<T>(_ kind: HistoryRead, _ body: (inout HistoryPlaces) -> T) -> T {
+        switch kind {
+        case .rebuild: body(&historyReads)
+        case .page: body(&pageReads)
+        }
+    }
+
+    /// Takes a place among the `maxHistoryReads` reads of `kind` running, waiting when all are taken (each uid's reads
+    /// in call order, the uids in turns: `HistoryReads`); `ServiceStopping` once the host stops (a read waiting then is
+    /// answered so at once).
+    private func enterHistoryRead(_ kind: HistoryRead, uid: UInt32) async throws(HostError) {
+        try refuseWhenStopping()
+        let limit = limits.maxHistoryReads
+        let placed = reads(kind) { reads in
+            guard reads.running < limit else { return false }
+            reads.running += 1
+            return true
+        }
+        if placed { return }
+        let given = await withCheckedContinuation { continuation in reads(kind) { $0.wait(continuation, uid: uid) } }
+        guard given else { throw .stopping }
+    }
+
+    /// Hands the place to the read of `kind` whose turn it is, or frees it.
+    private func leaveHistoryRead(_ kind: HistoryRead) {
+        if let next = reads(kind, { $0.next() }) {
             next.resume(returning: true)
         } else {
-            historyReads.running -= 1
+            reads(kind) { $0.running -= 1 }
         }
     }
 
@@ -198,9 +220,9 @@ extension EngineHost {
     {
         // Reads go on while storage fails: from what is stored (rolled back to first).
         await settled()
-        // Read off the loop: the page is a scan of the log from its start on; one of `maxHistoryReads`.
-        try await enterHistoryRead(uid: reader)
-        defer { leaveHistoryRead() }
+        // Read off the loop: the page is a scan of the log from its start on; one of `maxHistoryReads` pages.
+        try await enterHistoryRead(.page, uid: reader)
+        defer { leaveHistoryRead(.page) }
         let log = self.log
         let read = await Self.offLoop(lowPriority: false) { () -> Result<DonationPage?, StoreFailure> in
             Result { () throws(StoreFailure) in try log.donations(app: app, from: start, limit: limit) }

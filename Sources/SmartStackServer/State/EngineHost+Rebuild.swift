@@ -71,7 +71,7 @@ extension EngineHost {
             let removed = fold.removed
             logger.debug(
                 "rebuilt off the loop", metadata: ["through": "\(through)", "arrived meanwhile": "\(arrived.count)"])
-            let changed = engine.adopt(fold.engine)
+            let changed = engine.adopt(fold.engine, at: serviceTime())
             engineChanged()
             donations.removed(removed, oldestLeft: fold.oldest ?? serviceTime())
             recountOwnerShares()

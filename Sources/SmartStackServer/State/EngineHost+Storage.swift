@@ -52,6 +52,10 @@ extension EngineHost {
             log.snapshot(engine)
         }
         fillDonationKeys()
+        // The first retention sweep is due at once: a start does not postpone it by a whole interval (the last
+        // life's schedule is not stored, so a service restarted more often than `retentionSweepSeconds` would
+        // otherwise never sweep).
+        wakeUp.lastRetentionSweep = clock.now().adding(seconds: -retentionSweepInterval)
         FreedMemory.release()
         summary.seconds = Self.monotonicSeconds() - started
         // The store's side of the start (the journal's `stateLoaded` entry then counts stacks and widgets).

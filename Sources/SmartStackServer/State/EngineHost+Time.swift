@@ -112,6 +112,6 @@ extension EngineHost {
         wakeUp.finish()
         subscriptions.finishAll()
         // Reads of the history waiting their turn are answered ServiceStopping; those running finish.
-        for waiting in historyReads.removeAll() { waiting.resume(returning: false) }
+        for waiting in historyReads.removeAll() + pageReads.removeAll() { waiting.resume(returning: false) }
     }
 }

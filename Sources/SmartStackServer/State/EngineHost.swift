@@ -85,8 +85,12 @@ public actor EngineHost {
     var latestEventTime = Timestamp(microseconds: .min)
     /// The stacks being backfilled (their latest events dated before the service's time) and what was journaled.
     var backfill = BackfillJournal()
-    /// The reads of the stored history running (`ListDonations` pages, `engine(asOf:)`), and those waiting their turn.
-    var historyReads = HistoryReads<CheckedContinuation<Bool, Never>>()
+    /// The rebuilds of the stored history running (`engine(asOf:)`), and those waiting their turn.
+    var historyReads = HistoryPlaces()
+    /// The `ListDonations` pages being read, and those waiting their turn: places of their own, so rebuilds, which
+    /// run at idle priority and under CPU load can hold their places for as long as the load lasts, never hold a
+    /// page read back (a short read at normal priority that waited on them waited without bound).
+    var pageReads = HistoryPlaces()
     /// Told the stored owners of claimed app ids after a rollback to the stored state (the access policy's claims).
     public var ownersRestored: (@Sendable ([AppID: UInt32]) -> Void)?
     /// Who owns an app for the per-uid shares of the global limits (`maxDonationsPerUID`, `maxKindsPerUID`): its

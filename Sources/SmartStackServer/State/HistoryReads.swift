@@ -46,3 +46,7 @@ struct HistoryReads<Waiter> {
         return all
     }
 }
+
+/// The host's places for reads of the history: its waiting reads are continuations, told whether they got a place
+/// (false: the host stopped).
+typealias HistoryPlaces = HistoryReads<CheckedContinuation<Bool, Never>>
