@@ -13,7 +13,7 @@ SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 RELEASE_UNCHECKED := -Xswiftc -enforce-exclusivity=unchecked
 RELEASE_FLAGS := -c release $(RELEASE_UNCHECKED)
 
-.PHONY: run test lint format build release deps build-deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store bench-socket bench-floor ctl-docs install-ctl soak fuzz fuzz-build fuzz-test
+.PHONY: run test lint format build release deps build-deps eval fit-prior cross-fit bench install install-systemd clean e2e bench-store bench-socket bench-floor bench-isolation ctl-docs install-ctl soak fuzz fuzz-build fuzz-test
 
 ## deps: install missing system packages (Debian) and Python test clients: varlink (the reference implementation,
 ## also its certification suite) and asyncvarlink (a second, independent client); systemd-journal-remote for the
@@ -141,6 +141,11 @@ bench-floor: release
 	@command -v redis-server >/dev/null || { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
 	bash bench/floor.sh
+
+## bench-isolation: one uid's write flood through 64 apps against another uid's GetStack, interleaved with the per-uid
+## rate limit on, off and no flood (BENCHMARKS.md, "Isolation"); as root. ROUNDS=3 RUN_SECONDS=6 by default.
+bench-isolation: release
+	python3 bench/isolation_flood.py
 
 ## install: everything under $(DESTDIR)$(PREFIX) (default /usr/local): release binaries smartstackd,
 ## smartstackctl and smartstack-desktop (Swift runtime linked in, so they do not need the toolchain), then

@@ -48,6 +48,32 @@ struct EngineRelevanceTests {
         #expect(try engine.entry("b", at: 2_000)?.contributions[.relevance] == nil)
     }
 
+    @Test("during a swipe's grace the widget it put down reads rotationLimited at once, as deciding again reads it")
+    func aSwipeOverARotatedWidgetIsOneDecision() throws {
+        var settings = EngineSettings()
+        settings.minimumTimeOnTop = 400
+        settings.swipeGracePeriod = 1_000
+        var engine = try F.engine(apps: ["a", "b"], settings: settings)
+        try engine.apply(F.donation("a", at: 5))
+        try engine.apply(.submitTimeline(.instance(F.instance("b")), F.timeline([(100, 1, 0)]), at: F.t(6)))
+        engine.publish(at: F.t(100))
+        #expect(engine.published(F.stack())?.entries.first?.instance == "b")
+        try engine.apply(
+            .engage(stack: F.stack(), instance: F.instance("a"), kind: .swipeTo, duration: nil, at: F.t(150)))
+        engine.publish(at: F.t(150))
+        let published = try #require(engine.published(F.stack()))
+        #expect(published.entries.map(\.instance) == ["a", "b"])
+        #expect(published.entries.map(\.reason) == [.manualSwipe, .rotationLimited])
+        // Decided again with nothing new (before the earlier rotation's minimum time on top ends, and after), the
+        // same order and reasons; Explain says the same.
+        for time in [200.0, 600.0] {
+            let again = try engine.evaluate(stack: F.stack(), at: F.t(time))
+            #expect(again.entries.map(\.reason) == published.entries.map(\.reason), "at \(time)")
+            let explained = try engine.explain(stack: F.stack(), instance: F.instance("b"), at: F.t(time))
+            #expect(explained.widgets.first?.reason == .rotationLimited, "at \(time)")
+        }
+    }
+
     @Test func aSecondRotationWithinTheMinimumTimeOnTopIsWithheldAndExplained() throws {
         var engine = try Self.twoRotations()
         #expect(engine.order(at: 100).first == "b")

@@ -277,7 +277,11 @@ extension Engine {
         // A manual swipe's grace holds the top as well: relevance does not rotate another widget up meanwhile.
         var limited: Set<Int> = []
         let publishedTopEntry = state.publishedTopEntry(asOf: time)
-        let publishedTop = publishedTopEntry?.instance
+        // While a manual swipe is in force its widget is the top this decision publishes, so the widget it put down
+        // is no longer the published top: exempt here, the swipe's decision labelled it `relevance` and deciding
+        // again after publishing (or `Explain`) said `rotationLimited`, a relabel with no event.
+        let swipe = configuration.developerMode ? nil : state.manualSwipe(asOf: time, grace: settings.swipeGracePeriod)
+        let publishedTop = swipe?.instance.rawValue ?? publishedTopEntry?.instance
         // The published top keeps its relevance unless a limit withheld it when the top was decided (it is on top by
         // behaviour or a swipe): then it earns it as any other widget would. Were it exempt for being the published
         // top, deciding again right after publishing would restore what the publish withheld (`GetStack` and
@@ -288,9 +292,7 @@ extension Engine {
         let topCanRotate =
             configuration.developerMode
             || state.lastRotation(asOf: time).map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
-        let relevanceCanRotate =
-            topCanRotate
-            && (configuration.developerMode || state.manualSwipe(asOf: time, grace: settings.swipeGracePeriod) == nil)
+        let relevanceCanRotate = topCanRotate && swipe == nil
         if configuration.smartRotate, !configuration.developerMode {
             while let first = order.first, standings[first].relevance > 0,
                 state.instances[first].rawValue != publishedTop || !topKeepsRelevance,
