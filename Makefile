@@ -143,9 +143,11 @@ bench-floor: release
 	bash bench/floor.sh
 
 ## bench-isolation: one uid's write flood through 64 apps against another uid's GetStack, interleaved with the per-uid
-## rate limit on, off and no flood (BENCHMARKS.md, "Isolation"); as root. ROUNDS=3 RUN_SECONDS=6 by default.
+## rate limit on, off and no flood; then one uid's connect/close churn against another uid's new connections, with
+## and without the churn (BENCHMARKS.md, "Isolation"); as root. ROUNDS=3 by default.
 bench-isolation: release
 	python3 bench/isolation_flood.py
+	python3 bench/isolation_churn.py
 
 ## install: everything under $(DESTDIR)$(PREFIX) (default /usr/local): release binaries smartstackd,
 ## smartstackctl and smartstack-desktop (Swift runtime linked in, so they do not need the toolchain), then

@@ -109,7 +109,10 @@ final class DirectoryLock: Sendable {
     private init(descriptor: Int32) { self.descriptor = descriptor }
 
     static func acquire(directory: String, database: String) throws(StoreOpenError) -> DirectoryLock {
-        let path = database + ".lock"
+        // Beside the file the database really is: a database that is a symbolic link to another state directory's
+        // (or a directory that links to another) is locked where that directory's service locks it, so the two are
+        // never open at once (each took the lock of its own directory and both wrote the one file).
+        let path = Self.resolved(database) + ".lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let reason = String(cString: strerror(errno))
@@ -129,6 +132,13 @@ final class DirectoryLock: Sendable {
                 .notWritable, path: database, reason: "cannot write the state directory \(directory): \(reason)")
         }
         return DirectoryLock(descriptor: fd)
+    }
+
+    /// `path` with every symbolic link resolved (`realpath`); itself when it does not exist yet.
+    static func resolved(_ path: String) -> String {
+        guard let real = realpath(path, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     /// Unlocks (once).

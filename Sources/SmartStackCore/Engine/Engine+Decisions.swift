@@ -104,6 +104,11 @@ extension Engine {
         state.dirty = false
         state.decidedGeneration = generation
         var decision = result.decision
+        // The stability state before this publish: kept as `earlier` once this publish changes it, for questions
+        // about a time before it.
+        let before = EarlierStability(
+            since: state.stableSince, top: state.published?.topWidget?.instance,
+            topWithheld: state.publishedTopWithheld, lastRotation: state.lastRotation, revision: state.revision)
         state.publishedTopWithheld =
             decision.topWidget.flatMap { top in state.instances.firstIndex { $0.rawValue == top.instance } }
             .map(result.limited.contains) ?? false
@@ -114,6 +119,7 @@ extension Engine {
         guard !decision.hasSameContent(as: state.sent) else {
             decision.revision = state.revision
             state.published = decision
+            state.keepEarlier(before, changedAt: time)
             stacks[id] = state
             return nil
         }
@@ -138,6 +144,7 @@ extension Engine {
         }
         state.published = decision
         state.sent = decision
+        state.keepEarlier(before, changedAt: time)
         stacks[id] = state
         return decision
     }
@@ -276,19 +283,19 @@ extension Engine {
         // publish sees the stability state as it was then (`StackState.asOf`).
         // A manual swipe's grace holds the top as well: relevance does not rotate another widget up meanwhile.
         var limited: Set<Int> = []
-        let publishedTopEntry = state.publishedTopEntry(asOf: time)
+        let topInForce = state.publishedTop(asOf: time)
         // While a manual swipe is in force its widget is the top this decision publishes, so the widget it put down
         // is no longer the published top: exempt here, the swipe's decision labelled it `relevance` and deciding
         // again after publishing (or `Explain`) said `rotationLimited`, a relabel with no event.
         let swipe = configuration.developerMode ? nil : state.manualSwipe(asOf: time, grace: settings.swipeGracePeriod)
-        let publishedTop = swipe?.instance.rawValue ?? publishedTopEntry?.instance
+        let publishedTop = swipe?.instance.rawValue ?? topInForce
         // The published top keeps its relevance unless a limit withheld it when the top was decided (it is on top by
         // behaviour or a swipe): then it earns it as any other widget would. Were it exempt for being the published
         // top, deciding again right after publishing would restore what the publish withheld (`GetStack` and
         // `Explain` disagreed on its reason and score, and the next publish let the rotation through inside the
         // minimum time on top, uncounted); were every top not on top by relevance alone subject to the limits, a top
         // that its rotation put there and a smaller relevance keeps there would lose it at the next decision.
-        let topKeepsRelevance = publishedTopEntry != nil && !state.publishedTopWithheld
+        let topKeepsRelevance = topInForce != nil && !state.publishedTopWithheld(asOf: time)
         let topCanRotate =
             configuration.developerMode
             || state.lastRotation(asOf: time).map { time.seconds(since: $0) >= settings.minimumTimeOnTop } ?? true
@@ -368,7 +375,8 @@ extension Engine {
                 at: protected.count)
             for position in entries.indices { entries[position].position = position }
         }
-        let decision = Decision(stack: configuration.id, revision: state.revision, time: time, entries: entries)
+        let decision = Decision(
+            stack: configuration.id, revision: state.revision(asOf: time), time: time, entries: entries)
         let suggested = candidate.flatMap { candidate in
             entries.contains { $0.reason == .suggestion } ? candidate.key : nil
         }
@@ -379,17 +387,50 @@ extension Engine {
 }
 
 extension StackState {
-    /// The published top, if it was published at or before `time`.
-    func publishedTop(asOf time: Timestamp) -> String? { publishedTopEntry(asOf: time)?.instance }
-
-    /// The top widget (or suggestion) of the last decision published at or before `time`.
-    func publishedTopEntry(asOf time: Timestamp) -> DecisionEntry? {
-        published.flatMap { $0.time <= time ? $0.topWidget : nil }
+    /// Keeps `before` (the stability state before a publish at `time`) as `earlier` when the publish changed it.
+    mutating func keepEarlier(_ before: EarlierStability, changedAt time: Timestamp) {
+        guard
+            published?.topWidget?.instance != before.top || publishedTopWithheld != before.topWithheld
+                || lastRotation != before.lastRotation
+        else { return }
+        earlier = before
+        stableSince = time
     }
 
-    /// The last rotation at or before `time`.
+    /// Whether `time` is at or after the latest change of the stability state (else `earlier` was in force, or, before
+    /// its own start, nothing known).
+    private func isLatest(at time: Timestamp) -> Bool {
+        guard let published else { return false }
+        return time >= (stableSince ?? published.time)
+    }
+
+    /// The top widget (or suggestion) published at or before `time`, in force then: the latest, or the one before it
+    /// for a time before the latest change.
+    func publishedTop(asOf time: Timestamp) -> String? {
+        if isLatest(at: time) { return published?.topWidget?.instance }
+        guard let earlier, let since = earlier.since, time >= since else { return nil }
+        return earlier.top
+    }
+
+    /// Whether the top in force at `time` had its relevance withheld when it was decided.
+    func publishedTopWithheld(asOf time: Timestamp) -> Bool {
+        if isLatest(at: time) { return publishedTopWithheld }
+        guard let earlier, let since = earlier.since, time >= since else { return false }
+        return earlier.topWithheld
+    }
+
+    /// The revision a decision about `time` carries: the latest, or for a time before the latest change of the
+    /// stability state the one in force before it.
+    func revision(asOf time: Timestamp) -> Int {
+        guard !isLatest(at: time), let earlier, let since = earlier.since, time >= since else { return revision }
+        return earlier.revision
+    }
+
+    /// The last rotation at or before `time`: the latest, or the one before it.
     func lastRotation(asOf time: Timestamp) -> Timestamp? {
-        lastRotation.flatMap { $0 <= time ? $0 : nil }
+        if let lastRotation, lastRotation <= time { return lastRotation }
+        guard let earlier = earlier?.lastRotation, earlier <= time else { return nil }
+        return earlier
     }
 
     /// The manual swipe in force at `time`: made at or before it, within the grace period.

@@ -8,7 +8,7 @@
 /// `CodecError`, and the service replays its log instead.
 extension Engine {
     /// The layout version of ``snapshot()``.
-    public static let snapshotFormat: UInt64 = 12
+    public static let snapshotFormat: UInt64 = 13
     private static let magic: [UInt8] = Array("SSES".utf8)
 
     /// The engine's state as bytes.
@@ -197,6 +197,14 @@ extension ByteWriter {
         optional(value.topSince) { $0.timestamp($1) }
         bool(value.publishedTopWithheld)
         optional(value.lastRotation) { $0.timestamp($1) }
+        optional(value.stableSince) { $0.timestamp($1) }
+        optional(value.earlier) { writer, earlier in
+            writer.optional(earlier.since) { $0.timestamp($1) }
+            writer.optional(earlier.top) { $0.string($1) }
+            writer.bool(earlier.topWithheld)
+            writer.optional(earlier.lastRotation) { $0.timestamp($1) }
+            writer.int(Int64(earlier.revision))
+        }
         optional(value.manualSwipe) { writer, swipe in
             writer.instance(swipe.instance)
             writer.timestamp(swipe.time)
@@ -293,6 +301,12 @@ extension ByteReader {
         state.topSince = try optionalTimestamp()
         state.publishedTopWithheld = try bool()
         state.lastRotation = try optionalTimestamp()
+        state.stableSince = try optionalTimestamp()
+        if try present() {
+            state.earlier = EarlierStability(
+                since: try optionalTimestamp(), top: try present() ? try string() : nil, topWithheld: try bool(),
+                lastRotation: try optionalTimestamp(), revision: try integer())
+        }
         if try present() { state.manualSwipe = ManualSwipe(instance: try instance(), time: try timestamp()) }
         for _ in 0..<(try count()) {
             state.dismissedSuggestions.append(DismissedSuggestion(key: try int32(), until: try timestamp()))

@@ -536,6 +536,12 @@ struct StackState: Sendable, Hashable {
     var publishedTopWithheld = false
     /// The last time the top changed by a rotation, a suggestion or a manual swipe.
     var lastRotation: Timestamp?
+    /// When the published top, its withheld flag and the last rotation took the values they have (the publish that
+    /// last changed one of them); `earlier` holds those before it. A question about a time between the two reads
+    /// `earlier` (`asOf`): with only the latest kept, one publish by time alone after a time changed the answer
+    /// about that time to an order never shown.
+    var stableSince: Timestamp?
+    var earlier: EarlierStability?
     var manualSwipe: ManualSwipe?
     /// Suggestions the user swiped away in this stack, and until when each stays out of it
     /// (``Engine/suggestionLifetime`` after the swipe; at most one per candidate, the expired ones dropped).
@@ -544,6 +550,17 @@ struct StackState: Sendable, Hashable {
     var decidedGeneration = -1
 
     init(configuration: StackConfiguration) { self.configuration = configuration }
+}
+
+/// A stack's stability state before its latest change: the published top (an instance or suggestion id), whether
+/// its relevance was withheld, and the last rotation, in force from `since` (unknown when nil: never read), under
+/// `revision`.
+struct EarlierStability: Sendable, Hashable {
+    var since: Timestamp?
+    var top: String?
+    var topWithheld: Bool
+    var lastRotation: Timestamp?
+    var revision: Int
 }
 
 /// A suggestion swiped away in a stack: its candidate key, kept out of the stack until `until`.

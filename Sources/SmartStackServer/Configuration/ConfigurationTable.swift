@@ -115,6 +115,10 @@ extension ServerConfiguration {
             "maxConnectionsPerUID", 1...65_536, \.maxConnectionsPerUID,
             "connections one uid may hold (root and the service's own uid aside); more are closed on accept"),
         .integer(
+            "maxPendingConnectionsPerUID", 1...65_536, \.maxPendingConnectionsPerUID,
+            "connections of one uid accepted and not yet set up (root and the service's own uid aside); more are closed on accept, so one uid connecting in a loop cannot hold others' connections back"
+        ),
+        .integer(
             "maxAppsPerUID", 1...1_000_000, \.maxAppsPerUID,
             "app ids one uid may claim in system mode (root and the service's own uid aside); more are LimitExceeded"),
         .integer(

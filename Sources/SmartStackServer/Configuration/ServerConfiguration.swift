@@ -19,6 +19,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var stopGraceSeconds = 5
     /// The most connections one uid (other than root and the service's own) may have open at once.
     public var maxConnectionsPerUID = 256
+    /// The most connections of one uid (other than root and the service's own) accepted and waiting to be set up;
+    /// more are closed on accept, so one uid connecting in a loop cannot hold everyone else's connections back.
+    public var maxPendingConnectionsPerUID = 32
     /// Apps one uid may own by claiming them in system mode (root and the service's own uid aside).
     public var maxAppsPerUID = 4_096
     /// Recording calls (and deletions) a second per app, on average; 0 turns the limit off.

@@ -149,6 +149,11 @@ extension ServiceJournal {
             (method, error, reason) = (
                 "", "connection closed", "connections per uid (\(limit), maxConnectionsPerUID) reached"
             )
+        case .pendingConnectionsPerUID(let limit):
+            (method, error, reason) = (
+                "", "connection closed",
+                "connections per uid waiting to be set up (\(limit), maxPendingConnectionsPerUID) reached"
+            )
         case .permissionDenied(let called, let why):
             (method, error, reason) = (called, "org.varlink.service.PermissionDenied", why)
         }

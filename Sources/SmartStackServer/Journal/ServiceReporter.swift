@@ -6,6 +6,9 @@ public enum ClientRejection: Sendable, Hashable {
     case connectionLimit(Int)
     /// The caller's uid had `maxConnectionsPerUID` connections open; the connection was closed on accept.
     case connectionsPerUID(Int)
+    /// The caller's uid had `maxPendingConnectionsPerUID` connections accepted and not yet set up (it connects faster
+    /// than the service sets its connections up); the connection was closed on accept.
+    case pendingConnectionsPerUID(Int)
     /// The access policy refused a call: the method, and why.
     case permissionDenied(method: String, reason: String)
 }

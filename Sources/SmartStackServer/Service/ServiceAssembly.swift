@@ -57,7 +57,8 @@ public struct ServiceAssembly: Sendable {
         // Root and the service's own uid are trusted (they may do everything): not counted per uid.
         let connections = ConnectionRegistry(
             limit: configuration.maxConnections, perUIDLimit: configuration.maxConnectionsPerUID,
-            exempt: [0, getuid()], inputBudget: configuration.maxInputBytes)
+            pendingPerUIDLimit: configuration.maxPendingConnectionsPerUID, exempt: [0, getuid()],
+            inputBudget: configuration.maxInputBytes)
         let dispatcher = ServiceDispatcher(
             host: host, connections: connections, levels: levels, maxListLimit: configuration.host.maxListLimit,
             logger: logger, access: access, reporter: reporter,

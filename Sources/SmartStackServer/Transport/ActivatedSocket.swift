@@ -6,12 +6,15 @@ import Synchronization
     import Glibc
 #endif
 
-/// Accepts connections on the listening sockets that systemd passed (socket activation), without calling
-/// `listen()` on them again.
+/// Accepts connections on listening sockets: those systemd passed (socket activation), without calling `listen()` on
+/// them again, or one bound to a path here (`bind(path:mode:)`).
 ///
 /// NIO's `ServerBootstrap.bind(_:)` re-listens an adopted socket with its own backlog (128), which would
 /// override the unit's `Backlog=`. So the accepting is done here, on a thread of its own that polls the
-/// sockets and a wake-up pipe; each accepted connection is handed to NIO as a connected socket.
+/// sockets and a wake-up pipe; each accepted connection is handed to NIO as a connected socket. The thread takes
+/// every connection waiting as soon as it comes, reads its peer's credentials and asks `admit` first: a uid that
+/// connects faster than the loop sets connections up is closed at once here, at the cost of an accept, rather than
+/// filling the kernel's backlog, ahead of everyone else's connections, with its own.
 final class ActivatedSocket: Sendable {
     /// The listening sockets (owned by this object from now on; systemd keeps its own copies).
     let descriptors: [Int32]
@@ -19,6 +22,43 @@ final class ActivatedSocket: Sendable {
     private let wakeUp: (read: Int32, write: Int32)
     private let thread = DispatchQueue(label: "smartstackd.accept")
     private let stopped = Atomic<Bool>(false)
+
+    /// An accepted connection: the connected descriptor and its peer.
+    struct Accepted: Sendable {
+        var descriptor: Int32
+        var peer: PeerCredentials
+    }
+
+    /// Connections the kernel queues on a socket bound here before they are accepted. A connection waits behind all
+    /// those queued before it, whoever made them, so a deeper queue is a longer wait when one uid connects in a loop
+    /// (SOMAXCONN, 4,096: a victim's connection waited 82 ms behind such a loop; 512: see BENCHMARKS.md).
+    static let backlog: Int32 = 512
+
+    /// Binds a new listening socket at `path` (made ready by `SocketPath.prepare`) with `backlog`,
+    /// sets its mode, and serves it; throws `ListenError` naming the path when it can't.
+    static func bind(path: String, mode: mode_t, logger: Logger) throws(ListenError) -> ActivatedSocket {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw ListenError(path: path, reason: "socket: \(String(cString: strerror(errno)))")
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() where index < buffer.count - 1 { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, listen(descriptor, Self.backlog) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw ListenError(path: path, reason: reason)
+        }
+        SocketPath.setMode(path, mode: mode)
+        return try ActivatedSocket(descriptors: [descriptor], logger: logger)
+    }
 
     /// Takes the listening `AF_UNIX` stream sockets among `descriptors`. One that is not (a FIFO or datagram socket
     /// a unit also named `varlink`) is left alone with a warning; throws `ListenError` when none is.
@@ -67,13 +107,14 @@ final class ActivatedSocket: Sendable {
         return nil
     }
 
-    /// The accepted connections (connected, non-blocking, close-on-exec descriptors) until ``stop()``.
+    /// The accepted connections (connected, non-blocking, close-on-exec descriptors) until ``stop()``: those `admit`
+    /// let through (it is asked on the accepting thread, and must return at once); the others are closed at once.
     ///
     /// Call once. When the stream ends, the listening descriptors are closed.
-    func connections() -> AsyncStream<Int32> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+    func connections(admit: @escaping @Sendable (PeerCredentials) -> Bool = { _ in true }) -> AsyncStream<Accepted> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Accepted.self)
         thread.async { [self] in
-            acceptLoop(continuation)
+            acceptLoop(continuation, admit: admit)
             continuation.finish()
             for descriptor in descriptors { close(descriptor) }
             close(wakeUp.read)
@@ -89,7 +130,9 @@ final class ActivatedSocket: Sendable {
         _ = write(wakeUp.write, &one, 1)
     }
 
-    private func acceptLoop(_ continuation: AsyncStream<Int32>.Continuation) {
+    private func acceptLoop(
+        _ continuation: AsyncStream<Accepted>.Continuation, admit: @Sendable (PeerCredentials) -> Bool
+    ) {
         // The wake-up pipe first, then every listening socket; a socket that fails is no longer polled.
         var polled = [pollfd(fd: wakeUp.read, events: Int16(POLLIN), revents: 0)]
         polled += descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
@@ -107,20 +150,28 @@ final class ActivatedSocket: Sendable {
                     failed.append(index)
                     continue
                 }
-                acceptWaiting(on: polled[index].fd, continuation)
+                acceptWaiting(on: polled[index].fd, continuation, admit: admit)
             }
             for index in failed.reversed() { polled.remove(at: index) }
         }
     }
 
     /// Takes every connection waiting on `descriptor`.
-    private func acceptWaiting(on descriptor: Int32, _ continuation: AsyncStream<Int32>.Continuation) {
+    private func acceptWaiting(
+        on descriptor: Int32, _ continuation: AsyncStream<Accepted>.Continuation,
+        admit: @Sendable (PeerCredentials) -> Bool
+    ) {
         while true {
             let connection = accept(descriptor, nil, nil)
             if connection >= 0 {
                 _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
                 _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) | O_NONBLOCK)
-                continuation.yield(connection)
+                let peer = PeerCredentials.of(descriptor: connection)
+                guard admit(peer) else {
+                    close(connection)
+                    continue
+                }
+                continuation.yield(Accepted(descriptor: connection, peer: peer))
                 continue
             }
             if errno == EINTR || errno == ECONNABORTED { continue }

@@ -16,6 +16,8 @@ public final class ConnectionRegistry: Sendable {
         var accepted = 0
         var rejected = 0
         var stopping = false
+        /// Connections accepted from the kernel but not yet set up (waiting for the loop), by the peer's uid.
+        var pending: [UInt32: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -29,6 +31,11 @@ public final class ConnectionRegistry: Sendable {
     private let exempt: Set<UInt32>
     /// The most bytes all connections together may hold in unfinished input (`maxInputBytes`).
     public let inputBudget: Int
+    /// The most connections of one uid accepted from the kernel and waiting to be set up
+    /// (`maxPendingConnectionsPerUID`); more are closed at once by the accepting thread. Connections wait in the
+    /// order they came, so a uid that connects and closes in a loop put every other uid's new connection behind all
+    /// of its own (the listen backlog full: a victim's connect waited 30-100 ms, on a debug build most failed).
+    public let pendingPerUIDLimit: Int
 
     /// Why a connection was refused.
     enum Refusal: Sendable, Hashable {
@@ -36,11 +43,39 @@ public final class ConnectionRegistry: Sendable {
         case perUIDLimit(Int)
     }
 
-    public init(limit: Int, perUIDLimit: Int = .max, exempt: Set<UInt32> = [], inputBudget: Int = .max) {
+    public init(
+        limit: Int, perUIDLimit: Int = .max, pendingPerUIDLimit: Int = .max, exempt: Set<UInt32> = [],
+        inputBudget: Int = .max
+    ) {
         self.limit = limit
         self.inputBudget = inputBudget
         self.perUIDLimit = perUIDLimit
+        self.pendingPerUIDLimit = pendingPerUIDLimit
         self.exempt = exempt
+    }
+
+    /// Counts a connection of `uid` just accepted from the kernel as waiting to be set up, unless its uid has
+    /// `pendingPerUIDLimit` waiting already (then it is counted refused, and the caller closes it). Exempt uids are
+    /// not counted. Each admitted one is `settled` once set up (or failed to be).
+    func admitPending(uid: UInt32) -> Bool {
+        guard !exempt.contains(uid) else { return true }
+        return state.withLock { state in
+            guard state.pending[uid, default: 0] < pendingPerUIDLimit else {
+                state.rejected += 1
+                return false
+            }
+            state.pending[uid, default: 0] += 1
+            return true
+        }
+    }
+
+    /// A connection `admitPending` counted is set up (or could not be): it no longer waits.
+    func settlePending(uid: UInt32) {
+        guard !exempt.contains(uid) else { return }
+        state.withLock { state in
+            let left = state.pending[uid, default: 1] - 1
+            state.pending[uid] = left > 0 ? left : nil
+        }
     }
 
     /// Connections open now.

@@ -21,6 +21,18 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "pid \(pid) uid \(uid) gid \(gid)" }
 
+    /// The peer's credentials of a connected Unix socket descriptor (`SO_PEERCRED`); `unknown` when it cannot tell.
+    static func of(descriptor: Int32) -> PeerCredentials {
+        #if canImport(Glibc)
+            var credentials = KernelPeerCredentials()
+            var length = socklen_t(MemoryLayout<KernelPeerCredentials>.size)
+            guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return .unknown }
+            return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+        #else
+            return .unknown
+        #endif
+    }
+
     /// The peer's credentials of a connected Unix socket channel, read now (on the channel's event loop).
     static func now(of channel: any Channel) -> PeerCredentials {
         #if canImport(Glibc)

@@ -90,64 +90,20 @@ public struct VarlinkListener: NamedService {
         self.onShutdown = onShutdown
     }
 
-    /// Binds the socket at `path`; throws `ListenError` when it can't, before anything is served.
-    ///
-    /// Each accepted connection is admitted (or refused over the limit) and gets its ``VarlinkConnection``
-    /// handler as NIO creates it, before it is registered, so nothing it sends (data and its end, as soon as
-    /// they come) can reach the pipeline first. Accepted connections come out as plain values, not async
-    /// channels (an async channel NIO accepted while the server was closing would be dropped unfinished, which
-    /// NIO treats as a fatal error).
-    private func bind(_ path: String) async throws -> NIOAsyncChannel<AcceptedConnection, Never> {
-        let bootstrap = ServerBootstrap(group: eventLoop)
-            .serverChannelOption(.backlog, value: 512)
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelOption(.autoRead, value: false)
-        let initializer = connectionInitializer()
-        try SocketPath.prepare(path, directoryMode: directoryMode)
-        do {
-            let server = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
-            SocketPath.setMode(path, mode: socketMode)
-            return server
-        } catch {
-            throw ListenError(path: path, reason: "\(error)")
-        }
-    }
-
     public func run() async throws {
-        let path: String
         switch target {
         case .fileDescriptor(let descriptor, _):
-            try await runActivated(ActivatedSocket(descriptors: [descriptor], logger: logger))
-            return
+            try await serve(ActivatedSocket(descriptors: [descriptor], logger: logger), activated: true)
         case .fileDescriptors(let descriptors):
-            try await runActivated(ActivatedSocket(descriptors: descriptors, logger: logger))
-            return
-        case .path(let bound):
-            path = bound
+            try await serve(ActivatedSocket(descriptors: descriptors, logger: logger), activated: true)
+        case .path(let path):
+            // Bound here, not by NIO's `ServerBootstrap`, so connections are accepted as systemd's are: on a thread
+            // of their own, each peer's uid known before it waits for the loop (`ActivatedSocket`).
+            try SocketPath.prepare(path, directoryMode: directoryMode)
+            let socket = try ActivatedSocket.bind(path: path, mode: socketMode, logger: logger)
+            await serve(socket, activated: false)
+            unlink(path)
         }
-        let server = try await bind(path)
-        logger.info("listening", metadata: ["address": "\(target)"])
-        await onListening()
-        let serverChannel = server.channel
-        let connections = self.connections
-        let executor = self.executor
-        let stopGrace = self.stopGrace
-        try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await server.executeThenClose { inbound in
-                    for try await accepted in inbound {
-                        group.addTask(executorPreference: executor) { await serve(accepted) }
-                    }
-                }
-            }
-        } onGracefulShutdown: {
-            // Stop accepting, end streams, and let every connection answer what it already received.
-            serverChannel.close(promise: nil)
-            connections.closeInputs(closingAllAfter: stopGrace)
-            Task { await onShutdown() }
-        }
-        unlink(path)
-        reportStop()
     }
 
     private func reportStop() {
@@ -160,14 +116,25 @@ public struct VarlinkListener: NamedService {
         logger.info("stopped listening", metadata: ["address": "\(target)"])
     }
 
-    /// Serves a socket systemd passed: accepted here (keeping the unit's backlog), each connection handed
-    /// to NIO. The socket file is systemd's: it is neither removed nor re-bound.
-    private func runActivated(_ socket: ActivatedSocket) async throws {
-        logger.info("listening", metadata: ["address": "\(target)", "activation": "systemd"])
+    /// Serves a listening socket, systemd's (`activated`: accepted here, keeping the unit's backlog; the socket file
+    /// is systemd's, neither removed nor re-bound) or one bound to `--listen`'s path: each connection accepted on the
+    /// socket's own thread, admitted by its uid's connections waiting to be set up (`maxPendingConnectionsPerUID`),
+    /// then handed to NIO.
+    private func serve(_ socket: ActivatedSocket, activated: Bool) async {
+        if activated {
+            logger.info("listening", metadata: ["address": "\(target)", "activation": "systemd"])
+        } else {
+            logger.info("listening", metadata: ["address": "\(target)"])
+        }
         await onListening()
         let connections = self.connections
+        let reporter = self.reporter
         let stopGrace = self.stopGrace
-        let accepted = socket.connections()
+        let accepted = socket.connections { peer in
+            if connections.admitPending(uid: peer.uid) { return true }
+            reporter.clientRejected(peer, .pendingConnectionsPerUID(connections.pendingPerUIDLimit))
+            return false
+        }
         let eventLoop = self.eventLoop
         let executor = self.executor
         let initializer = connectionInitializer()
@@ -181,8 +148,10 @@ public struct VarlinkListener: NamedService {
                             .channelOption(.autoRead, value: false)
                         do {
                             connection = try await bootstrap.withConnectedSocket(
-                                descriptor, channelInitializer: initializer)
+                                descriptor.descriptor, channelInitializer: initializer)
+                            connections.settlePending(uid: descriptor.peer.uid)
                         } catch {
+                            connections.settlePending(uid: descriptor.peer.uid)
                             logger.notice("could not take a connection", metadata: ["error": "\(error)"])
                             return
                         }
