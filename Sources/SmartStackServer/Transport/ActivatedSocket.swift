@@ -41,16 +41,7 @@ final class ActivatedSocket: Sendable {
         guard descriptor >= 0 else {
             throw ListenError(path: path, reason: "socket: \(String(cString: strerror(errno)))")
         }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() where index < buffer.count - 1 { buffer[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = SocketPath.withAddress(path) { Glibc.bind(descriptor, $0, $1) }
         guard bound == 0, listen(descriptor, Self.backlog) == 0 else {
             let reason = String(cString: strerror(errno))
             close(descriptor)
