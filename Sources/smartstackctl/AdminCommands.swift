@@ -1,4 +1,5 @@
 import ArgumentParser
+import SmartStackCore
 import SmartStackCtlKit
 import SmartStackProtocol
 
@@ -29,7 +30,15 @@ struct Owners: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let reply = try await global.call { ListAppOwnersRequest() }
+            // Every page: the claims after the last one listed, until a reply says no more follow.
+            var reply = try await global.call { ListAppOwnersRequest() }
+            var all = reply.objects("owners")
+            while let next = reply.string("next"), let after = try? AppID(next) {
+                reply = try await global.call { ListAppOwnersRequest(after: after) }
+                all += reply.objects("owners")
+            }
+            reply["owners"] = .array(all.map { .object($0) })
+            reply["next"] = nil
             global.emit(reply) {
                 let owners = reply.objects("owners")
                 guard !owners.isEmpty else { return "(no app is claimed)" }

@@ -190,6 +190,7 @@ struct RequestErrorTests {
         (.getBudget, #"{"instance":"w1","at":17}"#, "at"),
         (.setLogLevel, #"{"level":"loud"}"#, "level"),
         (.releaseApp, #"{"app":""}"#, "app"),
+        (.listAppOwners, #"{"limit":0}"#, "limit"),
         (.getInterfaceDescription, #"{"interface":null}"#, "interface"),
     ]
 

@@ -40,7 +40,8 @@ struct TypedRequestTests {
         case .getInterfaceDescription(let r): return r.interface
         case .setLogLevel(let r): return r.level.rawValue
         case .releaseApp(let r): return r.app.rawValue
-        case .getInfo, .listStacks, .getStatistics, .listAppOwners: return "-"
+        case .listAppOwners(let r): return "\(r.after?.rawValue ?? "-") \(r.limit)"
+        case .getInfo, .listStacks, .getStatistics: return "-"
         }
         return AnyHashable(event)
     }

@@ -399,8 +399,18 @@ def test_an_administrator_lists_the_claims_and_gives_one_back(make_daemon, workd
     daemon = make_daemon(extra_args=("--system",), config="providers = *\n", subdirectory="d")
     caller = os.path.join(scripts, "caller.py")
     as_user(65534, caller, daemon.socket_path, json.dumps([donate("org.ex.squat", "s"), donate("org.ex.own", "o")]))
-    owners = call(daemon.address, "io.smartstack.Admin", "ListAppOwners")["owners"]
-    assert owners == [{"app": "org.ex.own", "uid": 65534}, {"app": "org.ex.squat", "uid": 65534}], owners
+    listed = call(daemon.address, "io.smartstack.Admin", "ListAppOwners")
+    # (A null next is left out of the reply, as every null field is.)
+    assert listed == {"owners": [{"app": "org.ex.own", "uid": 65534}, {"app": "org.ex.squat", "uid": 65534}]}, listed
+    # A page at a time: next names the page's last app while more follow.
+    first = call(daemon.address, "io.smartstack.Admin", "ListAppOwners", limit=1)
+    assert first == {"owners": [{"app": "org.ex.own", "uid": 65534}], "next": "org.ex.own"}, first
+    rest = call(daemon.address, "io.smartstack.Admin", "ListAppOwners", after=first["next"], limit=1)
+    assert rest == {"owners": [{"app": "org.ex.squat", "uid": 65534}]}, rest
+    with pytest.raises(varlink.VarlinkError) as refused_limit:
+        call(daemon.address, "io.smartstack.Admin", "ListAppOwners", limit=0)
+    assert refused_limit.value.error() == "org.varlink.service.InvalidParameter"
+    assert refused_limit.value.parameters()["parameter"] == "limit"
     # A reload watch opened for the app before its release ends with it (it would carry the next owner's requests).
     watch = daemon.raw(timeout=10)
     watch.sendall(encode("io.smartstack.Provider.WatchReloads", {"app": "org.ex.squat"}, more=True))

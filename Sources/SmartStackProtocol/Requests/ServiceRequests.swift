@@ -44,22 +44,41 @@ public struct GetStatisticsRequest: VarlinkMethodRequest {
     }
 }
 
-/// `io.smartstack.Admin.ListAppOwners`; the reply is `reply(owners:)`.
+/// `io.smartstack.Admin.ListAppOwners`: one page of the claims, by app id; the reply is `reply(owners:after:limit:)`.
 public struct ListAppOwnersRequest: VarlinkMethodRequest {
     public static let method = SmartStackMethod.listAppOwners
     public static let access = MethodAccess.admin
     public var anyRequest: SmartStackRequest { .listAppOwners(self) }
 
+    /// The page size when the caller gives none.
+    public static let defaultLimit = 1_000
+    /// The largest page.
+    public static let maximumLimit = 10_000
+
+    /// The previous page's `next` (an app id): the page starts after it.
+    public var after: AppID?
+    /// The most claims to return.
+    public var limit: Int
+
     public init(parameters: JSONObject) throws(VarlinkError) {
-        _ = try Parameters(parameters, allowed: [])
+        let p = try Parameters(parameters, allowed: ["after", "limit"])
+        after = p.value("after") == nil ? nil : try p.appID("after")
+        limit = try p.optionalInt("limit") ?? Self.defaultLimit
+        guard (1...Self.maximumLimit).contains(limit) else {
+            throw .invalidParameter("limit", reason: "must be between 1 and \(Self.maximumLimit)")
+        }
     }
 
-    /// `{owners: [{app, uid}]}`, by app id.
-    public static func reply(owners: [(app: AppID, uid: UInt32)]) -> JSONObject {
-        let sorted = owners.sorted { $0.app < $1.app }
+    /// `{owners: [{app, uid}], next}`: the claims by app id after `after`, at most `limit`; `next` is the page's last
+    /// app when more follow, else null.
+    public static func reply(owners: [(app: AppID, uid: UInt32)], after: AppID?, limit: Int) -> JSONObject {
+        let sorted = owners.filter { owner in after.map { owner.app > $0 } ?? true }.sorted { $0.app < $1.app }
+        let page = sorted.prefix(limit)
+        let next: JSONValue =
+            if sorted.count > page.count, let last = page.last { .string(last.app.rawValue) } else { .null }
         return [
-            "owners": .array(
-                sorted.map { .object(["app": .string($0.app.rawValue), "uid": .int(Int64($0.uid))]) })
+            "owners": .array(page.map { .object(["app": .string($0.app.rawValue), "uid": .int(Int64($0.uid))]) }),
+            "next": next,
         ]
     }
 }
@@ -244,8 +263,17 @@ extension SetLogLevelRequest {
 }
 
 extension ListAppOwnersRequest {
-    public init() {}
-    public var wireParameters: JSONObject { [:] }
+    public init(after: AppID? = nil, limit: Int = ListAppOwnersRequest.defaultLimit) {
+        self.after = after
+        self.limit = limit
+    }
+
+    public var wireParameters: JSONObject {
+        var parameters: JSONObject = [:]
+        if let after { parameters["after"] = .string(after.rawValue) }
+        if limit != Self.defaultLimit { parameters["limit"] = .int(Int64(limit)) }
+        return parameters
+    }
 }
 
 extension ReleaseAppRequest {

@@ -219,8 +219,9 @@ extension ServiceDispatcher {
         // io.smartstack.Admin
         case .getStatistics:
             return .done(.reply(statistics(on: host).wireObject))
-        case .listAppOwners:
-            return .done(.reply(ListAppOwnersRequest.reply(owners: access.owners)))
+        case .listAppOwners(let request):
+            return .done(
+                .reply(ListAppOwnersRequest.reply(owners: access.owners, after: request.after, limit: request.limit)))
         case .releaseApp(let request):
             let uid = access.releaseClaim(of: request.app)
             // The app's donations and kinds no longer count toward that uid's shares of the global limits, and the
