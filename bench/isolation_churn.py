@@ -14,9 +14,9 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
-import tempfile
 import time
+
+from isolation_flood import as_user, client_directory
 
 BUILD = os.environ.get("BUILD", ".build/release")
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
@@ -82,12 +82,6 @@ print(json.dumps({"failed": failed, "latencies": latencies}))
 '''
 
 
-def as_user(uid, script, *arguments):
-    return subprocess.Popen(
-        ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", sys.executable, script, *map(str, arguments)],
-        stdout=subprocess.PIPE, text=True)
-
-
 def run(work, churn):
     state = os.path.join(work, "state")
     path = os.path.join(work, "sock")
@@ -116,15 +110,8 @@ def run(work, churn):
 
 
 def main():
-    if os.geteuid() != 0:
-        raise SystemExit("run as root (the clients run as uid 65534 and 1000 through setpriv)")
-    work = tempfile.mkdtemp(prefix="smartstack-churn-")
-    os.chmod(work, 0o755)
+    work = client_directory("smartstack-churn-", {"churner.py": CHURNER, "victim.py": VICTIM})
     try:
-        for name, text in (("churner.py", CHURNER), ("victim.py", VICTIM)):
-            with open(os.path.join(work, name), "w") as f:
-                f.write(text)
-            os.chmod(os.path.join(work, name), 0o644)
         results = {True: [], False: []}
         for round_ in range(ROUNDS):
             for churn in (True, False):

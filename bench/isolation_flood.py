@@ -33,8 +33,14 @@ import json, select, socket, sys, time
 path, apps, depth, seconds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 conns = []
 for index in range(apps):
+    # One at a time, each answered once before the next: a burst of more than maxPendingConnectionsPerUID (32)
+    # connections waiting to be set up has the rest closed on accept.
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
+    s.sendall(json.dumps({"method": "io.smartstack.Admin.GetInfo", "parameters": {}}).encode() + b"\0")
+    answer = b""
+    while b"\0" not in answer:
+        answer += s.recv(1 << 16)
     s.setblocking(False)
     conns.append([s, f"org.flood.a{index}", 0, b""])
 def frame(app, n):
@@ -149,16 +155,22 @@ def run(work, per_uid, flood=True):
             "ok": flooded["ok"] / SECONDS, "refused": flooded["refused"] / SECONDS, "other": flooded["other"]}
 
 
-def main():
+def client_directory(prefix, clients):
+    """A world-readable temporary directory holding the client scripts (name: text) the other uids run; as root."""
     if os.geteuid() != 0:
         raise SystemExit("run as root (the clients run as uid 65534 and 1000 through setpriv)")
-    work = tempfile.mkdtemp(prefix="smartstack-isolation-")
+    work = tempfile.mkdtemp(prefix=prefix)
     os.chmod(work, 0o755)
+    for name, text in clients.items():
+        with open(os.path.join(work, name), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(work, name), 0o644)
+    return work
+
+
+def main():
+    work = client_directory("smartstack-isolation-", {"attacker.py": ATTACKER, "victim.py": VICTIM})
     try:
-        for name, text in (("attacker.py", ATTACKER), ("victim.py", VICTIM)):
-            with open(os.path.join(work, name), "w") as f:
-                f.write(text)
-            os.chmod(os.path.join(work, name), 0o644)
         modes = (("limit", 2000, True), ("off", 0, True), ("idle", 2000, False))
         results = {mode: [] for mode, _, _ in modes}
         for round_ in range(ROUNDS):

@@ -161,7 +161,7 @@ extension ServiceDispatcher {
             }
         case .getStack(let request):
             if let at = request.at {
-                guard host.isCurrent(at, stack: request.stack) else {
+                guard host.isCurrent(at) else {
                     return .later { [self] in
                         await outcome(context) { () async throws(VarlinkError) in
                             let decision = try await self.host(context) { host throws(HostError) in
@@ -199,7 +199,7 @@ extension ServiceDispatcher {
         case .setContext(let request):
             return try record(context, on: host, { now in request.event(defaultTime: now) }) { _ in [:] }
         case .explain(let request):
-            if let at = request.at, !host.isCurrent(at, stack: request.stack) {
+            if let at = request.at, !host.isCurrent(at) {
                 return .later { [self] in
                     await outcome(context) { () async throws(VarlinkError) in
                         let explanation = try await self.host(context) { host throws(HostError) in

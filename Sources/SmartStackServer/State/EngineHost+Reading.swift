@@ -52,18 +52,18 @@ extension EngineHost {
         do { return try engine.evaluate(stack: id, at: serviceTime()) } catch { throw .core(error) }
     }
 
-    /// Whether a question about `stack` at `time` is answered from the current state (no recorded event is later),
-    /// so it needs no replay of the history. (Not also "and no publish is later": a replay's questions, dated in the
-    /// past after its backfilled events, are all before the publishes at the service's time, and each rebuilt the
-    /// engine from the whole log: a replay of a few thousand events took minutes of CPU.)
-    public func isCurrent(_ time: Timestamp, stack: StackID) -> Bool { time >= latestEventTime }
+    /// Whether a question about `time` is answered from the current state (no recorded event is later; the stability
+    /// state is read as of `time`, `StackState.earlier` included), so it needs no replay of the history. (Not also "and
+    /// no publish is later": a replay's questions, dated in the past after its backfilled events, are all before the
+    /// publishes at the service's time, and each rebuilt the engine from the whole log.)
+    public func isCurrent(_ time: Timestamp) -> Bool { time >= latestEventTime }
 
-    /// The decision a stack would have at `time`, from the current state (only when `isCurrent(time, stack:)`).
+    /// The decision a stack would have at `time`, from the current state (only when `isCurrent(time)`).
     public func currentDecision(_ id: StackID, at time: Timestamp) throws(HostError) -> Decision {
         do { return try engine.evaluate(stack: id, at: time) } catch { throw .core(error) }
     }
 
-    /// Why a stack (or one widget) is where it is: at `time` (only when `isCurrent(time, stack:)`), or without one for the
+    /// Why a stack (or one widget) is where it is: at `time` (only when `isCurrent(time)`), or without one for the
     /// time of the stack's current decision (after `publishForRead`).
     public func currentExplanation(stack id: StackID, instance: InstanceID?, at time: Timestamp?) throws(HostError)
         -> StackExplanation
@@ -75,7 +75,7 @@ extension EngineHost {
     /// The decision a stack would have at `time`, without publishing anything: from the current state when it is
     /// current for `time` (`isCurrent`), else from the history up to `time` (see `engine(asOf:)`).
     public func stack(_ id: StackID, at time: Timestamp, reader: UInt32 = 0) async throws(HostError) -> Decision {
-        let engine = try await engine(asOf: time, stack: id, reader: reader)
+        let engine = try await engine(asOf: time, reader: reader)
         do { return try engine.evaluate(stack: id, at: time) } catch { throw .core(error) }
     }
 
@@ -87,7 +87,7 @@ extension EngineHost {
         var engine = self.engine
         var at = time ?? serviceTime()
         if let time {
-            engine = try await self.engine(asOf: time, stack: id, reader: reader)
+            engine = try await self.engine(asOf: time, reader: reader)
         } else {
             let ticket = tick()
             do { try await ticket.committed() } catch { recoverIfNeeded() }
@@ -97,13 +97,12 @@ extension EngineHost {
         do { return try engine.explain(stack: id, instance: instance, at: at) } catch { throw .core(error) }
     }
 
-    /// The engine to answer a question about `stack` at `time`: the live one when it is current for it (`isCurrent`:
-    /// its stability state is read as of `time`), else one rebuilt off the event loop from the stored events dated
-    /// at or before `time`, in the order they were applied (publish marks included, the later ones at `time`): the
-    /// state as it was then, with nothing of what came after. `reader`: the caller's uid (history reads take turns by
-    /// uid).
-    func engine(asOf time: Timestamp, stack: StackID, reader: UInt32 = 0) async throws(HostError) -> Engine {
-        guard !isCurrent(time, stack: stack) else { return engine }
+    /// The engine to answer a question about `time`: the live one when it is current for it (`isCurrent`: its
+    /// stability state is read as of `time`), else one rebuilt off the event loop from the stored events dated at or
+    /// before `time`, in the order they were applied (publish marks included, the later ones at `time`): the state as
+    /// it was then, with nothing of what came after. `reader`: the caller's uid (history reads take turns by uid).
+    func engine(asOf time: Timestamp, reader: UInt32 = 0) async throws(HostError) -> Engine {
+        guard !isCurrent(time) else { return engine }
         // Everything logged so far, read back once stored.
         let through = log.lastSequence
         // At most `maxHistoryReads` reads of the history at once (a rebuild holds an engine and reads the whole
