@@ -28,7 +28,7 @@ public struct Engine: Sendable {
     var liveActivities = LiveActivityRegistry()
     var keyTimelines: [Int32: Timeline] = [:]
     var keyRelevance: [Int32: RelevanceDeclaration] = [:]
-    var timers = TimerQueue()
+    @usableFromInline var timers = TimerQueue()
     var pendingLooks: Set<StackID> = []
     /// Stacks configured from now on start their revisions above this: one above the last revision of every stack
     /// removed so far (its removal takes that one), so a stack configured again under a removed one's id never

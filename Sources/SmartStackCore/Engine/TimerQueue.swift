@@ -1,4 +1,5 @@
 /// What a timer wakes up.
+@usableFromInline
 enum TimerTarget: Sendable, Hashable {
     /// An instance's relevance, relevant contexts or reload schedule may change.
     case instance(InstanceID)
@@ -24,10 +25,11 @@ enum TimerTarget: Sendable, Hashable {
 /// activity once a second left 3,600 entries an hour, all woken at each change). A removed instance's pending
 /// wake-up is dropped with it (`cancel`): it was kept until its time, which a timeline's reload policy can put
 /// years ahead.
+@usableFromInline
 struct TimerQueue: Sendable {
-    typealias Entry = (time: Int64, sequence: Int64, target: TimerTarget)
+    @usableFromInline typealias Entry = (time: Int64, sequence: Int64, target: TimerTarget)
 
-    private(set) var heap: [Entry] = []
+    @usableFromInline private(set) var heap: [Entry] = []
     var sequence: Int64 = 0
     /// Each instance's pending wake-up: its entry's time and sequence.
     private var pending: [InstanceID: (time: Int64, sequence: Int64)] = [:]
@@ -43,8 +45,8 @@ struct TimerQueue: Sendable {
     }
 
     var count: Int { heap.count }
-    /// The earliest wake-up that is not superseded.
-    var nextTime: Int64? { heap.first?.time }
+    /// The earliest wake-up that is not superseded. Inlinable, as `Engine.nextWakeUp` is.
+    @inlinable var nextTime: Int64? { heap.first?.time }
 
     /// A queue with these entries, as a snapshot stored them: each instance's earliest entry is its pending one, the
     /// others are superseded. A heap array is kept as it is, so a restored queue is the same array.
