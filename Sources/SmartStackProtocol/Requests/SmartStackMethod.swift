@@ -137,6 +137,13 @@ public protocol VarlinkMethodRequest: Sendable {
     /// Decodes `parameters` as this method's call (`Self(parameters:).anyRequest`; a requirement so that each
     /// method's decoding is specialized, with no generic code on the hot path).
     static func decodeAny(_ parameters: JSONObject) throws(VarlinkError) -> SmartStackRequest
+    /// Whether `decodePlain` can read some calls of this method (`false` unless declared): only then does the
+    /// envelope's fast path look for plain parameters.
+    static var takesPlainParameters: Bool { get }
+    /// The request read straight from parameters that are all plain strings (`PlainParameters`), when they are
+    /// exactly what this method expects and valid; `nil` for anything else, which the general decoding
+    /// (`init(parameters:)`) then reads and names. Both give the same request for the same parameters.
+    static func decodePlain(_ parameters: PlainParameters) -> SmartStackRequest?
 }
 
 /// A method of `io.smartstack.Provider`: it acts for an app, which the caller must be allowed to act for.
@@ -156,6 +163,9 @@ extension VarlinkMethodRequest {
     public static func decodeAny(_ parameters: JSONObject) throws(VarlinkError) -> SmartStackRequest {
         try Self(parameters: parameters).anyRequest
     }
+
+    public static var takesPlainParameters: Bool { false }
+    public static func decodePlain(_ parameters: PlainParameters) -> SmartStackRequest? { nil }
 
     /// Maps a Core error to this method's interface (`VarlinkError.init(_:interface:)`).
     static func wire(_ error: CoreError) -> VarlinkError { VarlinkError(error, interface: method.interface) }
@@ -217,6 +227,10 @@ public enum SmartStackRequest: Sendable {
         if call.upgrade {
             throw .invalidParameter("upgrade", reason: "no method of this service upgrades the connection")
         }
+        if let decoded = call.decodedBox {
+            self = decoded.request
+            return
+        }
         self = try method.requestType.decodeAny(call.parameters)
     }
 
@@ -260,6 +274,13 @@ public enum SmartStackRequest: Sendable {
 
     /// The app a provider call acts for; `nil` for other calls.
     public var actingApp: AppID? { visit(AppOf()) }
+
+    /// The request's parameters as a client sends them (`VarlinkMethodRequest.wireParameters`).
+    public var wireParameters: JSONObject { visit(WireParametersOf()) }
+
+    private struct WireParametersOf: SmartStackRequestVisitor {
+        func visit<Request: VarlinkMethodRequest>(_ request: Request) -> JSONObject { request.wireParameters }
+    }
 
     private struct MethodOf: SmartStackRequestVisitor {
         func visit<Request: VarlinkMethodRequest>(_: Request) -> SmartStackMethod { Request.method }

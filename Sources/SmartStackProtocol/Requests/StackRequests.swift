@@ -185,6 +185,16 @@ public struct GetStackRequest: VarlinkMethodRequest {
         at = try p.optionalTimestamp("at")
     }
 
+    /// The usual call, `{"stack": "…"}`, is the service's most frequent: read without building its parameters.
+    public static let takesPlainParameters = true
+
+    public static func decodePlain(_ parameters: PlainParameters) -> SmartStackRequest? {
+        guard parameters.count == 1, let text = parameters.ascii("stack"), let stack = try? StackID(text) else {
+            return nil
+        }
+        return .getStack(GetStackRequest(stack: stack))
+    }
+
     /// The reply: the decision's wire shape (`Decision.wireObject`).
     public static func reply(_ decision: Decision) -> JSONObject { decision.wireObject }
 }

@@ -7,13 +7,35 @@
 public struct VarlinkCall: Sendable {
     /// The fully qualified method name, such as `io.smartstack.Shell.GetStack`.
     public var method: String {
-        didSet { known = SmartStackMethod(rawValue: method) }
+        didSet {
+            // A request read for the old method is not one of the new method's: its parameters stay as they were.
+            if decodedBox != nil { storedParameters = parameters }
+            decodedBox = nil
+            known = SmartStackMethod(rawValue: method)
+        }
     }
     /// The service's own method `method` names, if it is one: looked up once per call (a hash of the name), not
     /// by each step that needs it (framing, access control, decoding).
     public private(set) var known: SmartStackMethod?
-    /// The call's parameters; empty when the message has none (or `null`).
-    public var parameters: JSONObject
+    /// The call's parameters; empty when the message has none (or `null`). For a call whose method read its plain
+    /// parameters itself (`decodedBox`), they are built from the request when asked for.
+    public var parameters: JSONObject {
+        get {
+            if let decodedBox { return decodedBox.request.wireParameters }
+            return storedParameters
+        }
+        set {
+            storedParameters = newValue
+            decodedBox = nil
+        }
+    }
+    /// The parameters as read or set (empty while `decodedBox` holds the request instead).
+    private var storedParameters = JSONObject()
+    /// The request, when the envelope's fast path had its method read it straight from the message's plain
+    /// parameters (`VarlinkMethodRequest.decodePlain`); `SmartStackRequest(call:)` then takes it as it is.
+    /// Boxed: a request is several times the size of the rest of the call, which is copied on its way to the
+    /// dispatcher (unboxed, every call's decoding, `Donate`'s included, cost more).
+    private(set) var decodedBox: DecodedRequest?
     /// The caller wants no reply, not even an error.
     public var oneway: Bool
     /// The caller accepts several replies (a stream); every reply but the last has `continues`.
@@ -40,7 +62,7 @@ public struct VarlinkCall: Sendable {
     ) {
         self.method = method
         self.known = SmartStackMethod(rawValue: method)
-        self.parameters = parameters
+        self.storedParameters = parameters
         self.oneway = oneway
         self.more = more
         self.upgrade = upgrade
@@ -72,7 +94,11 @@ public struct VarlinkCall: Sendable {
         // The method's name is the enumeration's literal: no copy of the bytes.
         method = envelope.method.rawValue
         known = envelope.method
-        parameters = try Self.parameters(envelope.parameters)
+        if let request = envelope.request {
+            decodedBox = request
+        } else {
+            storedParameters = try Self.parameters(envelope.parameters)
+        }
         oneway = try Self.flag("oneway", envelope.oneway)
         more = try Self.flag("more", envelope.more)
         upgrade = try Self.flag("upgrade", envelope.upgrade)
@@ -99,7 +125,7 @@ public struct VarlinkCall: Sendable {
         }
         self.method = method
         self.known = known
-        parameters = try Self.parameters(object["parameters"])
+        storedParameters = try Self.parameters(object["parameters"])
         oneway = try Self.flag("oneway", object["oneway"])
         more = try Self.flag("more", object["more"])
         upgrade = try Self.flag("upgrade", object["upgrade"])
@@ -197,4 +223,10 @@ enum VarlinkNames {
         isUpper(byte) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
     }
     static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+}
+
+/// A request decoded with its call's envelope (`VarlinkCall.decodedBox`).
+final class DecodedRequest: Sendable {
+    let request: SmartStackRequest
+    init(_ request: SmartStackRequest) { self.request = request }
 }
