@@ -71,12 +71,54 @@ struct PlainParametersTests {
         #expect(fast == general)
     }
 
+    static let donate = #"{"method":"io.smartstack.Provider.Donate","parameters":"#
+
+    @Test("the usual Donate is read from its plain parameters, to the general decoding's request")
+    func usualDonate() throws {
+        for parameters in [
+            #"{"app":"org.load.app3","intent":"open","id":"1764284400-3-12345"}}"#,
+            #"{"id":"x-1","intent":"open","app":"org.example.Mail"}}"#, #"{"app":"org.a","intent":"compose"}}"#,
+            #"{"app":"org.a","intent":"play","id":"a","groupId":"album-7"}}"#,
+        ] {
+            let (fast, general, plain) = Self.bothWays(Self.donate + parameters)
+            #expect(plain, "\(parameters)")
+            #expect(fast == general, "\(parameters)")
+        }
+        let call = try VarlinkCall(frame: Array((Self.donate + #"{"app":"org.a","intent":"open","id":"d1"}}"#).utf8))
+        guard case .donate(let request) = try SmartStackRequest(call: call) else {
+            Issue.record("not a Donate")
+            return
+        }
+        #expect(request.app.rawValue == "org.a" && request.intent == "open" && request.id == "d1")
+        #expect(request.date == nil && request.groupId == nil && request.parameters.isEmpty)
+        #expect(call.parameters == ["app": .string("org.a"), "intent": .string("open"), "id": .string("d1")])
+    }
+
+    @Test(
+        "any other Donate goes through the general decoding",
+        arguments: [
+            #"{"app":"org.a","intent":"open","parameters":{}}}"#,
+            #"{"app":"org.a","intent":"open","parameters":{"k":"v"}}}"#,
+            #"{"app":"org.a","intent":"open","date":"2026-12-03T10:00:00Z"}}"#, #"{"app":"org.a"}}"#,
+            #"{"intent":"open"}}"#, #"{"app":"not an app","intent":"open"}}"#, #"{"app":"org.a","intent":""}}"#,
+            #"{"app":"org.a","intent":"open","id":""}}"#, #"{"app":"org.a","intent":"öffnen"}}"#,
+            #"{"app":"org.a","intent":"open","id":"é"}}"#, #"{"app":"org.a","intent":"open","groupId":"ü"}}"#,
+            #"{"app":"org.a","intent":"open","other":"x"}}"#, #"{"app":"org.a","app":"org.b","intent":"open"}}"#,
+            #"{"app":"org.a","intent":"open","id":"1","groupId":"g","x":"y"}}"#,
+            #"{"app":"org.a","intent":"open","id":"\#(String(repeating: "i", count: 300))"}}"#,
+        ])
+    func otherDonations(parameters: String) {
+        let (fast, general, plain) = Self.bothWays(Self.donate + parameters)
+        #expect(!plain)
+        #expect(fast == general)
+    }
+
     @Test("parameters before the method, or another method's, are not read this way")
     func onlyWhereItApplies() {
         for text in [
             #"{"parameters":{"stack":"home"},"method":"io.smartstack.Shell.GetStack"}"#,
             #"{"method":"io.smartstack.Shell.Explain","parameters":{"stack":"home"}}"#,
-            #"{"method":"io.smartstack.Provider.Donate","parameters":{"app":"org.a","intent":"open"}}"#,
+            #"{"method":"io.smartstack.Provider.ListDonations","parameters":{"app":"org.a"}}"#,
         ] {
             let (fast, general, plain) = Self.bothWays(text)
             #expect(!plain, "\(text)")

@@ -42,6 +42,29 @@ public struct DonateRequest: ProviderRequest {
         }
     }
 
+    private init(checked: Donation, id: String?) {
+        self.checked = checked
+        self.id = id
+        date = nil
+    }
+
+    /// The usual donation, `app`, `intent` and perhaps `id` and `groupId` as plain strings, read without building
+    /// its parameters; with `parameters` or `date` (or anything else) it takes the general decoding.
+    public static let takesPlainParameters = true
+
+    public static func decodePlain(_ parameters: PlainParameters) -> SmartStackRequest? {
+        guard let appText = parameters.ascii("app"), let intent = parameters.ascii("intent") else { return nil }
+        let id = parameters.ascii("id")
+        let groupId = parameters.ascii("groupId")
+        guard parameters.count == 2 + (id == nil ? 0 : 1) + (groupId == nil ? 0 : 1),
+            let app = try? AppID(appText, parameter: "app"),
+            let checked = try? Donation.validated(
+                id: id ?? "-", app: app, intent: intent, parameters: [:], date: Timestamp(microseconds: 0),
+                groupId: groupId)
+        else { return nil }
+        return .donate(DonateRequest(checked: checked, id: id))
+    }
+
     /// The checked donation at the client's `date` or `defaultTime`, with the client's id; without one, its id is a
     /// placeholder for the caller to replace (the service's host makes ids: `EngineHost.donateNow`).
     public func donation(defaultTime: Timestamp) -> Donation {
