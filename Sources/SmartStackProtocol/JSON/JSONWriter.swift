@@ -22,6 +22,9 @@ enum JSONWriter {
         text.withUTF8Buffer { buffer.append(contentsOf: $0) }
     }
 
+    /// The largest bound `withOutput` writes on the stack (a temporary allocation this small stays on the stack).
+    static let smallBound = 1024
+
     static func withOutput(bound: Int, into buffer: inout [UInt8], _ body: (inout RawOutput) -> Void) {
         let start = buffer.count
         guard buffer.capacity - start >= bound else {
@@ -41,8 +44,19 @@ enum JSONWriter {
             }
             return
         }
-        // Room enough (a reused scratch buffer): the bound's bytes are made part of the buffer, written, and the
-        // unused tail dropped.
+        // Room enough (a reused scratch buffer). A small text is written on the stack and appended: filling the
+        // bound with zeros first and dropping what is unused cost more than the writing (a donation's reply, whose
+        // id is bounded at six bytes for each of its own).
+        if bound <= smallBound {
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { scratch in
+                guard let base = scratch.baseAddress else { return }
+                var output = RawOutput(base: base, capacity: bound)
+                body(&output)
+                buffer.append(contentsOf: UnsafeBufferPointer(start: base, count: output.count))
+            }
+            return
+        }
+        // Else the bound's bytes are made part of the buffer, written, and the unused tail dropped.
         buffer.append(contentsOf: repeatElement(0, count: bound))
         let written = buffer.withUnsafeMutableBufferPointer { all -> Int in
             guard let base = all.baseAddress else { return 0 }
