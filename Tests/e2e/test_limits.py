@@ -700,12 +700,17 @@ def journal_entries_dropped(directory, config):
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment)
     try:
         deadline = time.monotonic() + 30
-        while not os.path.exists(socket_path):
+        # The socket's file appears when it is bound, a moment before it listens: wait until a connection is taken.
+        while True:
             assert process.poll() is None and time.monotonic() < deadline, "smartstackd did not start"
-            time.sleep(0.02)
-        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        connection.settimeout(30)
-        connection.connect(socket_path)
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            connection.settimeout(30)
+            try:
+                connection.connect(socket_path)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                connection.close()
+                time.sleep(0.02)
         reader = FrameReader(connection)
         for batch in range(10):
             connection.sendall(b"".join(
