@@ -41,12 +41,7 @@ extension JSONParser {
         skipWhitespace()
         guard peek() != Byte.closeBrace else { return nil }
         while true {
-            skipWhitespace()
-            guard let key = plainString() else { return nil }
-            skipWhitespace()
-            guard peek() == Byte.colon else { return nil }
-            position += 1
-            skipWhitespace()
+            guard let key = plainKey() else { return nil }
             switch EnvelopeKey(key) {
             case .method?:
                 guard method == nil, let name = plainString(), let known = SmartStackMethod(utf8: name) else {
@@ -107,12 +102,7 @@ extension JSONParser {
             return members
         }
         while true {
-            skipWhitespace()
-            guard let key = plainString() else { return nil }
-            skipWhitespace()
-            guard peek() == Byte.colon else { return nil }
-            position += 1
-            skipWhitespace()
+            guard let key = plainKey() else { return nil }
             guard let value = plainString(), members.append(key: key, value: value) else { return nil }
             skipWhitespace()
             switch peek() {
@@ -125,6 +115,17 @@ extension JSONParser {
                 return nil
             }
         }
+    }
+
+    /// A member's key written as a plain string, and its colon, moving to its value; `nil` for anything else.
+    private mutating func plainKey() -> UnsafeBufferPointer<UInt8>? {
+        skipWhitespace()
+        guard let key = plainString() else { return nil }
+        skipWhitespace()
+        guard peek() == Byte.colon else { return nil }
+        position += 1
+        skipWhitespace()
+        return key
     }
 
     /// A flag's value: `true`, `false` or `null`; `nil` for any other value.
