@@ -54,12 +54,12 @@ extension JSONParser {
                 }
                 // A method that reads plain parameters itself, named before them (as clients write calls).
                 if let method, method.requestType.takesPlainParameters {
-                    let start = position
+                    let (start, startDepth) = (position, depth)
                     if let plain = plainParameters(), let decoded = method.requestType.decodePlain(plain) {
                         request = DecodedRequest(decoded)
                         break
                     }
-                    position = start
+                    (position, depth) = (start, startDepth)
                 }
                 parameters = try parseValue()
             case .oneway?:
@@ -90,29 +90,26 @@ extension JSONParser {
     }
 
     /// The object at `position` when each of its members is a plain string (`plainString`), at most
-    /// `PlainParameters.capacity` of them with no key twice, moving past it; `nil` (the position wherever it
-    /// stopped) for anything else.
+    /// `PlainParameters.capacity` of them with no key twice, moving past it; `nil` for anything else, the position
+    /// and depth then wherever it stopped (the caller goes back to where it started).
     private mutating func plainParameters() -> PlainParameters? {
-        guard peek() == Byte.openBrace, depth + 1 <= maxDepth else { return nil }
+        guard peek() == Byte.openBrace, (try? enterContainer()) != nil else { return nil }
         position += 1
         var members = PlainParameters()
         skipWhitespace()
         if peek() == Byte.closeBrace {
             position += 1
+            depth -= 1
             return members
         }
         while true {
-            guard let key = plainKey() else { return nil }
-            guard let value = plainString(), members.append(key: key, value: value) else { return nil }
-            skipWhitespace()
-            switch peek() {
-            case Byte.comma:
-                position += 1
-            case Byte.closeBrace:
-                position += 1
-                return members
-            default:
+            guard let key = plainKey(), let value = plainString(), members.append(key: key, value: value) else {
                 return nil
+            }
+            switch stepAfterMember() {
+            case .next: continue
+            case .end: return members
+            case .invalid: return nil
             }
         }
     }

@@ -4,7 +4,7 @@
 /// validated once); escapes are decoded into a scratch buffer reused across the document.
 struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
-    let maxDepth: Int
+    private let maxDepth: Int
     var position = 0
     var depth = 0
     private var scratch: [UInt8] = []

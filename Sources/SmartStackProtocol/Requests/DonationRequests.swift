@@ -36,10 +36,17 @@ public struct DonateRequest: ProviderRequest {
         // Check everything but a made-up id and the time now, once: a bad call fails before the server makes
         // up an id, and the hot path does not check the same donation twice.
         checked = try Self.core { () throws(CoreError) in
-            try Donation.validated(
-                id: id ?? "-", app: app, intent: intent, parameters: values, date: Timestamp(microseconds: 0),
-                groupId: groupId)
+            try Self.check(app: app, intent: intent, parameters: values, id: id, groupId: groupId)
         }
+    }
+
+    /// The donation checked once, when decoded: with the client's id or a placeholder, and a placeholder time.
+    private static func check(
+        app: AppID, intent: String, parameters: [String: String], id: String?, groupId: String?
+    ) throws(CoreError) -> Donation {
+        try Donation.validated(
+            id: id ?? "-", app: app, intent: intent, parameters: parameters, date: Timestamp(microseconds: 0),
+            groupId: groupId)
     }
 
     private init(checked: Donation, id: String?) {
@@ -58,9 +65,7 @@ public struct DonateRequest: ProviderRequest {
         let groupId = parameters.ascii("groupId")
         guard parameters.count == 2 + (id == nil ? 0 : 1) + (groupId == nil ? 0 : 1),
             let app = try? AppID(appText, parameter: "app"),
-            let checked = try? Donation.validated(
-                id: id ?? "-", app: app, intent: intent, parameters: [:], date: Timestamp(microseconds: 0),
-                groupId: groupId)
+            let checked = try? check(app: app, intent: intent, parameters: [:], id: id, groupId: groupId)
         else { return nil }
         return .donate(DonateRequest(checked: checked, id: id))
     }
