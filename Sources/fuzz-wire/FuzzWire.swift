@@ -55,6 +55,7 @@
 
         static func decode(_ frame: [UInt8]) {
             _ = try? VarlinkReply(frame: frame)
+            checkFastPath(frame)
             guard let call = try? VarlinkCall(frame: frame) else { return }
             var encoded: [UInt8] = []
             call.encode(into: &encoded)
@@ -65,6 +66,37 @@
                 again.upgrade == call.upgrade,
                 again.parameters == call.parameters || containsNonFinite(.object(call.parameters))
             else { fatalError("call round trip changed it: \(call) -> \(again)") }
+        }
+
+        /// The envelope's fast paths (the plain parameters a method reads itself: `Donate`'s, `GetStack`'s) must
+        /// decode a message exactly as the general parser does: the same request, or the same error.
+        static func checkFastPath(_ frame: [UInt8]) {
+            frame.withUnsafeBufferPointer { bytes in
+                let fast = describe { () throws(VarlinkFramingError) in try VarlinkCall(bytes: bytes) }
+                let general = describe { () throws(VarlinkFramingError) in try VarlinkCall(general: bytes) }
+                guard fast == general else {
+                    fatalError(
+                        "the fast path decoded \(String(decoding: frame, as: UTF8.self)) to \(fast), the general one to "
+                            + general)
+                }
+            }
+        }
+
+        /// A message's request (its method and parameters as a client sends them) or the error it gets.
+        static func describe(_ decode: () throws(VarlinkFramingError) -> VarlinkCall) -> String {
+            let call: VarlinkCall
+            do throws(VarlinkFramingError) {
+                call = try decode()
+            } catch {
+                return "framing: \(error)"
+            }
+            do throws(VarlinkError) {
+                let request = try SmartStackRequest(call: call)
+                let parameters = JSON.serialize(.object(request.wireParameters))
+                return "\(request.method) \(String(decoding: parameters, as: UTF8.self)) oneway \(call.oneway) more \(call.more)"
+            } catch {
+                return "error: \(error.name) \(String(decoding: JSON.serialize(.object(error.parameters)), as: UTF8.self))"
+            }
         }
 
         /// Whether a value holds a double JSON cannot express (written as `null`).

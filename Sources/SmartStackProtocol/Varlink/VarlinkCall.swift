@@ -106,7 +106,9 @@ public struct VarlinkCall: Sendable {
     }
 
     /// Decodes a message with the general parser: any envelope, and the error naming what is wrong with it.
-    init(general frame: UnsafeBufferPointer<UInt8>) throws(VarlinkFramingError) {
+    ///
+    /// `init(bytes:)` without its fast paths: the reference they are checked against (the tests, `fuzz-wire`).
+    public init(general frame: UnsafeBufferPointer<UInt8>) throws(VarlinkFramingError) {
         guard !frame.isEmpty else { throw .malformed("empty message") }
         let value: JSONValue
         do throws(JSONError) {
