@@ -92,10 +92,11 @@
             }
             do throws(VarlinkError) {
                 let request = try SmartStackRequest(call: call)
-                let parameters = JSON.serialize(.object(request.wireParameters))
-                return "\(request.method) \(String(decoding: parameters, as: UTF8.self)) oneway \(call.oneway) more \(call.more)"
+                let parameters = String(decoding: JSON.serialize(.object(request.wireParameters)), as: UTF8.self)
+                return "\(request.method) \(parameters) oneway \(call.oneway) more \(call.more)"
             } catch {
-                return "error: \(error.name) \(String(decoding: JSON.serialize(.object(error.parameters)), as: UTF8.self))"
+                let parameters = String(decoding: JSON.serialize(.object(error.parameters)), as: UTF8.self)
+                return "error: \(error.name) \(parameters)"
             }
         }
 
