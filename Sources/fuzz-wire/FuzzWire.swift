@@ -55,8 +55,7 @@
 
         static func decode(_ frame: [UInt8]) {
             _ = try? VarlinkReply(frame: frame)
-            checkFastPath(frame)
-            guard let call = try? VarlinkCall(frame: frame) else { return }
+            guard let call = try? decodedAlike(frame).get() else { return }
             var encoded: [UInt8] = []
             call.encode(into: &encoded)
             guard encoded.last == 0, let again = try? VarlinkCall(frame: Array(encoded.dropLast())) else {
@@ -68,35 +67,20 @@
             else { fatalError("call round trip changed it: \(call) -> \(again)") }
         }
 
-        /// The envelope's fast paths (the plain parameters a method reads itself: `Donate`'s, `GetStack`'s) must
-        /// decode a message exactly as the general parser does: the same request, or the same error.
-        static func checkFastPath(_ frame: [UInt8]) {
+        /// The message read as the service reads it (`VarlinkCall(bytes:)`), which must decode exactly as the general
+        /// parser alone does, fast paths and all (the envelope's reader, the plain parameters `Donate` and `GetStack`
+        /// read themselves): the same request, or the same error (`SmartStackRequest.summary(of:)`).
+        static func decodedAlike(_ frame: [UInt8]) -> Result<VarlinkCall, VarlinkFramingError> {
             frame.withUnsafeBufferPointer { bytes in
-                let fast = describe { () throws(VarlinkFramingError) in try VarlinkCall(bytes: bytes) }
-                let general = describe { () throws(VarlinkFramingError) in try VarlinkCall(general: bytes) }
-                guard fast == general else {
+                let fast = Result { () throws(VarlinkFramingError) in try VarlinkCall(bytes: bytes) }
+                let general = Result { () throws(VarlinkFramingError) in try VarlinkCall(general: bytes) }
+                let (one, other) = (SmartStackRequest.summary(of: fast), SmartStackRequest.summary(of: general))
+                guard one == other else {
                     fatalError(
-                        "the fast path decoded \(String(decoding: frame, as: UTF8.self)) to \(fast), the general one to "
-                            + general)
+                        "the fast path decoded \(String(decoding: frame, as: UTF8.self)) to \(one), the general one to "
+                            + other)
                 }
-            }
-        }
-
-        /// A message's request (its method and parameters as a client sends them) or the error it gets.
-        static func describe(_ decode: () throws(VarlinkFramingError) -> VarlinkCall) -> String {
-            let call: VarlinkCall
-            do throws(VarlinkFramingError) {
-                call = try decode()
-            } catch {
-                return "framing: \(error)"
-            }
-            do throws(VarlinkError) {
-                let request = try SmartStackRequest(call: call)
-                let parameters = String(decoding: JSON.serialize(.object(request.wireParameters)), as: UTF8.self)
-                return "\(request.method) \(parameters) oneway \(call.oneway) more \(call.more)"
-            } catch {
-                let parameters = String(decoding: JSON.serialize(.object(error.parameters)), as: UTF8.self)
-                return "error: \(error.name) \(parameters)"
+                return fast
             }
         }
 

@@ -42,6 +42,7 @@ struct WireFuzzCorpusTests {
                         _ = try? VarlinkReply(frame: frame)
                         let (fast, general) = CallTests.bothWays(frame)
                         #expect(CallTests.same(fast, general))
+                        #expect(SmartStackRequest.summary(of: fast) == SmartStackRequest.summary(of: general))
                         guard let call = try? VarlinkCall(frame: frame) else { continue }
                         var encoded: [UInt8] = []
                         call.encode(into: &encoded)

@@ -8,31 +8,15 @@ import Testing
 struct PlainParametersTests {
     static let getStack = #"{"method":"io.smartstack.Shell.GetStack","parameters":"#
 
-    static func text(_ object: JSONObject) -> String {
-        String(decoding: JSON.serialize(.object(object)), as: UTF8.self)
-    }
-
     /// The request (or the error) a message decodes to through `VarlinkCall(bytes:)` and through the general
     /// parser, with whether the fast path decoded it.
     static func bothWays(_ text: String) -> (fast: String, general: String, plain: Bool) {
         let frame = Array(text.utf8)
         return frame.withUnsafeBufferPointer { bytes in
-            func describe(_ call: Result<VarlinkCall, VarlinkFramingError>) -> String {
-                switch call {
-                case .failure(let error): return "framing: \(error)"
-                case .success(let call):
-                    do throws(VarlinkError) {
-                        let request = try SmartStackRequest(call: call)
-                        return "\(request.method) \(Self.text(request.wireParameters))"
-                    } catch {
-                        return "error: \(error.name) \(Self.text(error.parameters))"
-                    }
-                }
-            }
             let fast = Result { () throws(VarlinkFramingError) in try VarlinkCall(bytes: bytes) }
             let general = Result { () throws(VarlinkFramingError) in try VarlinkCall(general: bytes) }
             let plain = (try? fast.get())?.decodedBox != nil
-            return (describe(fast), describe(general), plain)
+            return (SmartStackRequest.summary(of: fast), SmartStackRequest.summary(of: general), plain)
         }
     }
 

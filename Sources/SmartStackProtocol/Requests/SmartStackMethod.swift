@@ -234,6 +234,26 @@ public enum SmartStackRequest: Sendable {
         self = try method.requestType.decodeAny(call.parameters)
     }
 
+    /// What a message decoded to, as text: its framing error; or its request (the method, the parameters as a client
+    /// sends them) with the call's `oneway` and `more`; or the error the request gets. Two decodings of one message
+    /// agree when these are equal: the tests and `fuzz-wire` check `VarlinkCall(bytes:)`, with its fast paths, against
+    /// `VarlinkCall(general:)` with it.
+    public static func summary(of decoded: Result<VarlinkCall, VarlinkFramingError>) -> String {
+        let call: VarlinkCall
+        switch decoded {
+        case .failure(let error): return "framing: \(error)"
+        case .success(let decoded): call = decoded
+        }
+        do throws(VarlinkError) {
+            let request = try SmartStackRequest(call: call)
+            let parameters = String(decoding: JSON.serialize(.object(request.wireParameters)), as: UTF8.self)
+            return "\(request.method) \(parameters) oneway \(call.oneway) more \(call.more)"
+        } catch {
+            let parameters = String(decoding: JSON.serialize(.object(error.parameters)), as: UTF8.self)
+            return "error: \(error.name) \(parameters)"
+        }
+    }
+
     /// Calls `visitor` with the request of whichever method this is: the one switch over the methods that
     /// everything else about a request is derived from.
     public func visit<Visitor: SmartStackRequestVisitor>(_ visitor: Visitor) -> Visitor.Result {
