@@ -76,6 +76,8 @@ struct LogCounters: Sendable {
     var latencies = LatencyWindow()
     /// Times the writer held a commit back for company (`StoreOptions.commitDelayMicroseconds`).
     var companyWaits = 0
+    /// Checkpoints of the write-ahead log the checkpointer finished (requested by record count or bytes).
+    var checkpoints = 0
 }
 
 /// The latest call latencies (microseconds), for percentiles.

@@ -304,6 +304,7 @@ extension SQLiteEventLog {
         checkpointer.async { [self] in
             do {
                 try readerDatabase.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+                counters.withLock { $0.checkpoints += 1 }
                 // The cycle ends with the writer's checkpoint of what was committed meanwhile.
                 checkpointResidue.store(true, ordering: .releasing)
             } catch {

@@ -217,6 +217,10 @@ public final class SQLiteEventLog: EventLog {
     /// fewer calls wait than it held, for at most `StoreOptions.commitDelayMicroseconds` (never after a lone call).
     public var companyWaits: Int { counters.withLock { $0.companyWaits } }
 
+    /// How many checkpoints of the write-ahead log the checkpointer finished, each requested by a commit after
+    /// `StoreOptions.checkpointRecords` records or `checkpointBytes` bytes since the last one.
+    public var checkpoints: Int { counters.withLock { $0.checkpoints } }
+
     public func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async { [self] in
