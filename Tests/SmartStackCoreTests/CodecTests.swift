@@ -176,4 +176,31 @@ struct CodecTests {
             try reader.expectEnd()
         }
     }
+
+    @Test("an array is read into room for exactly its elements; a damaged count reserves nothing and is an error")
+    func arraysAreSizedByTheirCount() throws {
+        var writer = ByteWriter()
+        let values = (0..<100).map { Double($0) / 3 }
+        writer.array(values) { $0.double($1) }
+        try writer.bytes.withUnsafeBytes { buffer in
+            var reader = ByteReader(buffer)
+            let read = try reader.array { reader throws(CodecError) in try reader.double() }
+            #expect(read == values)
+            // Appended one at a time, 100 doubles had room for 128 or more.
+            #expect(read.capacity < 110, "room for \(read.capacity)")
+            try reader.expectEnd()
+        }
+        // A count of 2^29 elements in front of 16 bytes: no reservation of 4 GiB, and the read fails where the bytes
+        // end.
+        var damaged = ByteWriter()
+        damaged.uint(1 << 29)
+        damaged.double(1)
+        damaged.double(2)
+        damaged.bytes.withUnsafeBytes { buffer in
+            var reader = ByteReader(buffer)
+            #expect(reader.capacity(for: 1 << 29, of: Double.self) == 0)
+            #expect(reader.capacity(for: 2, of: Double.self) == 2)
+            #expect(throws: CodecError.self) { try reader.array { reader throws(CodecError) in try reader.double() } }
+        }
+    }
 }

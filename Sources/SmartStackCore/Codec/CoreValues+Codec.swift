@@ -269,10 +269,10 @@ extension ByteReader {
     mutating func stackConfiguration() throws(CodecError) -> StackConfiguration {
         let id = try stack()
         let family = try family()
-        var widgets: [WidgetPlacement] = []
-        for _ in 0..<(try count(limit: 1 << 20)) {
-            widgets.append(
-                WidgetPlacement(instance: try instance(), kind: try kindID(), configuration: try configurationValues()))
+        let widgets = try array(limit: 1 << 20) { reader throws(CodecError) in
+            WidgetPlacement(
+                instance: try reader.instance(), kind: try reader.kindID(),
+                configuration: try reader.configurationValues())
         }
         return StackConfiguration(
             id: id, family: family, widgets: widgets, smartRotate: try bool(), suggestions: try bool(),
@@ -288,11 +288,11 @@ extension ByteReader {
     }
 
     mutating func timeline() throws(CodecError) -> Timeline {
-        var entries: [TimelineEntry] = []
-        for _ in 0..<(try count(limit: 1 << 24)) {
-            let date = try timestamp()
-            let relevance = try present() ? Relevance(score: try double(), duration: try double()) : nil
-            entries.append(TimelineEntry(date: date, relevance: relevance))
+        let entries = try array(limit: 1 << 24) { reader throws(CodecError) in
+            let date = try reader.timestamp()
+            let relevance =
+                try reader.present() ? Relevance(score: try reader.double(), duration: try reader.double()) : nil
+            return TimelineEntry(date: date, relevance: relevance)
         }
         let policy: ReloadPolicy
         switch try byte() {

@@ -267,21 +267,18 @@ extension ByteReader {
 
     mutating func stackState() throws(CodecError) -> StackState {
         var state = StackState(configuration: try stackConfiguration())
-        for _ in 0..<(try count()) { state.instances.append(try instance()) }
-        for _ in 0..<(try count()) { state.kinds.append(try kindID()) }
-        for _ in 0..<(try count()) { state.slots.append(try int32()) }
-        for _ in 0..<(try count()) { state.keys.append(try int32()) }
+        state.instances = try array { reader throws(CodecError) in try reader.instance() }
+        state.kinds = try array { reader throws(CodecError) in try reader.kindID() }
+        state.slots = try array { reader throws(CodecError) in try reader.int32() }
+        state.keys = try array { reader throws(CodecError) in try reader.int32() }
         state.ranker = try ranker()
         state.selector = try rankerSelector()
         if try present() {
             let time = try timestamp()
-            var keys: [Int32] = []
-            for _ in 0..<(try count()) { keys.append(try int32()) }
-            var matrix: [Double] = []
-            for _ in 0..<(try count()) { matrix.append(try double()) }
+            let keys = try array { reader throws(CodecError) in try reader.int32() }
+            let matrix = try array { reader throws(CodecError) in try reader.double() }
             let lastApp = try present() ? try int32() : nil
-            var contexts: [LookContext] = []
-            for _ in 0..<(try count()) { contexts.append(try lookContext()) }
+            let contexts = try array { reader throws(CodecError) in try reader.lookContext() }
             var places: [Int8] = []
             for _ in 0..<(try count()) {
                 let raw = try int()
@@ -318,7 +315,12 @@ extension ByteReader {
 
     mutating func instanceStore() throws(CodecError) -> InstanceStore {
         var store = InstanceStore()
-        for _ in 0..<(try count()) {
+        let count = try count()
+        let room = capacity(for: count, of: InstanceState?.self)
+        store.slots.reserveCapacity(room)
+        store.hasRelevanceInputs.reserveCapacity(room)
+        store.slotsByID.reserveCapacity(room)
+        for _ in 0..<count {
             let state = try present() ? try instanceState() : nil
             if let state { store.slotsByID[state.id] = Int32(store.slots.count) }
             // As `InstanceStore.noteRelevanceInputs` computes it.
@@ -326,7 +328,7 @@ extension ByteReader {
                 state.map { $0.relevance.timeline != nil || !$0.relevantContexts.isEmpty } ?? false)
             store.slots.append(state)
         }
-        for _ in 0..<(try count()) { store.freeSlots.append(try int32()) }
+        store.freeSlots = try array { reader throws(CodecError) in try reader.int32() }
         return store
     }
 
@@ -344,9 +346,9 @@ extension ByteReader {
         state.relevance =
             timeline.map { RelevanceTracker(timeline: $0, historicalMax: historicalMax) }
             ?? RelevanceTracker(historicalMax: historicalMax)
-        for _ in 0..<(try count()) { state.relevantContexts.append(try relevantContext()) }
+        state.relevantContexts = try array { reader throws(CodecError) in try reader.relevantContext() }
         state.group = try optionalString()
-        for _ in 0..<(try count()) { state.rotations.append(try timestamp()) }
+        state.rotations = try array { reader throws(CodecError) in try reader.timestamp() }
         // Decayed counts of taps and ignored impressions: never negative (a negative count of taps made the
         // engagement factor the log of a negative number, NaN, in every decision of the stack after).
         let taps = try double(), ignored = try double()

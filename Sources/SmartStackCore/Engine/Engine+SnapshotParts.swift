@@ -149,8 +149,10 @@ extension ByteReader {
         let stack = try stack()
         let revision = try integer()
         let time = try timestamp()
+        let count = try count()
         var entries: [DecisionEntry] = []
-        for _ in 0..<(try count()) {
+        entries.reserveCapacity(capacity(for: count, of: DecisionEntry.self))
+        for _ in 0..<count {
             let instance = try string()
             let kind = try present() ? try kindID() : nil
             let position = try integer()
@@ -188,8 +190,7 @@ extension ByteReader {
     mutating func ranker() throws(CodecError) -> OnlineRanker {
         var value = OnlineRanker()
         func vector() throws(CodecError) -> [Double] {
-            var result: [Double] = []
-            for _ in 0..<(try count()) { result.append(try double()) }
+            let result = try array { reader throws(CodecError) in try reader.double() }
             guard result.count == Feature.count else {
                 throw CodecError("ranker of \(result.count) features; this build has \(Feature.count)")
             }
@@ -250,8 +251,8 @@ extension ByteReader {
         value.clock.reference = try int()
         value.clock.latest = try int()
         value.clock.started = try bool()
-        for _ in 0..<(try count()) { value.counters.append(try double()) }
-        for _ in 0..<(try count()) { value.lastUses.append(try int()) }
+        value.counters = try array { reader throws(CodecError) in try reader.double() }
+        value.lastUses = try array { reader throws(CodecError) in try reader.int() }
         guard value.counters.count == value.lastUses.count * KeyCounter.width else {
             throw CodecError("\(value.counters.count) counters for \(value.lastUses.count) keys")
         }
@@ -269,13 +270,12 @@ extension ByteReader {
             value.lookContextFilter.counts.append(count)
         }
         value.transitions = try countTable { reader throws(CodecError) in try reader.uint() }
-        for _ in 0..<(try count()) { value.transitionTotals.append(try double()) }
+        value.transitionTotals = try array { reader throws(CodecError) in try reader.double() }
         value.afterViewTransitions = try countTable { reader throws(CodecError) in try reader.uint() }
         value.contextCounts = try countTable { reader throws(CodecError) in try reader.uint() }
         value.frecencyBaseDay = try present() ? try int() : nil
-        for _ in 0..<(try count()) { value.frontKeys.append(try int32()) }
-        var recencyByGap: [Double] = []
-        for _ in 0..<(try count()) { recencyByGap.append(try double()) }
+        value.frontKeys = try array { reader throws(CodecError) in try reader.int32() }
+        let recencyByGap = try array { reader throws(CodecError) in try reader.double() }
         guard recencyByGap.count == value.recencyByGap.count else {
             throw CodecError("recency table of \(recencyByGap.count) cells; this build has \(value.recencyByGap.count)")
         }
@@ -295,7 +295,7 @@ extension ByteReader {
 
     mutating func reloadScheduler() throws(CodecError) -> ReloadScheduler {
         var budget = ReloadBudget(capacity: try integer())
-        for _ in 0..<(try count()) { budget.grants.append(try timestamp()) }
+        budget.grants = try array { reader throws(CodecError) in try reader.timestamp() }
         var value = ReloadScheduler(budget: budget)
         value.dueDate = try optionalTimestamp()
         value.dueReason = try present() ? try reloadReason() : nil
