@@ -1,4 +1,4 @@
-// What the service needs of glibc that Glibc's Swift module does not export: malloc_trim(3) from <malloc.h>, the
+// What the service needs of glibc that Glibc's Swift module does not export: malloc_trim(3) and mallopt(3) from <malloc.h>, the
 // SCHED_IDLE policy (sched(7)), sched_setattr(2)'s time slice (glibc 2.36 has no wrapper), thread names and the
 // pacing of idle-priority work.
 #ifndef _GNU_SOURCE

@@ -79,6 +79,7 @@ struct SmartStackDaemon: AsyncParsableCommand {
 
     private func serve(levels: LogLevelControl, queue: JournalQueue, logger: Logger) async throws {
         let environment = Environment.all
+        AllocatorTuning.apply(environment: environment)
         let configuration = try loadConfiguration(logger: logger)
         levels.level = configuration.logLevel
         queue.capacity = configuration.journalQueue
