@@ -230,13 +230,11 @@ extension ByteReader {
         var intent: IntentSchema?
         if try present() {
             let type = try string()
-            var parameters: [ParameterSchema] = []
-            for _ in 0..<(try count(limit: 1 << 20)) { parameters.append(try parameterSchema()) }
+            let parameters = try array(limit: 1 << 20) { reader throws(CodecError) in try reader.parameterSchema() }
             do { intent = try IntentSchema(type: type, parameters: parameters) } catch { throw error.codecError }
         }
-        var mappings: [PredictionMapping] = []
-        for _ in 0..<(try count(limit: 1 << 20)) {
-            mappings.append(PredictionMapping(intentType: try string(), parameters: try strings()))
+        let mappings = try array(limit: 1 << 20) { reader throws(CodecError) in
+            PredictionMapping(intentType: try reader.string(), parameters: try reader.strings())
         }
         do {
             return try WidgetKind(
@@ -255,11 +253,11 @@ extension ByteReader {
         let title = try optionalString()
         let optional = try bool()
         let defaultValue = try present() ? try configurationValue() : nil
-        var cases: [EnumCase] = []
-        for _ in 0..<(try count(limit: 1 << 20)) { cases.append(EnumCase(id: try string(), displayName: try string())) }
-        var entities: [EntityOption] = []
-        for _ in 0..<(try count(limit: 1 << 20)) {
-            entities.append(EntityOption(id: try string(), displayName: try string()))
+        let cases = try array(limit: 1 << 20) { reader throws(CodecError) in
+            EnumCase(id: try reader.string(), displayName: try reader.string())
+        }
+        let entities = try array(limit: 1 << 20) { reader throws(CodecError) in
+            EntityOption(id: try reader.string(), displayName: try reader.string())
         }
         return ParameterSchema(
             name: name, type: type, title: title, optional: optional, defaultValue: defaultValue, cases: cases,
@@ -318,8 +316,7 @@ extension ByteReader {
 
     mutating func relevanceDeclaration() throws(CodecError) -> RelevanceDeclaration {
         let target = try timelineTarget()
-        var contexts: [RelevantContext] = []
-        for _ in 0..<(try count(limit: 1 << 20)) { contexts.append(try relevantContext()) }
+        let contexts = try array(limit: 1 << 20) { reader throws(CodecError) in try reader.relevantContext() }
         return RelevanceDeclaration(target: target, contexts: contexts, group: try optionalString())
     }
 }

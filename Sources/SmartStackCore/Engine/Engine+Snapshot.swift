@@ -100,9 +100,7 @@ extension Engine {
         }
         for _ in 0..<(try reader.count()) {
             let app = try reader.app()
-            var ids: [WidgetKindID] = []
-            for _ in 0..<(try reader.count()) { ids.append(try reader.kindID()) }
-            kindsByApp[app] = ids
+            kindsByApp[app] = try reader.array { reader throws(CodecError) in try reader.kindID() }
         }
         for _ in 0..<(try reader.count()) {
             let state = try reader.stackState()
@@ -132,7 +130,7 @@ extension Engine {
             let pair = try reader.string()
             contextPairIndex[pair] = try reader.int32()
         }
-        for _ in 0..<(try reader.count()) { contextPairs.append(try reader.int32()) }
+        contextPairs = try reader.array { reader throws(CodecError) in try reader.int32() }
         liveActivities = try reader.liveActivities()
         for _ in 0..<(try reader.count()) {
             let key = try reader.int32()
@@ -144,7 +142,7 @@ extension Engine {
         }
         timers = try reader.timers()
         for _ in 0..<(try reader.count()) { pendingLooks.insert(try reader.stack()) }
-        for _ in 0..<(try reader.count()) { suggestionCandidates.append(try reader.int32()) }
+        suggestionCandidates = try reader.array { reader throws(CodecError) in try reader.int32() }
         generation = try reader.integer()
         revisionFloor = try reader.integer()
         try reader.expectEnd()
@@ -279,11 +277,10 @@ extension ByteReader {
             let matrix = try array { reader throws(CodecError) in try reader.double() }
             let lastApp = try present() ? try int32() : nil
             let contexts = try array { reader throws(CodecError) in try reader.lookContext() }
-            var places: [Int8] = []
-            for _ in 0..<(try count()) {
-                let raw = try int()
+            let places = try array { reader throws(CodecError) in
+                let raw = try reader.int()
                 guard let place = Int8(exactly: raw) else { throw CodecError("ranker place \(raw) out of range") }
-                places.append(place)
+                return place
             }
             state.look = PendingLook(
                 time: time, keys: keys, matrix: matrix, lastApp: lastApp, contexts: contexts, fallbackPlaces: places)
@@ -305,8 +302,8 @@ extension ByteReader {
                 lastRotation: try optionalTimestamp(), revision: try integer())
         }
         if try present() { state.manualSwipe = ManualSwipe(instance: try instance(), time: try timestamp()) }
-        for _ in 0..<(try count()) {
-            state.dismissedSuggestions.append(DismissedSuggestion(key: try int32(), until: try timestamp()))
+        state.dismissedSuggestions = try array { reader throws(CodecError) in
+            DismissedSuggestion(key: try reader.int32(), until: try reader.timestamp())
         }
         state.dirty = try bool()
         state.decidedGeneration = try integer()

@@ -149,32 +149,28 @@ extension ByteReader {
         let stack = try stack()
         let revision = try integer()
         let time = try timestamp()
-        let count = try count()
-        var entries: [DecisionEntry] = []
-        entries.reserveCapacity(capacity(for: count, of: DecisionEntry.self))
-        for _ in 0..<count {
-            let instance = try string()
-            let kind = try present() ? try kindID() : nil
-            let position = try integer()
-            let score = try double()
-            let suggested = try bool()
-            let pinned = try bool()
-            let name = try string()
+        let entries = try array { reader throws(CodecError) in
+            let instance = try reader.string()
+            let kind = try reader.present() ? try reader.kindID() : nil
+            let position = try reader.integer()
+            let score = try reader.double()
+            let suggested = try reader.bool()
+            let pinned = try reader.bool()
+            let name = try reader.string()
             guard let reason = DecisionReason(rawValue: name) else { throw CodecError("unknown reason '\(name)'") }
-            let contributions = try shares()
+            let contributions = try reader.shares()
             var live: LiveActivityEntry?
-            if try present() {
-                let activity = try liveActivity()
-                let stateName = try string()
+            if try reader.present() {
+                let activity = try reader.liveActivity()
+                let stateName = try reader.string()
                 guard let state = LiveActivity.Phase(rawValue: stateName) else {
                     throw CodecError("unknown Live Activity state '\(stateName)'")
                 }
                 live = LiveActivityEntry(activity: activity, state: state)
             }
-            entries.append(
-                DecisionEntry(
-                    instance: instance, kind: kind, position: position, score: score, suggested: suggested,
-                    pinned: pinned, reason: reason, contributions: contributions, liveActivity: live))
+            return DecisionEntry(
+                instance: instance, kind: kind, position: position, score: score, suggested: suggested,
+                pinned: pinned, reason: reason, contributions: contributions, liveActivity: live)
         }
         return Decision(stack: stack, revision: revision, time: time, entries: entries)
     }
@@ -264,10 +260,10 @@ extension ByteReader {
         value.lookOutcomes = try countTable { reader throws(CodecError) in
             LookOutcomeKey(context: try reader.lookContext(), key: try reader.int32())
         }
-        for _ in 0..<(try count()) {
-            let raw = try uint()
+        value.lookContextFilter.counts = try array { reader throws(CodecError) in
+            let raw = try reader.uint()
             guard let count = UInt16(exactly: raw) else { throw CodecError("filter count \(raw) out of range") }
-            value.lookContextFilter.counts.append(count)
+            return count
         }
         value.transitions = try countTable { reader throws(CodecError) in try reader.uint() }
         value.transitionTotals = try array { reader throws(CodecError) in try reader.double() }
